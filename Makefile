@@ -1,0 +1,50 @@
+# interlink build, test, bench and demo. See README.md.
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X github.com/interlink/interlink/internal/cli.version=$(VERSION) -X github.com/interlink/interlink/internal/cli.commit=$(COMMIT)
+BIN      := bin/interlink
+FUZZTIME ?= 10s
+export CGO_ENABLED = 0
+
+.PHONY: all build test fuzz vet bench demo cross clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/interlink
+
+# The whole test suite: vet, unit, fixture, kernel and lab tests (lab tests
+# need root), then each fuzz target for a bounded time.
+test: vet
+	$(GO) test -count=1 ./...
+	$(MAKE) --no-print-directory fuzz
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+# Every Fuzz target in the tree, FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
+	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/interlink-fuzz.log 2>&1 || { cat /tmp/interlink-fuzz.log; exit 1; }; \
+	  done; \
+	done
+
+# Solaris and AIX users exist: the binary must keep building there.
+cross:
+	GOOS=solaris GOARCH=amd64 $(GO) build -o /dev/null ./cmd/interlink
+	GOOS=aix GOARCH=ppc64 $(GO) build -o /dev/null ./cmd/interlink
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/interlink
+
+bench: build
+	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
+
+demo: build
+	./$(BIN) lab demo
+
+clean:
+	rm -rf bin

@@ -1,0 +1,54 @@
+package units
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	good := map[string]int64{"9000": 9000, "8K": 8192, "8k": 8192, "8KiB": 8192, "1M": 1 << 20,
+		"2G": 2 << 30, "1.5K": 1536, "0": 0, " 64 ": 64, "256B": 256}
+	for in, want := range good {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "K", "8X", "-1", "1.3", "abc", "99999999999T", "1e3"} {
+		if _, err := ParseSize(in); !errors.Is(err, ErrSyntax) {
+			t.Errorf("ParseSize(%q) err = %v; want ErrSyntax", in, err)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	good := map[string]int64{"1gbit": 1e9, "200M": 200e6, "1G": 1e9, "10Gbit/s": 10e9,
+		"500kbit": 500e3, "100mbps": 100e6, "0": 0, "1.5gbit": 1.5e9, "64000": 64000}
+	for in, want := range good {
+		got, err := ParseRate(in)
+		if err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "fast", "1qbit", "-5M"} {
+		if _, err := ParseRate(in); !errors.Is(err, ErrSyntax) {
+			t.Errorf("ParseRate(%q) err = %v; want ErrSyntax", in, err)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	cases := []struct{ got, want string }{
+		{FormatRate(9.41e9), "9.41 Gbit/s"},
+		{FormatRate(774e6), "774.0 Mbit/s"},
+		{FormatRate(12), "12 bit/s"},
+		{FormatBytes(8192), "8.00 KiB"},
+		{FormatBytes(1.25 * (1 << 30)), "1.25 GiB"},
+		{FormatBytes(100), "100 B"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
