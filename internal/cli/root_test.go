@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// run runs the command line and returns exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadUsageIsOneLineExit3(t *testing.T) {
+	cases := [][]string{
+		{"bogus"},
+		{"version", "--nope"},
+		{"version", "extra"},
+	}
+	for _, args := range cases {
+		code, _, stderr := run(t, args...)
+		if code != ExitUnknown {
+			t.Errorf("%v: exit %d, want 3", args, code)
+		}
+		if n := strings.Count(strings.TrimRight(stderr, "\n"), "\n"); n != 0 || !strings.HasPrefix(stderr, "interlink: ") {
+			t.Errorf("%v: stderr not one 'interlink: ' line: %q", args, stderr)
+		}
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	code, stdout, stderr := run(t, "version", "--json")
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["schema"] != "interlink.version/v1" || v["version"] == "" {
+		t.Errorf("bad version document: %v", v)
+	}
+}
+
+func TestExitCodeMapping(t *testing.T) {
+	if exitCode(nil) != ExitOK || exitCode(withCode(ExitCritical)) != ExitCritical ||
+		exitCode(withCode(ExitOK)) != ExitOK || exitCode(usageError("x")) != ExitUnknown {
+		t.Error("exit code mapping is wrong")
+	}
+}
