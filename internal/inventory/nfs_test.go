@@ -24,7 +24,7 @@ func TestParseMountOptions(t *testing.T) {
 		// mountinfo's spelling of actimeo=0
 		{raw: "rw,vers=3,acregmin=0,acregmax=0,acdirmin=0,acdirmax=0,hard,proto=tcp",
 			want: MountOptions{Vers: "3", Proto: "tcp", ACRegMin: sec(0), ACRegMax: sec(0), ACDirMin: sec(0), ACDirMax: sec(0)},
-			off: true},
+			off:  true},
 		// a later acregmin overrides what actimeo set: caching is back on
 		{raw: "actimeo=0,acregmax=30", want: MountOptions{Actimeo: sec(0), ACRegMin: sec(0), ACRegMax: sec(30), ACDirMin: sec(0), ACDirMax: sec(0)}},
 		{raw: "rw,sync,noac,hard", want: MountOptions{NoAC: true, Sync: true}, off: true},
