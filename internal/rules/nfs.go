@@ -605,11 +605,9 @@ func checkRoleUnmatched(inv *inventory.Inventory, cfg *Config) []Finding {
 	if cfg == nil || len(cfg.MountRoles) == 0 {
 		return nil
 	}
-	used := map[string]bool{}
 	var seen []string
 	var file string
-	for _, m := range nfsMounts(inv, cfg) {
-		used[m.Key] = true
+	for _, m := range inv.Mounts {
 		seen = append(seen, m.MountPoint)
 		if o := m.Options(); o != nil && file == "" {
 			file = o.File
@@ -622,7 +620,13 @@ func checkRoleUnmatched(inv *inventory.Inventory, cfg *Config) []Finding {
 	sort.Strings(keys)
 	var out []Finding
 	for _, k := range keys {
-		if used[k] {
+		// A path that covers a mount or lies inside one matched, even if
+		// a longer or stricter path gave that mount its role.
+		matched := false
+		for _, mp := range seen {
+			matched = matched || within(mp, k) || within(k, mp)
+		}
+		if matched {
 			continue
 		}
 		list := strings.Join(seen, " ")
