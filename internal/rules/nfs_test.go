@@ -350,3 +350,16 @@ func TestMountRoleMatching(t *testing.T) {
 		t.Errorf("unmatched = %v", unmatched)
 	}
 }
+
+// TestREADMEListsNFSRules keeps the README's rule table complete.
+func TestREADMEListsNFSRules(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range All() {
+		if strings.HasPrefix(r.ID, "NFS-") && !strings.Contains(string(b), "| `"+r.ID+"` |") {
+			t.Errorf("README has no row for %s", r.ID)
+		}
+	}
+}
