@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strings"
@@ -17,37 +16,30 @@ import (
 // MountOptions.MountFlags.
 func parseMountinfo(r io.Reader, file string) ([]tableEntry, error) {
 	var out []tableEntry
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	n := 0
-	for s.Scan() {
-		n++
-		line := s.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
+	err := scanLines(r, "", func(n int, line string) error {
 		infos, err := mountinfo.GetMountsFromReader(strings.NewReader(line), nil)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 		for _, in := range infos {
 			e := tableEntry{Device: in.Source, MountPoint: in.Mountpoint, FSType: in.FSType, RawOptions: in.VFSOptions, Line: n}
 			if err := e.withOptions(file); err != nil {
-				return nil, err
+				return err
 			}
 			if e.Opts != nil {
 				e.Opts.MountFlags = in.Options
 				flags, err := ParseMountOptions(in.Options)
 				if err != nil {
-					return nil, fmt.Errorf("line %d: %w", n, err)
+					return fmt.Errorf("line %d: %w", n, err)
 				}
 				e.Opts.NoSuid = flags.NoSuid
 			}
 			out = append(out, e)
 		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", n+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,19 +85,11 @@ func parseMountstats(r io.Reader, file string) (map[string]*MountStats, error) {
 	out := map[string]*MountStats{}
 	var cur *MountStats
 	inOps := false
-	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	n := 0
-	for s.Scan() {
-		n++
-		line := s.Text()
+	err := scanLines(r, "", func(n int, line string) error {
 		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
 		if f[0] == "device" {
 			if len(f) < 8 || f[2] != "mounted" || f[3] != "on" || f[5] != "with" || f[6] != "fstype" {
-				return nil, fmt.Errorf("line %d: want \"device DEV mounted on DIR with fstype TYPE\"", n)
+				return fmt.Errorf("line %d: want \"device DEV mounted on DIR with fstype TYPE\"", n)
 			}
 			cur, inOps = nil, false
 			if isNFS(f[7]) {
@@ -108,20 +99,21 @@ func parseMountstats(r io.Reader, file string) (map[string]*MountStats, error) {
 				}
 				out[cur.mountPoint] = cur
 			}
-			continue
+			return nil
 		}
 		if line[0] != ' ' && line[0] != '\t' {
-			return nil, fmt.Errorf("line %d: want a \"device\" line or an indented statistics line", n)
+			return fmt.Errorf("line %d: want a \"device\" line or an indented statistics line", n)
 		}
 		if cur == nil {
-			continue // statistics of a file system we do not judge
+			return nil // statistics of a file system we do not judge
 		}
 		if err := cur.parseLine(f, &inOps); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", n+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -88,39 +88,34 @@ func (e *tableEntry) withOptions(file string) error {
 	return nil
 }
 
-// parseFstab reads the Linux and HP-UX fstab(5) format:
-// "device mountpoint type options [dump [pass]]", # comments, \040 escapes.
-func parseFstab(r io.Reader, file string) ([]tableEntry, error) {
-	var out []tableEntry
-	err := scanLines(r, "#", func(n int, line string) error {
-		f := strings.Fields(line)
-		if len(f) < 3 || len(f) > 6 {
-			return fmt.Errorf("line %d: want 4 to 6 fields (device mountpoint type options dump pass), got %d", n, len(f))
-		}
-		e := tableEntry{Device: unescapeOctal(f[0]), MountPoint: unescapeOctal(f[1]), FSType: f[2], RawOptions: "defaults", Line: n}
-		if len(f) > 3 {
-			e.RawOptions = f[3]
-		}
-		if err := e.withOptions(file); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+// columns describes a one-line-per-mount table: how many fields a line
+// may have, which field is which, and how to split a line.
+type columns struct {
+	min, max              int
+	dev, mp, typ, opts    int // field indexes; opts may be beyond a short line
+	usage                 string
+	tabs, escaped, dashes bool // split on tabs when present; \040 escapes; "-" is empty
 }
 
-// parseVfstab reads Solaris /etc/vfstab: seven fields "device fsckdev
-// mountpoint type pass atboot options", "-" for an empty field.
-func parseVfstab(r io.Reader, file string) ([]tableEntry, error) {
+func (c columns) parse(r io.Reader, file string) ([]tableEntry, error) {
 	var out []tableEntry
 	err := scanLines(r, "#", func(n int, line string) error {
 		f := strings.Fields(line)
-		if len(f) != 7 {
-			return fmt.Errorf("line %d: want 7 fields (device fsckdev mountpoint type pass atboot options), got %d", n, len(f))
+		if c.tabs && strings.Contains(line, "\t") {
+			// Solaris mnttab separates with tabs, so a path may hold a space.
+			f = strings.Split(strings.TrimSpace(line), "\t")
 		}
-		e := tableEntry{Device: f[0], MountPoint: f[2], FSType: f[3], RawOptions: f[6], Line: n}
-		if e.RawOptions == "-" {
+		if len(f) < c.min || len(f) > c.max {
+			return fmt.Errorf("line %d: want %s, got %d fields", n, c.usage, len(f))
+		}
+		e := tableEntry{Device: f[c.dev], MountPoint: f[c.mp], FSType: f[c.typ], RawOptions: "defaults", Line: n}
+		if c.opts < len(f) {
+			e.RawOptions = f[c.opts]
+		}
+		if c.escaped {
+			e.Device, e.MountPoint = unescapeOctal(e.Device), unescapeOctal(e.MountPoint)
+		}
+		if c.dashes && e.RawOptions == "-" {
 			e.RawOptions = ""
 		}
 		if err := e.withOptions(file); err != nil {
@@ -132,28 +127,25 @@ func parseVfstab(r io.Reader, file string) ([]tableEntry, error) {
 	return out, err
 }
 
+// parseFstab reads the Linux and HP-UX fstab(5) format:
+// "device mountpoint type options [dump [pass]]", # comments, \040 escapes.
+func parseFstab(r io.Reader, file string) ([]tableEntry, error) {
+	return columns{min: 3, max: 6, dev: 0, mp: 1, typ: 2, opts: 3, escaped: true,
+		usage: "4 to 6 fields (device mountpoint type options dump pass)"}.parse(r, file)
+}
+
+// parseVfstab reads Solaris /etc/vfstab: seven fields "device fsckdev
+// mountpoint type pass atboot options", "-" for an empty field.
+func parseVfstab(r io.Reader, file string) ([]tableEntry, error) {
+	return columns{min: 7, max: 7, dev: 0, mp: 2, typ: 3, opts: 6, dashes: true,
+		usage: "7 fields (device fsckdev mountpoint type pass atboot options)"}.parse(r, file)
+}
+
 // parseMnttab reads Solaris and HP-UX /etc/mnttab: "special mountpoint
 // type options time ..." separated by tabs (Solaris) or blanks (HP-UX).
 func parseMnttab(r io.Reader, file string) ([]tableEntry, error) {
-	var out []tableEntry
-	err := scanLines(r, "#", func(n int, line string) error {
-		sep := strings.Fields
-		if strings.Contains(line, "\t") {
-			// Solaris separates with tabs, so a path may hold a space.
-			sep = func(s string) []string { return strings.Split(strings.TrimSpace(s), "\t") }
-		}
-		f := sep(line)
-		if len(f) < 4 {
-			return fmt.Errorf("line %d: want at least 4 fields (special mountpoint type options), got %d", n, len(f))
-		}
-		e := tableEntry{Device: f[0], MountPoint: f[1], FSType: f[2], RawOptions: f[3], Line: n}
-		if err := e.withOptions(file); err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	return columns{min: 4, max: 1 << 10, dev: 0, mp: 1, typ: 2, opts: 3, tabs: true,
+		usage: "at least 4 fields (special mountpoint type options)"}.parse(r, file)
 }
 
 // parseAIXFilesystems reads AIX /etc/filesystems stanzas:

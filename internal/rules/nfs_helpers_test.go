@@ -19,14 +19,7 @@ const fixtureDir = "../../testdata/nodes"
 func loadNode(t testing.TB, name string) (*inventory.Inventory, *Config) {
 	t.Helper()
 	root := filepath.Join(fixtureDir, name)
-	src, err := inventory.OpenDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.Gather(context.Background(), src, inventory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	inv := gatherDir(t, root)
 	cfg := &Config{Platform: Linux, MountRoles: map[string]Role{}}
 	if b, err := os.ReadFile(filepath.Join(root, "platform.txt")); err == nil {
 		p, err := ParsePlatform(strings.TrimSpace(string(b)))
@@ -55,6 +48,20 @@ func loadNode(t testing.TB, name string) (*inventory.Inventory, *Config) {
 		}
 	}
 	return inv, cfg
+}
+
+// gatherDir gathers the inventory of the node tree at dir.
+func gatherDir(t testing.TB, dir string) *inventory.Inventory {
+	t.Helper()
+	src, err := inventory.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := inventory.Gather(context.Background(), src, inventory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
 }
 
 // nfsFindings evaluates all rules and keeps the NFS ones.

@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -201,15 +200,7 @@ func gatherFiles(t *testing.T, files map[string]string) *inventory.Inventory {
 			t.Fatal(err)
 		}
 	}
-	src, err := inventory.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inv, err := inventory.Gather(context.Background(), src, inventory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inv
+	return gatherDir(t, dir)
 }
 
 func TestNFSTreeCases(t *testing.T) {
