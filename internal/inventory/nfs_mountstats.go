@@ -21,15 +21,15 @@ type MountStats struct {
 	Age         time.Duration `json:"age_ns"`
 	// Bytes: reads and writes through the page cache, with O_DIRECT, and
 	// what actually went to and came from the server.
-	ReadBytes         uint64     `json:"read_bytes"`
-	WriteBytes        uint64     `json:"write_bytes"`
-	DirectReadBytes   uint64     `json:"direct_read_bytes"`
-	DirectWriteBytes  uint64     `json:"direct_write_bytes"`
-	ServerReadBytes   uint64     `json:"server_read_bytes"`
-	ServerWriteBytes  uint64     `json:"server_write_bytes"`
-	Transport         *Transport `json:"transport,omitempty"`
-	Ops               []OpStats  `json:"ops"` // operations with at least one request
-	mountPoint, fstyp string
+	ReadBytes        uint64     `json:"read_bytes"`
+	WriteBytes       uint64     `json:"write_bytes"`
+	DirectReadBytes  uint64     `json:"direct_read_bytes"`
+	DirectWriteBytes uint64     `json:"direct_write_bytes"`
+	ServerReadBytes  uint64     `json:"server_read_bytes"`
+	ServerWriteBytes uint64     `json:"server_write_bytes"`
+	Transport        *Transport `json:"transport,omitempty"`
+	Ops              []OpStats  `json:"ops"` // operations with at least one request
+	mountPoint       string
 }
 
 // Transport is the RPC transport line ("xprt:") of a mount.
@@ -93,7 +93,7 @@ func parseMountstats(r io.Reader, file string) (map[string]*MountStats, error) {
 			}
 			cur, inOps = nil, false
 			if isNFS(f[7]) {
-				cur = &MountStats{File: file, mountPoint: unescapeOctal(f[4]), fstyp: f[7]}
+				cur = &MountStats{File: file, mountPoint: unescapeOctal(f[4])}
 				if len(f) > 8 {
 					cur.StatVersion = strings.TrimPrefix(f[8], "statvers=")
 				}
