@@ -496,3 +496,17 @@ func FuzzParseMountstats(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkGatherNFS(b *testing.B) {
+	src, err := OpenDir("../../testdata/nodes/ol7-everything-wrong")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		inv := &Inventory{}
+		gatherNFS(src, inv)
+		if len(inv.Mounts) == 0 {
+			b.Fatal("no mounts")
+		}
+	}
+}
