@@ -53,6 +53,9 @@ type MountOptions struct {
 	NoSuid       bool           `json:"nosuid"`
 	// ForceDirectIO is the Solaris/HP-UX option; Linux mount.nfs rejects it.
 	ForceDirectIO bool `json:"forcedirectio"`
+	// NoAuto: the static entry is not mounted at boot (noauto in fstab,
+	// mount-at-boot "no" in vfstab, mount = false in AIX filesystems).
+	NoAuto bool `json:"noauto,omitempty"`
 
 	opts []option
 }
@@ -132,6 +135,10 @@ func ParseMountOptions(raw string) (*MountOptions, error) {
 			o.NoSuid = true
 		case "suid":
 			o.NoSuid = false
+		case "noauto":
+			o.NoAuto = true
+		case "auto":
+			o.NoAuto = false
 		case "forcedirectio":
 			o.ForceDirectIO = true
 		case "noforcedirectio":

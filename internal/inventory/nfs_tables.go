@@ -16,6 +16,7 @@ type tableEntry struct {
 	FSType     string
 	RawOptions string
 	Line       int
+	NoAuto     bool // the table says not to mount it at boot
 	Opts       *MountOptions
 }
 
@@ -84,6 +85,7 @@ func (e *tableEntry) withOptions(file string) error {
 		return fmt.Errorf("line %d: %w", e.Line, err)
 	}
 	o.File, o.Line, o.Device, o.FSType = file, e.Line, e.Device, e.FSType
+	o.NoAuto = o.NoAuto || e.NoAuto
 	e.Opts = o
 	return nil
 }
@@ -93,6 +95,7 @@ func (e *tableEntry) withOptions(file string) error {
 type columns struct {
 	min, max              int
 	dev, mp, typ, opts    int // field indexes; opts may be beyond a short line
+	atBoot                int // vfstab's mount-at-boot field; 0: none
 	usage                 string
 	tabs, escaped, dashes bool // split on tabs when present; \040 escapes; "-" is empty
 }
@@ -114,6 +117,9 @@ func (c columns) parse(r io.Reader, file string) ([]tableEntry, error) {
 		}
 		if c.escaped {
 			e.Device, e.MountPoint = unescapeOctal(e.Device), unescapeOctal(e.MountPoint)
+		}
+		if c.atBoot > 0 && f[c.atBoot] == "no" {
+			e.NoAuto = true
 		}
 		if c.dashes && e.RawOptions == "-" {
 			e.RawOptions = ""
@@ -137,7 +143,7 @@ func parseFstab(r io.Reader, file string) ([]tableEntry, error) {
 // parseVfstab reads Solaris /etc/vfstab: seven fields "device fsckdev
 // mountpoint type pass atboot options", "-" for an empty field.
 func parseVfstab(r io.Reader, file string) ([]tableEntry, error) {
-	return columns{min: 7, max: 7, dev: 0, mp: 2, typ: 3, opts: 6, dashes: true,
+	return columns{min: 7, max: 7, dev: 0, mp: 2, typ: 3, opts: 6, atBoot: 5, dashes: true,
 		usage: "7 fields (device fsckdev mountpoint type pass atboot options)"}.parse(r, file)
 }
 
@@ -212,6 +218,8 @@ func parseAIXFilesystems(r io.Reader, file string) ([]tableEntry, error) {
 			node = v
 		case "options":
 			cur.RawOptions, cur.Line = v, n
+		case "mount":
+			cur.NoAuto = v == "false"
 		}
 		return nil
 	})

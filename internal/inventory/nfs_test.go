@@ -137,16 +137,20 @@ func TestParseVfstab(t *testing.T) {
 fd	-	/dev/fd	fd	-	no	-
 nas01:/vol/oradata	-	/u02/oradata	nfs	-	yes	rw,bg,hard,nointr,noac,forcedirectio,vers=3
 nas01:/vol/x	-	/x	nfs	-	yes	-
+nas01:/vol/y	-	/y	nfs	-	no	rw,hard
 `
 	es, err := parseVfstab(strings.NewReader(in), "/etc/vfstab")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(es) != 3 || es[1].Opts == nil || !es[1].Opts.NoAC || !es[1].Opts.ForceDirectIO || es[1].Line != 4 {
+	if len(es) != 4 || es[1].Opts == nil || !es[1].Opts.NoAC || !es[1].Opts.ForceDirectIO || es[1].Line != 4 || es[1].Opts.NoAuto {
 		t.Fatalf("entries = %+v", es)
 	}
 	if es[2].Opts == nil || es[2].Opts.Raw != "" {
 		t.Errorf("- options = %+v", es[2].Opts)
+	}
+	if !es[3].Opts.NoAuto {
+		t.Errorf("mount at boot no: NoAuto not set")
 	}
 	if _, err := parseVfstab(strings.NewReader("fd - /dev/fd fd - no\n"), "/etc/vfstab"); err == nil || !strings.Contains(err.Error(), "line 1: want 7 fields") {
 		t.Errorf("err = %v", err)
@@ -197,7 +201,7 @@ default:
 		t.Fatalf("got %d entries, want 2: %+v", len(es), es)
 	}
 	e := es[1]
-	if e.Device != "nas01:/vol/oradata" || e.MountPoint != "/u02/oradata" || e.Opts == nil || !e.Opts.NoAC || e.Opts.Line != 17 {
+	if e.Device != "nas01:/vol/oradata" || e.MountPoint != "/u02/oradata" || e.Opts == nil || !e.Opts.NoAC || e.Opts.Line != 17 || e.Opts.NoAuto {
 		t.Errorf("entry = %+v opts %+v", e, e.Opts)
 	}
 	// The Linux file of the same name lists file-system types.

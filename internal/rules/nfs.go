@@ -51,7 +51,7 @@ func init() {
 			Source: srcNFS5 + " (no forcedirectio on Linux); " + srcOracleNFS, Check: checkSolarisOpt},
 		Rule{ID: "NFS-RUNTIME-VS-FSTAB", Severity: Warning, Title: "running mount differs from its static table entry",
 			Source: srcNFS5 + "; " + srcOracleNFS, Check: checkRuntimeVsStatic},
-		Rule{ID: "NFS-NOT-MOUNTED", Severity: Info, Title: "static NFS entry not mounted",
+		Rule{ID: "NFS-NOT-MOUNTED", Severity: Info, Title: "static NFS entry (mounted at boot) not mounted",
 			Source: "fstab(5), vfstab(4)", Check: checkNotMounted},
 		Rule{ID: "NFS-NOT-PERSISTED", Severity: Info, Title: "database mount in no static table (gone after reboot)",
 			Source: "fstab(5), vfstab(4)", Check: checkNotPersisted},
@@ -579,7 +579,7 @@ func checkRuntimeVsStatic(inv *inventory.Inventory, cfg *Config) []Finding {
 
 func checkNotMounted(inv *inventory.Inventory, cfg *Config) []Finding {
 	return eachMount(inv, cfg, func(m nfsMount, o *inventory.MountOptions, p Platform) *Finding {
-		if m.Mounted || m.RuntimeTable == "" || m.Static == nil || m.Static.Has("noauto") {
+		if m.Mounted || m.RuntimeTable == "" || m.Static == nil || m.Static.NoAuto {
 			return nil
 		}
 		return &Finding{Severity: Info,
