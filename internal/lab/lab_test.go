@@ -1,0 +1,161 @@
+package lab_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/lab"
+)
+
+// Every lab these tests create is named t3-...; labs of other users of this
+// machine are never touched.
+const prefix = "t3"
+
+func TestMain(m *testing.M) {
+	if err := lab.CheckPrivilege(); err != nil {
+		fmt.Fprintf(os.Stderr, "lab tests build network namespaces and need root: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(runMain(m))
+}
+
+// up brings up a built-in under the name t3-<suffix> and removes it when the
+// test ends, pass or fail.
+func up(t testing.TB, builtin, suffix string) *lab.Lab {
+	t.Helper()
+	topo, err := lab.Load(builtin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.Name = prefix + "-" + suffix
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := lab.Up(ctx, topo)
+	if err != nil {
+		t.Fatalf("up %s: %v", builtin, err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(topo.Name); err != nil {
+			t.Errorf("down %s: %v", topo.Name, err)
+		}
+	})
+	return l
+}
+
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node {
+	t.Helper()
+	n, err := l.Node(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// ipOverhead is the IP plus UDP header size: payload = MTU - overhead.
+func ipOverhead(is4 bool) int {
+	if is4 {
+		return 28
+	}
+	return 48
+}
+
+func TestJumbo(t *testing.T) {
+	l := up(t, "jumbo", "jumbo")
+	n1, n3 := node(t, l, "node1"), node(t, l, "node3")
+	for _, v := range []int{4, 6} {
+		dst := n3.Addr("ic", v)
+		rfd, port := udpListen(t, n3, dst)
+		full := 9000 - ipOverhead(v == 4)
+		p := sendDF(t, n1, dst, port, rfd, full, time.Second)
+		if p.sendErr != nil || !p.arrived || len(p.icmp) != 0 {
+			t.Errorf("IPv%d: DF payload %d (packet 9000) to %s: send %v, arrived %v, icmp %v; want it to arrive", v, full, dst, p.sendErr, p.arrived, p.icmp)
+		}
+		// One byte over the node's own MTU is refused locally.
+		p = sendDF(t, n1, dst, port, rfd, full+1, 200*time.Millisecond)
+		if !errors.Is(p.sendErr, unix.EMSGSIZE) || p.arrived {
+			t.Errorf("IPv%d: DF payload %d: send %v, arrived %v; want EMSGSIZE from the 9000 interface", v, full+1, p.sendErr, p.arrived)
+		}
+	}
+}
+
+func TestBlackhole(t *testing.T) {
+	l := up(t, "blackhole", "bh")
+	n1, n2, n3 := node(t, l, "node1"), node(t, l, "node2"), node(t, l, "node3")
+	for _, v := range []int{4, 6} {
+		dst := n2.Addr("ic", v)
+		rfd, port := udpListen(t, n2, dst)
+		atPort := 1500 - ipOverhead(v == 4)
+		p := sendDF(t, n1, dst, port, rfd, atPort, time.Second)
+		if p.sendErr != nil || !p.arrived {
+			t.Fatalf("IPv%d: DF payload %d (packet = port MTU 1500) to node2: send %v, arrived %v; want it to arrive", v, atPort, p.sendErr, p.arrived)
+		}
+		p = sendDF(t, n1, dst, port, rfd, atPort+1, 500*time.Millisecond)
+		if p.sendErr != nil {
+			t.Errorf("IPv%d: send one byte over the port MTU: %v; node1's own MTU is 9000, want the send to succeed", v, p.sendErr)
+		}
+		if p.arrived {
+			t.Errorf("IPv%d: DF packet of 1501 bytes arrived at node2 through a 1500 switch port", v)
+		}
+		if len(p.icmp) != 0 {
+			t.Errorf("IPv%d: a blackhole sends no ICMP, got %+v on the error queue", v, p.icmp)
+		}
+		// The healthy part of the switch still carries jumbo frames.
+		dst3 := n3.Addr("ic", v)
+		rfd3, port3 := udpListen(t, n3, dst3)
+		full := 9000 - ipOverhead(v == 4)
+		if p := sendDF(t, n1, dst3, port3, rfd3, full, time.Second); !p.arrived {
+			t.Errorf("IPv%d: node1 -> node3 jumbo DF datagram lost (send %v)", v, p.sendErr)
+		}
+	}
+}
+
+func runMain(m *testing.M) int { return m.Run() }
+
+// TestStart: a process started in a node sees the node's interfaces in
+// /sys/class/net and /proc/net, as with ip netns exec, and the host is
+// unchanged afterwards.
+func TestStart(t *testing.T) {
+	l := up(t, "jumbo", "start")
+	n1 := node(t, l, "node1")
+	hostSys, err := os.ReadDir("/sys/class/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd := exec.Command("/bin/sh", "-c", "ls /sys/class/net; cat /sys/class/net/eth1/mtu; grep -c eth1: /proc/net/dev")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := n1.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sh in node1: %v: %s", err, out.String())
+	}
+	if got, want := strings.Fields(out.String()), []string{"eth1", "lo", "9000", "1"}; !slices.Equal(got, want) {
+		t.Errorf("node1 sees %q, want %q", got, want)
+	}
+	after, err := os.ReadDir("/sys/class/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(hostSys) {
+		t.Errorf("host /sys/class/net changed: %d entries before, %d after", len(hostSys), len(after))
+	}
+	// Exit codes come through.
+	cmd = exec.Command("/bin/sh", "-c", "exit 7")
+	if err := n1.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("exit 7 in node1: got %v", err)
+	}
+}
