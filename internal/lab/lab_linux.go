@@ -288,9 +288,12 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err != nil {
 		return fail("switch "+l.Switch, err)
 	}
+	// A port narrower than its node gets the node's MTU and a classifier
+	// that drops what is too big without a trace (see port_linux.go).
+	narrow := l.PortMTU < l.MTU
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{
-			Name: l.Port, MTU: l.PortMTU, MasterIndex: br.Attrs().Index,
+			Name: l.Port, MTU: max(l.PortMTU, l.MTU), MasterIndex: br.Attrs().Index,
 			Flags: net.FlagUp, TxQLen: -1,
 		},
 		PeerName:      l.Name,
@@ -300,6 +303,15 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	}
 	if err := swh.LinkAdd(veth); err != nil {
 		return fail("create veth (switch port "+l.Port+")", err)
+	}
+	if narrow {
+		port, err := swh.LinkByName(l.Port)
+		if err == nil {
+			err = portFilter(swh, port, l.PortMTU)
+		}
+		if err != nil {
+			return fail("switch port "+l.Port+" MTU", err)
+		}
 	}
 	link, err := h.LinkByName(l.Name)
 	if err != nil {

@@ -1,12 +1,14 @@
 package lab_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -218,4 +220,62 @@ func sockPort(sa unix.Sockaddr) int {
 		return s.Port
 	}
 	return 0
+}
+
+// tcpSend connects from node `from` to addr (on node `to`) and sends size
+// bytes, with the MSS clamped to mss when it is not zero. It returns how
+// many bytes the receiver got before the transfer finished or timeout ran
+// out.
+func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, timeout time.Duration) int64 {
+	t.Helper()
+	control := func(network, address string, c syscall.RawConn) error {
+		if mss == 0 {
+			return nil
+		}
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG, mss)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+	var ln net.Listener
+	err := to.Do(func() error {
+		var err error
+		lc := net.ListenConfig{Control: control}
+		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(addr.String(), "0"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen in %s: %v", to.Name(), err)
+	}
+	defer ln.Close()
+	got := make(chan int64, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- 0
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(timeout))
+		n, _ := io.Copy(io.Discard, c)
+		got <- n
+	}()
+	var c net.Conn
+	err = from.Do(func() error {
+		var err error
+		d := net.Dialer{Timeout: timeout, Control: control}
+		c, err = d.Dial("tcp", net.JoinHostPort(addr.String(), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("connect %s -> %s: %v", from.Name(), addr, err)
+	}
+	c.SetDeadline(time.Now().Add(timeout))
+	c.Write(make([]byte, size))
+	c.Close()
+	return <-got
 }
