@@ -288,9 +288,9 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err != nil {
 		return fail("switch "+l.Switch, err)
 	}
-	// A port narrower than its node gets the node's MTU and a classifier
-	// that drops what is too big without a trace (see port_linux.go).
-	narrow := l.PortMTU < l.MTU
+	// When port and node disagree, the port's veth gets the larger MTU and
+	// a classifier drops what is too big without a trace (port_linux.go).
+	filtered := l.PortMTU != l.MTU
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{
 			Name: l.Port, MTU: max(l.PortMTU, l.MTU), MasterIndex: br.Attrs().Index,
@@ -304,10 +304,14 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err := swh.LinkAdd(veth); err != nil {
 		return fail("create veth (switch port "+l.Port+")", err)
 	}
-	if narrow {
+	if filtered {
+		fromNode := 0
+		if l.PortMTU < l.MTU {
+			fromNode = l.PortMTU
+		}
 		port, err := swh.LinkByName(l.Port)
 		if err == nil {
-			err = portFilter(swh, port, l.PortMTU)
+			err = portFilter(swh, port, fromNode, min(l.PortMTU, l.MTU))
 		}
 		if err != nil {
 			return fail("switch port "+l.Port+" MTU", err)

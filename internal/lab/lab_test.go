@@ -184,3 +184,98 @@ func TestStart(t *testing.T) {
 		t.Errorf("exit 7 in node1: got %v", err)
 	}
 }
+
+func TestRouted(t *testing.T) {
+	l := up(t, "routed", "routed")
+	n1, n3 := node(t, l, "node1"), node(t, l, "node3")
+	for _, v := range []int{4, 6} {
+		dst := n3.Addr("wan", v)
+		rfd, port := udpListen(t, n3, dst)
+		// Fits the 1400 hop: arrives.
+		fit := 1400 - ipOverhead(v == 4)
+		if p := sendDF(t, n1, dst, port, rfd, fit, time.Second); !p.arrived || p.sendErr != nil || len(p.icmp) != 0 {
+			t.Fatalf("IPv%d: DF payload %d (packet 1400) node1 -> node3: send %v, arrived %v, icmp %+v", v, fit, p.sendErr, p.arrived, p.icmp)
+		}
+		// A jumbo packet: r1 answers with the next-hop MTU.
+		p := sendDF(t, n1, dst, port, rfd, 9000-ipOverhead(v == 4), time.Second)
+		if p.arrived {
+			t.Errorf("IPv%d: a 9000-byte DF packet crossed the 1400 hop", v)
+		}
+		if len(p.icmp) != 1 {
+			t.Fatalf("IPv%d: want one ICMP error from r1, got %+v (send %v)", v, p.icmp, p.sendErr)
+		}
+		ee := p.icmp[0]
+		wantOrigin, wantType, wantCode := uint8(unix.SO_EE_ORIGIN_ICMP), uint8(3), uint8(4) // dest unreachable, frag needed
+		if v == 6 {
+			wantOrigin, wantType, wantCode = unix.SO_EE_ORIGIN_ICMP6, 2, 0 // packet too big
+		}
+		if ee.Errno != uint32(unix.EMSGSIZE) || ee.Origin != wantOrigin || ee.Type != wantType || ee.Code != wantCode || ee.Info != 1400 {
+			t.Errorf("IPv%d: ICMP error %+v; want EMSGSIZE origin %d type %d code %d with next-hop MTU 1400", v, ee, wantOrigin, wantType, wantCode)
+		}
+	}
+}
+
+// TestReach: every node reaches every address of every other node, IPv4 and
+// IPv6, across switches and the router.
+func TestReach(t *testing.T) {
+	for _, b := range []string{"routed", "rac"} {
+		t.Run(b, func(t *testing.T) {
+			l := up(t, b, "reach-"+b)
+			for _, from := range l.Nodes() {
+				for _, to := range l.Nodes() {
+					if from == to {
+						continue
+					}
+					for _, a := range to.Addrs() {
+						if err := reach(t, from, to, a.Addr()); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMixed(t *testing.T) {
+	l := up(t, "mixed", "mixed")
+	n1, n2 := node(t, l, "node1"), node(t, l, "node2")
+	for _, v := range []int{4, 6} {
+		d2, d1 := n2.Addr("ic", v), n1.Addr("ic", v)
+		r2, p2 := udpListen(t, n2, d2)
+		r1, p1 := udpListen(t, n1, d1)
+		at := 1500 - ipOverhead(v == 4)
+		if p := sendDF(t, n1, d2, p2, r2, at, time.Second); !p.arrived {
+			t.Errorf("IPv%d: node1 -> node2 at 1500: lost (send %v)", v, p.sendErr)
+		}
+		// node2's NIC drops what its MTU cannot take: silent for node1.
+		if p := sendDF(t, n1, d2, p2, r2, at+1, 300*time.Millisecond); p.arrived || p.sendErr != nil || len(p.icmp) != 0 {
+			t.Errorf("IPv%d: node1 -> node2 at 1501: send %v, arrived %v, icmp %v; want silent loss", v, p.sendErr, p.arrived, p.icmp)
+		}
+		// node2 itself cannot send more than its MTU.
+		if p := sendDF(t, n2, d1, p1, r1, at+1, 300*time.Millisecond); !errors.Is(p.sendErr, unix.EMSGSIZE) {
+			t.Errorf("IPv%d: node2 -> node1 at 1501: send %v; want EMSGSIZE", v, p.sendErr)
+		}
+		if p := sendDF(t, n1, d1, p1, r1, 0, 0); p.sendErr != nil {
+			t.Errorf("IPv%d: loopback in node1: %v", v, p.sendErr)
+		}
+	}
+}
+
+// TestShaped: a shaped link delivers close to its rate, and the unshaped
+// direction is much faster.
+func TestShaped(t *testing.T) {
+	l := up(t, "shaped", "shaped")
+	n1, n2 := node(t, l, "node1"), node(t, l, "node2")
+	rate := n2.Spec().Links[0].RateBitsPerSec
+	const window = 1500 * time.Millisecond
+	got := tcpRate(t, n2, n1, n1.Addr("ic", 4), window)
+	if ratio := got / float64(rate); ratio < 0.85 || ratio > 1.05 {
+		t.Errorf("node2 (shaped to %d bit/s) sent %.0f bit/s: %.2f of its rate, want 0.85..1.05", rate, got, ratio)
+	}
+	back := tcpRate(t, n1, n2, n2.Addr("ic", 4), 300*time.Millisecond)
+	if back < 3*float64(rate) {
+		t.Errorf("unshaped node1 -> node2 only %.0f bit/s, want well above %d", back, rate)
+	}
+	t.Logf("shaped %d bit/s: delivered %.1f Mbit/s; unshaped direction %.1f Mbit/s", rate, got/1e6, back/1e6)
+}

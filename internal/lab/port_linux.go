@@ -13,21 +13,19 @@ import (
 
 // A switch port narrower than the node behind it (port_mtu < mtu) must drop
 // frames above its MTU silently in both directions, as a real switch does
-// with giants. A veth alone cannot: a veth refuses frames above its peer's
-// MTU (plus 4 bytes of VLAN slack) with an error the sender sees (ENOBUFS),
-// and the bridge lets GSO super-packets through unchecked. So the port's
-// veth gets the node's MTU and a small classifier on both directions of the
-// port (clsact, in the switch namespace, invisible to the node) drops every
-// frame, or every GSO segment, larger than port MTU + 14 bytes of Ethernet
-// header.
+// with giants; a node narrower than its port must not receive frames above
+// its own MTU. A veth alone cannot do either exactly: it refuses frames
+// above its peer's MTU plus 4 bytes of VLAN slack, and with an error the
+// sender sees (ENOBUFS) rather than silently, and the bridge lets GSO
+// super-packets through unchecked. So when the two MTUs differ, the port's
+// veth gets the larger one and a small classifier on the port (clsact, in
+// the switch namespace, invisible to the node) drops every frame, or every
+// GSO segment, larger than the limit plus 14 bytes of Ethernet header.
 
-// portFilter attaches the port-MTU classifier to both directions of port.
-func portFilter(h *netlink.Handle, port netlink.Link, portMTU int) error {
-	fd, err := loadPortProgram(portMTU + 14)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
+// portFilter attaches the classifier to a switch port: frames from the node
+// (ingress) above fromNode bytes of MTU and frames to the node (egress)
+// above toNode are dropped; 0 means no limit in that direction.
+func portFilter(h *netlink.Handle, port netlink.Link, fromNode, toNode int) error {
 	idx := port.Attrs().Index
 	clsact := &netlink.GenericQdisc{
 		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: idx, Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT},
@@ -36,14 +34,26 @@ func portFilter(h *netlink.Handle, port netlink.Link, portMTU int) error {
 	if err := h.QdiscAdd(clsact); err != nil {
 		return fmt.Errorf("add clsact: %w", err)
 	}
-	for _, parent := range []uint32{netlink.HANDLE_MIN_INGRESS, netlink.HANDLE_MIN_EGRESS} {
+	for _, dir := range []struct {
+		parent uint32
+		mtu    int
+	}{{netlink.HANDLE_MIN_INGRESS, fromNode}, {netlink.HANDLE_MIN_EGRESS, toNode}} {
+		if dir.mtu == 0 {
+			continue
+		}
+		fd, err := loadPortProgram(dir.mtu + 14)
+		if err != nil {
+			return err
+		}
 		f := &netlink.BpfFilter{
 			FilterAttrs: netlink.FilterAttrs{
-				LinkIndex: idx, Parent: parent, Handle: 1, Priority: 1, Protocol: unix.ETH_P_ALL,
+				LinkIndex: idx, Parent: dir.parent, Handle: 1, Priority: 1, Protocol: unix.ETH_P_ALL,
 			},
-			Fd: fd, Name: fmt.Sprintf("port_mtu_%d", portMTU), DirectAction: true,
+			Fd: fd, Name: fmt.Sprintf("mtu_%d", dir.mtu), DirectAction: true,
 		}
-		if err := h.FilterAdd(f); err != nil {
+		err = h.FilterAdd(f)
+		unix.Close(fd) // the filter keeps the program
+		if err != nil {
 			return fmt.Errorf("add port filter: %w", err)
 		}
 	}

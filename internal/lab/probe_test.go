@@ -279,3 +279,76 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 	c.Close()
 	return <-got
 }
+
+// tcpRate streams from node `from` to addr for about d and returns the
+// goodput the receiver saw in bits per second, measured from the first byte
+// received (so connection setup does not count).
+func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration) float64 {
+	t.Helper()
+	var ln net.Listener
+	err := to.Do(func() error {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listen in %s: %v", to.Name(), err)
+	}
+	defer ln.Close()
+	type result struct {
+		n       int64
+		elapsed time.Duration
+	}
+	res := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			res <- result{}
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 256<<10)
+		var total int64
+		var start time.Time
+		var end time.Time
+		c.SetDeadline(time.Now().Add(d + 2*time.Second))
+		for {
+			n, err := c.Read(buf)
+			if n > 0 {
+				if start.IsZero() {
+					start = time.Now()
+				} else {
+					total += int64(n)
+					end = time.Now()
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		res <- result{total, end.Sub(start)}
+	}()
+	var c net.Conn
+	err = from.Do(func() error {
+		var err error
+		c, err = net.DialTimeout("tcp", net.JoinHostPort(addr.String(), strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)), 2*time.Second)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("connect %s -> %s: %v", from.Name(), addr, err)
+	}
+	buf := make([]byte, 64<<10)
+	deadline := time.Now().Add(d)
+	c.SetWriteDeadline(deadline)
+	for time.Now().Before(deadline) {
+		if _, err := c.Write(buf); err != nil {
+			break
+		}
+	}
+	c.Close()
+	r := <-res
+	if r.elapsed <= 0 {
+		t.Fatalf("%s -> %s: nothing measured", from.Name(), addr)
+	}
+	return float64(r.n) * 8 / r.elapsed.Seconds()
+}
