@@ -31,3 +31,6 @@ func (n *Node) Do(fn func() error) error { return fmt.Errorf("lab: %w", errors.E
 
 // Start is not supported on this system.
 func (n *Node) Start(cmd *exec.Cmd) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Inspect is not supported on this system.
+func Inspect(name string) (*Status, error) { return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported) }
