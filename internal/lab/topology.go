@@ -40,6 +40,15 @@ type NodeSpec struct {
 	Routes  []RouteSpec `json:"routes,omitempty"`
 }
 
+// Addresses returns the addresses of all the node's links, in order.
+func (n NodeSpec) Addresses() []netip.Prefix {
+	var out []netip.Prefix
+	for _, l := range n.Links {
+		out = append(out, l.Addresses...)
+	}
+	return out
+}
+
 // LinkSpec is one veth pair: Name inside the node, Port on the switch side.
 // MTU is the node side's MTU, PortMTU the switch side's: frames larger than
 // PortMTU are dropped without an ICMP error. RateBitsPerSec, when not zero,
