@@ -46,7 +46,7 @@ func up(t testing.TB, builtin, suffix string) *lab.Lab {
 		t.Fatalf("up %s: %v", builtin, err)
 	}
 	t.Cleanup(func() {
-		if err := lab.Down(topo.Name); err != nil {
+		if err := lab.Down(topo.Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
 			t.Errorf("down %s: %v", topo.Name, err)
 		}
 	})
@@ -145,7 +145,6 @@ func TestBlackhole(t *testing.T) {
 	}
 }
 
-func runMain(m *testing.M) int { return m.Run() }
 
 // TestStart: a process started in a node sees the node's interfaces in
 // /sys/class/net and /proc/net, as with ip netns exec, and the host is
@@ -280,4 +279,73 @@ func TestShaped(t *testing.T) {
 		t.Errorf("unshaped node1 -> node2 only %.0f bit/s, want well above %d", back, rate)
 	}
 	t.Logf("shaped %d bit/s: delivered %.1f Mbit/s; unshaped direction %.1f Mbit/s", rate, got/1e6, back/1e6)
+}
+
+// TestDownKillsProcesses: Down ends the processes running in the lab's
+// nodes, so nothing keeps a namespace alive.
+func TestDownKillsProcesses(t *testing.T) {
+	l := up(t, "jumbo", "procs")
+	cmd := exec.Command("sleep", "60")
+	if err := node(t, l, "node2").Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	if err := lab.Down(l.Name()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("sleep in node2 ended cleanly; want it killed by Down")
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("sleep in node2 still runs after Down")
+	}
+	if _, err := lab.Open(l.Name()); !errors.Is(err, lab.ErrNotFound) {
+		t.Errorf("Open after Down: %v; want ErrNotFound", err)
+	}
+}
+
+// TestUpFailureCleansUp: an Up that fails after it created its first
+// namespace (its context is cancelled) removes what it made.
+func TestUpFailureCleansUp(t *testing.T) {
+	dir := privateDir(t)
+	topo, err := lab.Load("routed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.Name = prefix + "-cancel"
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := lab.Up(ctx, topo); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Up with a cancelled context: %v", err)
+	}
+	nothingLeft(t, topo.Name, dir)
+}
+
+// BenchmarkUpDown brings a four-node lab (routed: four nodes, a router
+// among them, two switches, six links) up and down.
+func BenchmarkUpDown(b *testing.B) {
+	topo, err := lab.Load("routed")
+	if err != nil {
+		b.Fatal(err)
+	}
+	topo.Name = prefix + "-bench"
+	var upTime, downTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if _, err := lab.Up(context.Background(), topo); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := lab.Down(topo.Name); err != nil {
+			b.Fatal(err)
+		}
+		upTime += mid.Sub(start)
+		downTime += time.Since(mid)
+	}
+	b.ReportMetric(upTime.Seconds()*1000/float64(b.N), "up-ms/op")
+	b.ReportMetric(downTime.Seconds()*1000/float64(b.N), "down-ms/op")
 }
