@@ -145,7 +145,6 @@ func TestBlackhole(t *testing.T) {
 	}
 }
 
-
 // TestStart: a process started in a node sees the node's interfaces in
 // /sys/class/net and /proc/net, as with ip netns exec, and the host is
 // unchanged afterwards.
