@@ -189,7 +189,9 @@ func newLabListCmd(e *env) *cobra.Command {
 			for _, n := range names {
 				s, err := lab.Inspect(n)
 				if err != nil {
-					return err
+					// Without privilege (or with a damaged record) the
+					// lab is still listed, its state unknown.
+					s = &lab.Status{Name: n, State: "unknown: " + err.Error()}
 				}
 				doc.Labs = append(doc.Labs, s)
 			}
@@ -259,6 +261,9 @@ signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
+			}
+			if err := lab.CheckPrivilege(); err != nil {
+				return err
 			}
 			l, err := lab.Open(args[0])
 			if err != nil {
