@@ -159,14 +159,9 @@ func errQueue(t *testing.T, fd int) []unix.SockExtendedErr {
 // TCP: it connects and gets an echo back.
 func reach(t *testing.T, from, to *lab.Node, addr netip.Addr) error {
 	t.Helper()
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		ln, err = net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, nil)
 	if err != nil {
-		return fmt.Errorf("listen in %s on %s: %w", to.Name(), addr, err)
+		return err
 	}
 	defer ln.Close()
 	go func() {
@@ -243,15 +238,9 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 		}
 		return serr
 	}
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		lc := net.ListenConfig{Control: control}
-		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, control)
 	if err != nil {
-		t.Fatalf("listen in %s: %v", to.Name(), err)
+		t.Fatal(err)
 	}
 	defer ln.Close()
 	got := make(chan int64, 1)
@@ -287,14 +276,9 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 // received (so connection setup does not count).
 func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration) float64 {
 	t.Helper()
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		ln, err = net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, nil)
 	if err != nil {
-		t.Fatalf("listen in %s: %v", to.Name(), err)
+		t.Fatal(err)
 	}
 	defer ln.Close()
 	type result struct {
@@ -353,4 +337,20 @@ func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration)
 		t.Fatalf("%s -> %s: nothing measured", from.Name(), addr)
 	}
 	return float64(r.n) * 8 / r.elapsed.Seconds()
+}
+
+// tcpListen opens a TCP listener in node n on addr, port chosen by the
+// kernel; control, when not nil, sets socket options first.
+func tcpListen(n *lab.Node, addr netip.Addr, control func(string, string, syscall.RawConn) error) (net.Listener, error) {
+	var ln net.Listener
+	err := n.Do(func() error {
+		var err error
+		lc := net.ListenConfig{Control: control}
+		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(addr.String(), "0"))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen in %s on %s: %w", n.Name(), addr, err)
+	}
+	return ln, nil
 }
