@@ -313,6 +313,32 @@ func TestCLIExec(t *testing.T) {
 	if r.code != 0 || r.stdout != "9000\n" {
 		t.Errorf("interlink in node1: exit %d, %q, %q", r.code, r.stdout, r.stderr)
 	}
+	// SIGTERM to interlink reaches the command, whose status comes back.
+	cmd := exec.Command(binary, "lab", "exec", name, "node1", "--", "sh", "-c", "echo ready; exec sleep 30")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		t.Fatalf("exec: %q", line)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+			t.Errorf("exec sleep after SIGTERM: %v; want exit 143", err)
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Error("SIGTERM did not reach the command in the node")
+	}
 	for _, bad := range [][]string{
 		{"lab", "exec", name, "node9", "--", "true"},
 		{"lab", "exec", prefix + "-nolab", "node1", "--", "true"},

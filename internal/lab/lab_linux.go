@@ -97,6 +97,9 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 	}
 	err = b.build(ctx)
 	b.close()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("lab %s: interrupted, removing what was built: %w", t.Name, ctx.Err())
+	}
 	if err != nil {
 		if derr := down(t.Name); derr != nil && !errors.Is(derr, ErrNotFound) {
 			err = fmt.Errorf("%w (and cleanup failed: %v; run 'interlink lab down %s')", err, derr, t.Name)
