@@ -105,7 +105,8 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 						}
 					}
 				}
-				if ls.RateBitsPerSec != l.RateBitsPerSec {
+				// tbf keeps bytes per second: compare at that resolution.
+				if ls.RateBitsPerSec != l.RateBitsPerSec/8*8 {
 					problem("node %s link %s is shaped to %d bit/s, topology says %d", n.Name, l.Name, ls.RateBitsPerSec, l.RateBitsPerSec)
 				}
 			} else {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
@@ -347,4 +348,71 @@ func BenchmarkUpDown(b *testing.B) {
 	}
 	b.ReportMetric(upTime.Seconds()*1000/float64(b.N), "up-ms/op")
 	b.ReportMetric(downTime.Seconds()*1000/float64(b.N), "down-ms/op")
+}
+
+// TestInspect: status reads MTUs, port MTUs, rates, addresses and routes
+// back from the kernel, and reports what was changed behind its back.
+func TestInspect(t *testing.T) {
+	l := up(t, "rac", "inspect")
+	s, err := lab.Inspect(l.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != lab.StateUp || len(s.Problems) != 0 || len(s.Nodes) != 2 || len(s.Switches) != 2 {
+		t.Fatalf("status %+v", s)
+	}
+	eth1 := s.Nodes[1].Links[1]
+	if eth1.Name != "eth1" || eth1.MTU != 9000 || eth1.PortMTU != 9000 || eth1.State != "up" ||
+		len(eth1.Addresses) != 2 || eth1.Addresses[0].String() != "198.18.10.2/24" || eth1.Addresses[1].String() != "fd00:10::2/64" {
+		t.Errorf("node2 eth1 %+v", eth1)
+	}
+	// Change the lab behind its back: status notices.
+	n1 := node(t, l, "node1")
+	err = n1.Do(func() error {
+		link, err := netlink.LinkByName("eth1")
+		if err != nil {
+			return err
+		}
+		return netlink.LinkSetMTU(link, 1500)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = lab.Inspect(l.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != lab.StateDamaged || len(s.Problems) != 1 || !strings.Contains(s.Problems[0], "node node1 link eth1 has MTU 1500, topology says 9000") {
+		t.Errorf("after changing node1's MTU: state %s, problems %q", s.State, s.Problems)
+	}
+
+	for _, c := range []struct {
+		builtin, node string
+		mtu, port     int
+		rate          int64
+	}{{"blackhole", "node2", 9000, 1500, 0}, {"shaped", "node2", 9000, 9000, 100_000_000}, {"mixed", "node2", 1500, 9000, 0}} {
+		l := up(t, c.builtin, "inspect-"+c.builtin)
+		s, err := lab.Inspect(l.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range s.Nodes {
+			if n.Name != c.node {
+				continue
+			}
+			if got := n.Links[0]; got.MTU != c.mtu || got.PortMTU != c.port || got.RateBitsPerSec != c.rate {
+				t.Errorf("%s %s: MTU %d port %d rate %d; want %d %d %d", c.builtin, c.node, got.MTU, got.PortMTU, got.RateBitsPerSec, c.mtu, c.port, c.rate)
+			}
+		}
+		if s.State != lab.StateUp {
+			t.Errorf("%s: state %s %q", c.builtin, s.State, s.Problems)
+		}
+	}
+	rs, err := lab.Inspect(up(t, "routed", "inspect-routed").Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rs.Nodes[3].Routes; len(r) != 2 || r[0].To.String() != "198.18.10.0/24" || r[0].Via.String() != "198.18.20.254" || r[1].Via.String() != "fd00:20::fe" {
+		t.Errorf("node3 routes %+v", r)
+	}
 }
