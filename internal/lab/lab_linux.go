@@ -69,15 +69,15 @@ func lock(name string) (unlock func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// Up builds the lab t describes. A lab of the same name (complete, or left
-// over by a crash) is removed first. On failure Up removes everything it made
+// Up builds the lab t describes, after t.Validate. A lab of the same name
+// (complete, or left over by a crash) is removed first. On failure Up removes everything it made
 // and returns the error; no state is left behind.
 func Up(ctx context.Context, t *Topology) (*Lab, error) {
 	if err := CheckPrivilege(); err != nil {
 		return nil, err
 	}
-	if err := validName(t.Name); err != nil {
-		return nil, fmt.Errorf("lab: name %w", err)
+	if err := t.Validate(); err != nil {
+		return nil, err
 	}
 	unlock, err := lock(t.Name)
 	if err != nil {

@@ -281,3 +281,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestValidate: a topology changed in Go is checked again before Up.
+func TestValidate(t *testing.T) {
+	for what, change := range map[string]func(*lab.Topology){
+		"bad name":          func(t *lab.Topology) { t.Name = "No Good" },
+		"unknown switch":    func(t *lab.Topology) { t.Nodes[0].Links[0].Switch = "nope" },
+		"MTU":               func(t *lab.Topology) { t.Nodes[1].Links[0].PortMTU = 70000 },
+		"duplicate address": func(t *lab.Topology) { t.Nodes[1].Links[0].Addresses = t.Nodes[0].Links[0].Addresses },
+		"duplicate node":    func(t *lab.Topology) { t.Nodes[1].Name = t.Nodes[0].Name },
+		"route off-link":    func(t *lab.Topology) { t.Nodes[0].Routes[0].Via = netip.MustParseAddr("198.18.77.1") },
+	} {
+		top, err := lab.Load("routed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := top.Validate(); err != nil {
+			t.Fatalf("routed: %v", err)
+		}
+		change(top)
+		if err := top.Validate(); !errors.Is(err, lab.ErrInvalid) {
+			t.Errorf("%s: Validate = %v, want ErrInvalid", what, err)
+		}
+	}
+}
