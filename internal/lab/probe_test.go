@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
@@ -271,49 +272,45 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 	return <-got
 }
 
-// tcpRate streams from node `from` to addr for about d and returns the
-// goodput the receiver saw in bits per second, measured from the first byte
-// received (so connection setup does not count).
-func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration) float64 {
+// linkRate streams TCP from node `from` to addr (on node `to`, link ifname)
+// for settle+window and returns the rate at which bytes arrived on the
+// receiver's link during window, in bits per second, from the kernel's
+// interface counters: the test's own scheduling on a busy machine does not
+// enter the figure.
+func linkRate(t *testing.T, from, to *lab.Node, addr netip.Addr, ifname string, settle, window time.Duration) float64 {
 	t.Helper()
 	ln, err := tcpListen(to, addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	type result struct {
-		n       int64
-		elapsed time.Duration
-	}
-	res := make(chan result, 1)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
-			res <- result{}
 			return
 		}
 		defer c.Close()
-		buf := make([]byte, 256<<10)
-		var total int64
-		var start time.Time
-		var end time.Time
-		c.SetDeadline(time.Now().Add(d + 2*time.Second))
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if start.IsZero() {
-					start = time.Now()
-				} else {
-					total += int64(n)
-					end = time.Now()
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		res <- result{total, end.Sub(start)}
+		c.SetDeadline(time.Now().Add(settle + window + 5*time.Second))
+		io.Copy(io.Discard, c)
 	}()
+	var h *netlink.Handle
+	if err := to.Do(func() error {
+		var err error
+		h, err = netlink.NewHandle(unix.NETLINK_ROUTE)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	sample := func() (uint64, time.Time) {
+		before := time.Now()
+		l, err := h.LinkByName(ifname)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now()
+		return l.Attrs().Statistics.RxBytes, before.Add(after.Sub(before) / 2)
+	}
 	var c net.Conn
 	err = from.Do(func() error {
 		var err error
@@ -323,20 +320,22 @@ func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration)
 	if err != nil {
 		t.Fatalf("connect %s -> %s: %v", from.Name(), addr, err)
 	}
-	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(d)
-	c.SetWriteDeadline(deadline)
-	for time.Now().Before(deadline) {
-		if _, err := c.Write(buf); err != nil {
-			break
+	defer c.Close()
+	stop := time.Now().Add(settle + window + 200*time.Millisecond)
+	go func() {
+		buf := make([]byte, 64<<10)
+		c.SetWriteDeadline(stop)
+		for time.Now().Before(stop) {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
 		}
-	}
-	c.Close()
-	r := <-res
-	if r.elapsed <= 0 {
-		t.Fatalf("%s -> %s: nothing measured", from.Name(), addr)
-	}
-	return float64(r.n) * 8 / r.elapsed.Seconds()
+	}()
+	time.Sleep(settle)
+	b0, t0 := sample()
+	time.Sleep(window)
+	b1, t1 := sample()
+	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 }
 
 // tcpListen opens a TCP listener in node n on addr, port chosen by the
