@@ -124,8 +124,10 @@ func nothingLeft(t *testing.T, name, dir string) {
 			t.Errorf("namespace %s left behind", ns)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, name+".json")); !os.IsNotExist(err) {
-		t.Errorf("state of %s left behind (%v)", name, err)
+	for _, f := range []string{name + ".json", name + ".lock"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind (%v)", f, err)
+		}
 	}
 }
 
@@ -235,6 +237,9 @@ func killDuringUp(t *testing.T, name string, steps int) {
 			cmd.Process.Kill()
 			cmd.Wait()
 			t.Fatal("lab up ended without pausing")
+		}
+		if r := run(t, "lab", "status", name); r.code != 1 || !strings.Contains(r.stdout, name+": building") {
+			t.Errorf("status while up runs: exit %d, %q; want exit 1, building", r.code, r.stdout)
 		}
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()

@@ -53,20 +53,34 @@ func CheckPrivilege() error {
 
 // lock serialises Up and Down of one lab name across processes. The kernel
 // drops the lock when the process dies, so a killed `lab up` never leaves
-// the name locked.
-func lock(name string) (unlock func(), err error) {
+// the name locked. unlock(true) also removes the lock file (Down does, so no
+// files stay behind); a process that locked a file just removed tries again
+// with the new one.
+func lock(name string) (unlock func(remove bool), err error) {
 	if err := os.MkdirAll(stateDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("lab %s: state dir: %w", name, err)
 	}
-	f, err := os.OpenFile(lockPath(name), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lab %s: lock: %w", name, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	path := lockPath(name)
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: lock: %w", name, err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lab %s: lock: %w", name, err)
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Stat(path, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev {
+			return func(remove bool) {
+				if remove {
+					os.Remove(path)
+				}
+				f.Close()
+			}, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("lab %s: lock: %w", name, err)
 	}
-	return func() { f.Close() }, nil
 }
 
 // Up builds the lab t describes, after t.Validate. A lab of the same name
@@ -83,7 +97,8 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	built := false
+	defer func() { unlock(!built) }() // a failed Up leaves no lab, so no lock file
 	if err := down(t.Name); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("lab %s: remove the previous lab: %w", t.Name, err)
 	}
@@ -106,6 +121,7 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 		}
 		return nil, err
 	}
+	built = true
 	return newLab(t), nil
 }
 
@@ -492,8 +508,9 @@ func Down(name string) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	return down(name)
+	err = down(name)
+	unlock(err == nil || errors.Is(err, ErrNotFound))
+	return err
 }
 
 // down is Down with the lock held. Besides the recorded namespaces it
