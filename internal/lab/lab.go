@@ -53,14 +53,6 @@ func isLabNS(lab, name string) bool {
 }
 func validName(lab string) error { return checkLabName(lab) }
 func nsExists(name string) bool  { _, err := os.Stat(nsPath(name)); return err == nil }
-func nodeByName(t *Topology, n string) *NodeSpec {
-	for i := range t.Nodes {
-		if t.Nodes[i].Name == n {
-			return &t.Nodes[i]
-		}
-	}
-	return nil
-}
 
 // state is what a lab records about itself, rewritten before every
 // namespace it creates, so that Down finds everything after a crash.

@@ -415,3 +415,42 @@ func TestInspect(t *testing.T) {
 		t.Errorf("node3 routes %+v", r)
 	}
 }
+
+// TestDefaultRoutes: "to: default" works for IPv4 and IPv6, and a link can
+// carry several addresses of both versions.
+func TestDefaultRoutes(t *testing.T) {
+	top, err := lab.Parse("defaults.yaml", []byte(`name: t3-defaults
+switches: {a: {mtu: 9000}, b: {}}
+nodes:
+  h1:
+    links: [{switch: a, addresses: [198.19.1.1/24, "fd00:1::1/64", 198.19.1.2/24]}]
+    routes: [{to: default, via: 198.19.1.254}, {to: default, via: "fd00:1::fe"}]
+  gw:
+    forward: true
+    links:
+      - {switch: a, addresses: [198.19.1.254/24, "fd00:1::fe/64"]}
+      - {switch: b, addresses: [198.19.2.254/24, "fd00:2::fe/64"]}
+  h2:
+    links: [{switch: b, addresses: [198.19.2.1/24, "fd00:2::1/64"]}]
+    routes: [{to: default, via: 198.19.2.254}, {to: default, via: "fd00:2::fe"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(context.Background(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Down(top.Name) })
+	h1, h2 := node(t, l, "h1"), node(t, l, "h2")
+	for _, a := range h2.Addrs() {
+		if err := reach(t, h1, h2, a.Addr()); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, a := range h1.Addrs() {
+		if err := reach(t, h2, h1, a.Addr()); err != nil {
+			t.Error(err)
+		}
+	}
+}
