@@ -205,10 +205,23 @@ func (b *builder) switches() error {
 	// The switch namespace only bridges frames: no IPv6 link-local
 	// addresses, router solicitations or DAD on its ports.
 	err := inNS(b.ns[ns], func() error {
-		return writeSysctls(map[string]string{
+		err := writeSysctls(map[string]string{
 			"net/ipv6/conf/all/disable_ipv6":     "1",
 			"net/ipv6/conf/default/disable_ipv6": "1",
 		})
+		if err != nil {
+			return err
+		}
+		// A switch switches: with br_netfilter, bridged frames would pass
+		// through netfilter (and its defragmentation) unless told not to.
+		if _, serr := os.Stat("/proc/sys/net/bridge"); serr == nil {
+			err = writeSysctls(map[string]string{
+				"net/bridge/bridge-nf-call-iptables":  "0",
+				"net/bridge/bridge-nf-call-ip6tables": "0",
+				"net/bridge/bridge-nf-call-arptables": "0",
+			})
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("lab %s: switch namespace sysctls: %w", b.t.Name, err)
