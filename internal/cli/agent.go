@@ -18,8 +18,8 @@ func init() { commands = append(commands, newAgentCmd) }
 func newAgentCmd(e *env) *cobra.Command {
 	var (
 		listen, tokenFile, rate string
-		maxSessions            int
-		maxDuration            time.Duration
+		maxSessions             int
+		maxDuration             time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "agent --listen ADDR[:PORT] --token-file FILE",
