@@ -377,3 +377,40 @@ func TestHostPort(t *testing.T) {
 		}
 	}
 }
+
+func TestPMTULoopback(t *testing.T) {
+	addr, log := startAgent(t, wire.Limits{})
+	c, err := dial(t, addr, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rs, err := c.PMTU(ctx, PMTUOptions{Probe: ProbeOptions{Max: 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Direction != "forward" || rs[1].Direction != "reverse" {
+		t.Fatalf("results: %+v", rs)
+	}
+	for _, r := range rs {
+		if r.Verdict != "ok" || r.PathMTU != 9000 || r.PeerMTU != 65536 {
+			t.Errorf("%s: %+v", r.Direction, r)
+		}
+	}
+	// pmtu.peer: the agent tests the path to another agent (itself here).
+	var peer []struct {
+		Direction string `json:"direction"`
+		Verdict   string `json:"verdict"`
+		PathMTU   int    `json:"path_mtu"`
+	}
+	if err := c.Call(ctx, KindPMTUPeer, PMTUPeer{Agent: addr, Target: "127.0.0.1", Options: ProbeOptions{Max: 1500}}, &peer); err != nil {
+		t.Fatal(err)
+	}
+	if len(peer) != 2 || peer[0].PathMTU != 1500 || peer[1].PathMTU != 1500 {
+		t.Fatalf("pmtu.peer: %+v", peer)
+	}
+	c.Close()
+	waitFor(t, func() bool { return strings.Count(log.String(), "pmtu.open x1") >= 2 }, log)
+	t.Log(log.String())
+}

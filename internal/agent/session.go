@@ -39,6 +39,7 @@ type Session struct {
 	endpoints []io.Closer
 	kinds     map[string]int
 	end       string // why the session ended
+	values    map[string]any
 
 	PacketsIn, PacketsOut, BytesIn, BytesOut, Dropped atomic.Int64
 }
@@ -51,7 +52,7 @@ func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys
 		rate:  newBucket(srv.cfg.Limits.MaxRateBitsPerSec / 8),
 		seal:  wire.NewSealer(keys.AgentToClient, id),
 		open:  wire.NewOpener(keys.ClientToAgent, id),
-		kinds: map[string]int{},
+		kinds: map[string]int{}, values: map[string]any{},
 	}
 }
 
@@ -100,6 +101,22 @@ func (s *Session) AddEndpoint(c io.Closer) error {
 	}
 	s.endpoints = append(s.endpoints, c)
 	return nil
+}
+
+// Store keeps v under key for later requests of the same session (a
+// handler that opened an endpoint finds it again). Keys are namespaced by
+// convention: "pmtu.conn <addr>", "bench. ...".
+func (s *Session) Store(key string, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.values[key] = v
+}
+
+// Load returns what Store kept under key, or nil.
+func (s *Session) Load(key string) any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.values[key]
 }
 
 // CountIn and CountOut record data packets for the session's log line;
