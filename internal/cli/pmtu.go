@@ -254,4 +254,3 @@ func (rep *PMTUReport) render(w io.Writer) {
 		fmt.Fprintf(w, "error: %s\n", rep.Error)
 	}
 }
-
