@@ -196,25 +196,41 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// Iface returns the interface that holds addr and its MTU. It must run in
-// the network namespace of the socket (on a lab node's locked thread).
+// Iface returns the interface that holds addr and its MTU (an address
+// inside an interface's prefix counts, as 127.0.0.2 on lo does). It must
+// run in the network namespace of the socket (on a lab node's locked
+// thread).
 func Iface(addr netip.Addr) (string, int, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return "", 0, fmt.Errorf("interfaces: %w", err)
 	}
-	for _, ifc := range ifs {
+	addr = addr.Unmap()
+	var within *net.Interface
+	for i, ifc := range ifs {
 		addrs, err := ifc.Addrs()
 		if err != nil {
 			continue
 		}
 		for _, a := range addrs {
-			if ipn, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(ipn.IP); ok && ip.Unmap() == addr.Unmap() {
-					return ifc.Name, ifc.MTU, nil
-				}
+			ipn, ok := a.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(ipn.IP)
+			if !ok {
+				continue
+			}
+			if ip.Unmap() == addr {
+				return ifc.Name, ifc.MTU, nil
+			}
+			if within == nil && ifc.Flags&net.FlagLoopback != 0 && ipn.Contains(addr.AsSlice()) {
+				within = &ifs[i]
 			}
 		}
+	}
+	if within != nil {
+		return within.Name, within.MTU, nil
 	}
 	return "", 0, fmt.Errorf("no interface holds %s", addr)
 }
