@@ -258,6 +258,14 @@ func (s *search) timeout() time.Duration {
 	return min(max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout), s.opt.MaxTimeout)
 }
 
+// gap is the wait before re-sending unanswered probes.
+func (s *search) gap() time.Duration {
+	if s.maxRTT == 0 {
+		return min(20*time.Millisecond, s.timeout())
+	}
+	return min(max(2*s.maxRTT, 10*time.Millisecond), s.timeout())
+}
+
 // round probes sizes in parallel, each up to Tries times, until each has
 // passed or definitely failed.
 func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, error) {
@@ -287,7 +295,15 @@ func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, erro
 			ids[id] = size
 			sentAt[id] = time.Now()
 		}
-		timer := time.NewTimer(s.timeout())
+		// Retries go out quickly (a lost probe is re-sent after a few
+		// round trips, not after a full timeout), and the round ends one
+		// timeout after the last attempt: a blackhole costs one timeout per
+		// round, not Tries of them.
+		wait := s.timeout()
+		if attempt < s.opt.Tries-1 {
+			wait = s.gap()
+		}
+		timer := time.NewTimer(wait)
 	wait:
 		for len(pending) > 0 {
 			select {
