@@ -209,6 +209,14 @@ func (c *Client) PMTU(ctx context.Context, opt PMTUOptions) ([]pmtu.Result, erro
 	ropt.PeerMTU = localMTU
 	var rev pmtu.Result
 	if err := c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev); err != nil {
+		if fwd.Verdict == pmtu.Unreachable {
+			// Nothing of ours reached the agent, so it has no proven
+			// address to probe: the reverse path is as unknown as the
+			// forward one.
+			return append(out, pmtu.Result{Direction: pmtu.Reverse, From: ep.Addr().String(), To: source.String(),
+				Method: "udp", Family: fwd.Family, HeaderBytes: fwd.HeaderBytes, Verdict: pmtu.Unreachable, PeerMTU: localMTU,
+				Detail: "not probed: no datagram from this host reached the agent, so it has no proven address to probe back"}), nil
+		}
 		return out, fmt.Errorf("reverse direction: %w", err)
 	}
 	return append(out, rev), nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -73,7 +72,16 @@ Exit 2 when a path is below --expect; 1 when a path has a problem verdict
 			}
 			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
 			defer cancel()
-			res, err := mesh.Run(ctx, nodes, mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version})
+			mo := mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version}
+			if isTerminal(e.stderr) {
+				mo.Progress = func(round, rounds int) {
+					fmt.Fprintf(e.stderr, "\rmesh: round %d of %d done", round, rounds)
+					if round == rounds {
+						fmt.Fprint(e.stderr, "\r\033[K")
+					}
+				}
+			}
+			res, err := mesh.Run(ctx, nodes, mo)
 			if res == nil {
 				return err
 			}
@@ -116,15 +124,19 @@ func renderMesh(w io.Writer, res *mesh.Result) {
 	fmt.Fprintf(w, "interlink mesh: %d nodes, %d network(s), %d paths in %d rounds, %s%s\n",
 		len(res.Nodes), res.Networks, len(res.Paths), res.Rounds, res.Elapsed.Round(time.Millisecond), expect)
 	for net := 1; net <= res.Networks; net++ {
-		fmt.Fprintf(w, "\nnetwork %d: path MTU from row to column ('!' marks a problem)\n", net)
+		fmt.Fprintf(w, "\nnetwork %d%s: path MTU from row to column ('!' marks a problem)\n", net, family(res, net))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "from \\ to\t")
+		width := len("from \\ to")
+		for _, n := range res.Nodes {
+			width = max(width, len(n.Name))
+		}
+		fmt.Fprintf(tw, "%-*s\t", width, "from \\ to")
 		for _, n := range res.Nodes {
 			fmt.Fprintf(tw, "%s\t", n.Name)
 		}
 		fmt.Fprintln(tw)
 		for _, from := range res.Nodes {
-			fmt.Fprintf(tw, "%s\t", from.Name)
+			fmt.Fprintf(tw, "%-*s\t", width, from.Name)
 			for _, to := range res.Nodes {
 				fmt.Fprintf(tw, "%s\t", cell(res, net, from.Name, to.Name))
 			}
@@ -170,5 +182,37 @@ func cell(res *mesh.Result, net int, from, to string) string {
 			return s
 		}
 	}
-	return strings.Repeat(" ", 1)
+	return " "
+}
+
+// family names the address family of a network when all nodes agree.
+func family(res *mesh.Result, net int) string {
+	fam := ""
+	for _, n := range res.Nodes {
+		if net > len(n.Addrs) {
+			continue
+		}
+		f := "IPv4"
+		if a := n.Addrs[net-1]; a.Is6() && !a.Is4In6() {
+			f = "IPv6"
+		}
+		if fam != "" && fam != f {
+			return ""
+		}
+		fam = f
+	}
+	if fam == "" {
+		return ""
+	}
+	return " (" + fam + ")"
+}
+
+// isTerminal reports whether w is a terminal (progress goes only there).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
