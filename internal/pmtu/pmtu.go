@@ -108,7 +108,11 @@ func (r *Result) explain() {
 			r.Detail += fmt.Sprintf("; the peer's interface has MTU %d", r.PeerMTU)
 		}
 	case ICMP:
-		r.Detail = fmt.Sprintf("%s reported \"fragmentation needed\" with next-hop MTU %d", r.ICMPFrom, r.ICMPMTU)
+		msg := "fragmentation needed"
+		if r.Family == "ipv6" {
+			msg = "packet too big"
+		}
+		r.Detail = fmt.Sprintf("%s reported %q with next-hop MTU %d", r.ICMPFrom, msg, r.ICMPMTU)
 	case Blackhole:
 		r.Detail = fmt.Sprintf("packets above %d bytes vanish without an ICMP error (a switch port or receiving interface with a smaller MTU)", r.PathMTU)
 		if r.PeerMTU > 0 && r.PeerMTU == r.PathMTU && r.PeerMTU < r.LocalMTU {

@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 }
 
 // tokenFile writes a token file with mode 600 and returns its path.
-func tokenFile(t *testing.T, name, tok string) string {
+func tokenFile(t testing.TB, name, tok string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
@@ -69,7 +69,7 @@ func tokenFile(t *testing.T, name, tok string) string {
 
 // up brings up a topology (built-in name or YAML) as lab t4-<suffix> and
 // removes it when the test ends, pass or fail.
-func up(t *testing.T, builtin, yaml, suffix string) *lab.Lab {
+func up(t testing.TB, builtin, yaml, suffix string) *lab.Lab {
 	t.Helper()
 	var topo *lab.Topology
 	var err error
@@ -96,7 +96,7 @@ func up(t *testing.T, builtin, yaml, suffix string) *lab.Lab {
 	return l
 }
 
-func node(t *testing.T, l *lab.Lab, name string) *lab.Node {
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node {
 	t.Helper()
 	n, err := l.Node(name)
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 // agent runs `interlink agent` in node n and returns its log. It is stopped
 // by PID when the test ends.
-func agent(t *testing.T, n *lab.Node, listen, tokFile string) *syncBuf {
+func agent(t testing.TB, n *lab.Node, listen, tokFile string) *syncBuf {
 	t.Helper()
 	cmd := exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
