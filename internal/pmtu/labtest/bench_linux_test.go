@@ -56,4 +56,3 @@ func BenchmarkPMTUHealthy(b *testing.B) { benchPMTU(b, "jumbo", "bjumbo", pmtu.O
 
 // Switch port at 1500: the blackhole verdict, target under 5 s.
 func BenchmarkPMTUBlackhole(b *testing.B) { benchPMTU(b, "blackhole", "bbh", pmtu.Blackhole) }
-
