@@ -111,8 +111,6 @@ type search struct {
 	icmpMTU int
 	icmpBy  netip.Addr
 	unreach string
-	// anomalies counts sizes that failed although a larger size passed.
-	anomalies int
 }
 
 // Run finds the path MTU of p's direction. It always returns a Result
@@ -147,9 +145,21 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 		first = append(first, 1500)
 	}
 	var err error
-	for round := 0; hi-lo > 1 && round < 30; round++ {
+	// silent holds the sizes that failed by silence (no ack, no ICMP): the
+	// only failures random loss can fake.
+	silent := map[int]int{} // size: probes sent without answer
+	verified := false
+	for round := 0; round < 30; round++ {
 		var sizes []int
 		switch {
+		case hi-lo <= 1 && (verified || hi > limit || silent[hi] == 0 || lo == 0):
+			// Done: the boundary is a definite failure (ICMP, local), was
+			// re-checked, or nothing failed at all.
+		case hi-lo <= 1:
+			// The boundary rests on silence: check it once more before
+			// calling it a limit, so a burst of loss cannot fake one.
+			verified = true
+			sizes = []int{hi}
 		case round == 0:
 			sizes = first
 		case s.icmpMTU > lo && s.icmpMTU < hi:
@@ -161,6 +171,9 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 		default:
 			sizes = spread(lo, hi, opt.Parallel)
 		}
+		if len(sizes) == 0 {
+			break
+		}
 		var res map[int]*outcome
 		res, err = s.round(ctx, sizes)
 		if err != nil {
@@ -171,13 +184,30 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 				lo = size
 			}
 		}
+		if lo >= hi {
+			// The boundary passed on re-check: it was loss. Resume above it
+			// from the next failure seen, or the top.
+			hi = limit + 1
+			for size := range silent {
+				if size > lo && size < hi {
+					hi = size
+				}
+			}
+			verified = false
+		}
 		for _, size := range sortedKeys(res) {
 			o := res[size]
 			if o.passed {
+				s.lost += silent[size] // it failed before: that was loss
+				delete(silent, size)
 				continue
 			}
+			if !o.tooBig && !o.local {
+				silent[size] += o.sent
+			}
 			if size < lo {
-				s.anomalies++
+				// Failed although a larger size passed: loss, not a limit.
+				s.lost += o.sent
 				continue
 			}
 			if size < hi {

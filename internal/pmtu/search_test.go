@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand"
 	"net/netip"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ type fakePath struct {
 	icmp                       bool
 	loss                       float64
 	dead                       bool
+	drops                      map[int]int // size: how many of its first probes vanish (a loss burst)
 
 	mu     sync.Mutex
 	id     uint64
@@ -39,6 +41,8 @@ func (f *fakePath) Send(ctx context.Context, size int) (uint64, error) {
 	id := f.id
 	switch {
 	case f.dead:
+	case f.drops[size] > 0:
+		f.drops[size]--
 	case size > f.pathMTU && f.icmp:
 		f.events <- Event{Kind: EvTooBig, ID: id, MTU: f.pathMTU, From: netip.MustParseAddr("198.18.9.1")}
 	case size > f.pathMTU:
@@ -75,6 +79,9 @@ func TestSearch(t *testing.T) {
 		{"local limit (peer larger)", newFake(1500, 9000), Options{MinTimeout: 5 * time.Millisecond, PeerMTU: 9000}, LocalLimit, 1500, 0},
 		{"local limit (expect)", newFake(1500, 9000), Options{MinTimeout: 5 * time.Millisecond, Expect: 9000}, LocalLimit, 1500, 0},
 		{"unreachable", func() *fakePath { f := newFake(9000, 9000); f.dead = true; return f }(), fast, Unreachable, 0, 76},
+		{"loss burst at the top", func() *fakePath { f := newFake(9000, 9000); f.drops = map[int]int{9000: 3}; return f }(), fast, OK, 9000, 0},
+		{"loss burst at the boundary", func() *fakePath { f := newFake(9000, 3000); f.drops = map[int]int{3000: 3}; return f }(), fast, Blackhole, 3000, 3001},
+		{"lossy path at 4000", func() *fakePath { f := newFake(9000, 4000); f.loss = 0.4; return f }(), fast, Blackhole, 4000, 4001},
 		{"lossy blackhole", func() *fakePath { f := newFake(9000, 2000); f.loss = 0.2; return f }(), Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond, Tries: 6}, Blackhole, 2000, 2001},
 	}
 	for _, c := range cases {
@@ -92,7 +99,7 @@ func TestSearch(t *testing.T) {
 			if c.verdict == ICMP && (r.ICMPFrom != "198.18.9.1" || r.ICMPMTU != 1400) {
 				t.Fatalf("icmp reporter: %+v", r)
 			}
-			if c.name == "lossy blackhole" && r.Lost == 0 {
+			if (strings.HasPrefix(c.name, "lossy") || strings.HasPrefix(c.name, "loss burst")) && r.Lost == 0 {
 				t.Fatalf("20%% loss not reported: %+v", r)
 			}
 			t.Logf("%s: %s (%s) %d probes in %s", r.Verdict, r.Line(), r.Detail, r.Probes, r.Elapsed)
