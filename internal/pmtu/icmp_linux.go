@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"sync"
@@ -112,7 +113,14 @@ func sockaddr(a netip.Addr, port int) unix.Sockaddr {
 	if a.Is4() || a.Is4In6() {
 		return &unix.SockaddrInet4{Addr: a.Unmap().As4(), Port: port}
 	}
-	return &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+	sa := &unix.SockaddrInet6{Addr: a.As16(), Port: port}
+	if z := a.Zone(); z != "" {
+		// A link-local address needs its interface (fe80::1%eth1).
+		if ifc, err := net.InterfaceByName(z); err == nil {
+			sa.ZoneId = uint32(ifc.Index)
+		}
+	}
+	return sa
 }
 
 // Close closes the socket.
