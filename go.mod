@@ -1,8 +1,13 @@
 module github.com/interlink/interlink
 
-go 1.26
+go 1.26.0
 
-require github.com/spf13/cobra v1.10.2
+require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/spf13/cobra v1.10.2
+	golang.org/x/net v0.62.0
+	golang.org/x/sys v0.49.0
+)
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect

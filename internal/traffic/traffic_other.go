@@ -1,0 +1,47 @@
+//go:build !linux
+
+package traffic
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+)
+
+// Place is where one end of a local run lives (see the Linux version).
+type Place struct {
+	Do   func(fn func() error) error
+	Addr netip.Addr
+}
+
+func unsupported(role Role) *Side {
+	return &Side{Role: role, Error: errors.ErrUnsupported.Error()}
+}
+
+// SendTCP is only implemented on Linux.
+func SendTCP(context.Context, Spec, []*net.TCPConn, Observer) *Side { return unsupported(RoleSender) }
+
+// ReceiveTCP is only implemented on Linux.
+func ReceiveTCP(context.Context, Spec, []*net.TCPConn, Observer) *Side {
+	return unsupported(RoleReceiver)
+}
+
+// SendUDP is only implemented on Linux.
+func SendUDP(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleSender) }
+
+// ReceiveUDP is only implemented on Linux.
+func ReceiveUDP(context.Context, Spec, *net.UDPConn, Observer) *Side {
+	return unsupported(RoleReceiver)
+}
+
+// Request is only implemented on Linux.
+func Request(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleRequester) }
+
+// Respond is only implemented on Linux.
+func Respond(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleResponder) }
+
+// RunLocal is only implemented on Linux.
+func RunLocal(context.Context, Spec, Place, Place, func(Direction, Role, Interval)) (*Result, error) {
+	return nil, errors.ErrUnsupported
+}
