@@ -29,7 +29,7 @@ func newPacer(start time.Time, bitsPerSec int64, size int, depth int) *pacer {
 func (p *pacer) due(now time.Time, max int) (n int, wait time.Duration) {
 	t := float64(now.Sub(p.start))
 	if p.next < t-p.depth {
-		p.next = t - p.depth // forgive backlog beyond depth
+		p.next = t - p.depth + p.interval // forgive backlog beyond depth
 	}
 	for n < max && p.next <= t {
 		p.next += p.interval
