@@ -42,12 +42,12 @@ const (
 	MaxDuration    = time.Hour
 	MinInterval    = 100 * time.Millisecond
 	MaxParallel    = 128
-	MaxLen         = 4 << 20  // TCP write size
-	MaxDatagram    = 65507    // largest IPv4 UDP payload
-	MaxBlock       = 1 << 20  // db_block_size x db_file_multiblock_read_count
-	MaxOutstanding = 1024     // requests in flight
-	MaxRate        = 100e9    // bit/s; anything above is "unpaced" in practice
-	DefaultUDPRate = 1e9      // a safe default: iperf3 uses 1 Mbit/s, far too low for an interconnect
+	MaxLen         = 4 << 20 // TCP write size
+	MaxDatagram    = 65507   // largest IPv4 UDP payload
+	MaxBlock       = 1 << 20 // db_block_size x db_file_multiblock_read_count
+	MaxOutstanding = 1024    // requests in flight
+	MaxRate        = 100e9   // bit/s; anything above is "unpaced" in practice
+	DefaultUDPRate = 1e9     // a safe default: iperf3 uses 1 Mbit/s, far too low for an interconnect
 	DefaultTCPLen  = 128 << 10
 	DefaultUDPLen  = 8 << 10
 )
