@@ -21,10 +21,10 @@ const slotBits = 10
 // spec.Duration, recording each block's round trip. A block not complete
 // within spec.BlockTimeout is lost. Call it on a thread in the requester's
 // network namespace.
-func Request(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *Side {
+func Request(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleRequester, Intervals: []Interval{}, Blocks: &BlockStats{}}
 	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
-		return blocksRequest(ctx, spec, conn, side, obs)
+		return blocksRequest(ctx, spec, conn, side, opt)
 	})
 }
 
@@ -32,10 +32,10 @@ func Request(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *S
 // request gets exactly one block of spec.Block bytes (never a size the
 // request names), until the requester's end marker, ctx, or spec.Duration
 // plus grace. Call it on a thread in the responder's network namespace.
-func Respond(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *Side {
+func Respond(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleResponder, Intervals: []Interval{}, Blocks: &BlockStats{}}
 	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
-		return blocksRespond(ctx, spec, conn, side, obs)
+		return blocksRespond(ctx, spec, conn, side, opt)
 	})
 }
 
@@ -56,9 +56,13 @@ func latency(h *hdrhistogram.Histogram) *Latency {
 		P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9), Max: h.Max()}
 }
 
-func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs Observer) (time.Duration, error) {
+func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
 	pc := ipv4.NewPacketConn(conn)
-	nchunks, sizes := chunking(spec.Block)
+	off := opt.overhead()
+	nchunks, sizes := chunking(spec.Block, off)
+	if spec.Request < off+HeaderLen || sizes[len(sizes)-1] < off+HeaderLen {
+		return 0, errorf("blocks: request %d and block %d must hold the %d bytes of headers", spec.Request, spec.Block, off+HeaderLen)
+	}
 	full := uint64(1)<<nchunks - 1
 	slots := make([]blockSlot, spec.Outstanding)
 	gens := make([]uint64, spec.Outstanding)
@@ -75,7 +79,7 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	st.Chunks = nchunks
 	start := time.Now()
 	end := start.Add(spec.Duration)
-	iv := newIntervals(start, spec.Interval, RoleRequester, obs)
+	iv := newIntervals(start, spec.Interval, RoleRequester, opt.Observer)
 	var (
 		in       Interval
 		h        Header
@@ -127,7 +131,10 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 				gens[i]++
 				seq := gens[i]<<slotBits | uint64(i)
 				slots[i] = blockSlot{seq: seq, sent: t, busy: true}
-				(&Header{Kind: KindRequest, Seq: seq, Stamp: t.UnixNano(), Size: uint32(spec.Block), Chunks: uint16(nchunks)}).Put(reqs[n].Buffers[0])
+				(&Header{Kind: KindRequest, Seq: seq, Stamp: t.UnixNano(), Size: uint32(spec.Block), Chunks: uint16(nchunks)}).Put(reqs[n].Buffers[0][off:])
+				if err = opt.seal(reqs[n].Buffers[0]); err != nil {
+					break
+				}
 				n++
 			}
 			for off := 0; off < n; {
@@ -172,7 +179,8 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		}
 		for i := 0; i < n; i++ {
 			m := &resp[i]
-			if h.Parse(m.Buffers[0][:m.N]) != nil || h.Kind != KindResponse || int(h.Chunk) >= nchunks {
+			pkt := m.Buffers[0][:m.N]
+			if len(pkt) < off || h.Parse(pkt[off:]) != nil || h.Kind != KindResponse || int(h.Chunk) >= nchunks || opt.open(pkt) != nil {
 				st.Foreign++
 				continue
 			}
@@ -206,9 +214,9 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	side.Bytes = st.Completed * int64(spec.Block)
 	st.RTT = latency(hist)
 	// Tell the responder we are done (it also stops on its own deadline).
-	mk := make([]byte, HeaderLen)
-	(&Header{Kind: KindEnd, Seq: uint64(st.Requests)}).Put(mk)
-	for i := 0; i < 2 && ctx.Err() == nil; i++ {
+	mk := make([]byte, off+HeaderLen)
+	(&Header{Kind: KindEnd, Seq: uint64(st.Requests)}).Put(mk[off:])
+	for i := 0; i < 2 && ctx.Err() == nil && opt.seal(mk) == nil; i++ {
 		conn.Write(mk)
 	}
 	if err != nil {
@@ -217,9 +225,10 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	return d, nil
 }
 
-func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs Observer) (time.Duration, error) {
+func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
 	pc := ipv4.NewPacketConn(conn)
-	nchunks, sizes := chunking(spec.Block)
+	off := opt.overhead()
+	nchunks, sizes := chunking(spec.Block, off)
 	reqs := make([]ipv4.Message, maxBatch)
 	for i := range reqs {
 		reqs[i].Buffers = [][]byte{make([]byte, max(spec.Request, HeaderLen))}
@@ -246,9 +255,16 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	)
 	conn.SetReadDeadline(deadline)
 	flush := func() {
-		for off := 0; off < k && err == nil && ctx.Err() == nil; {
-			w, werr := pc.WriteBatch(out[off:k], 0)
-			off += w
+		if k > 0 && err == nil {
+			bytes := 0
+			for i := 0; i < k; i++ {
+				bytes += len(out[i].Buffers[0])
+			}
+			err = opt.wait(ctx, bytes)
+		}
+		for sent := 0; sent < k && err == nil && ctx.Err() == nil; {
+			w, werr := pc.WriteBatch(out[sent:k], 0)
+			sent += w
 			if werr != nil && !isTimeout(werr) {
 				err = werr
 			}
@@ -274,7 +290,8 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		}
 		for i := 0; i < n; i++ {
 			m := &reqs[i]
-			if r.Parse(m.Buffers[0][:m.N]) != nil {
+			pkt := m.Buffers[0][:m.N]
+			if len(pkt) < off || r.Parse(pkt[off:]) != nil || opt.open(pkt) != nil {
 				st.Foreign++
 				continue
 			}
@@ -289,7 +306,7 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			}
 			if iv == nil {
 				start = now
-				iv = newIntervals(start, spec.Interval, RoleResponder, obs)
+				iv = newIntervals(start, spec.Interval, RoleResponder, opt.Observer)
 				hardEnd = start.Add(spec.Duration + spec.BlockTimeout + drainGrace)
 			}
 			st.Requests++
@@ -297,7 +314,10 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			for c := 0; c < nchunks; c++ {
 				h.Chunk = uint16(c)
 				b := bufs[k][:sizes[c]]
-				h.Put(b)
+				h.Put(b[off:])
+				if err = opt.seal(b); err != nil {
+					break
+				}
 				out[k].Buffers[0] = b
 				k++
 				if k == len(out) {

@@ -87,7 +87,8 @@ func (h *Header) Parse(b []byte) error {
 // otherwise n datagrams of nearly equal size whose sizes add up to the
 // block, each at most MaxDatagram. A block above 64 KiB cannot be one UDP
 // datagram at all; Oracle's own UDP IPC splits such messages too.
-func chunking(size int) (n int, sizes []int) {
+func chunking(size, overhead int) (n int, sizes []int) {
+	_ = overhead // every chunk is a whole datagram: its headers are inside size
 	n = (size + MaxDatagram - 1) / MaxDatagram
 	if n < 1 {
 		n = 1

@@ -39,11 +39,11 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 		return nil, err
 	}
 	res := &Result{Spec: spec, Start: time.Now()}
-	observe := func(d Direction) Observer {
+	observe := func(d Direction) Options {
 		if obs == nil {
-			return nil
+			return Options{}
 		}
-		return func(r Role, in Interval) { obs(d, r, in) }
+		return Options{Observer: func(r Role, in Interval) { obs(d, r, in) }}
 	}
 	peerSpec := spec
 	peerSpec.CPU = spec.PeerCPU
@@ -96,7 +96,7 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 	return res, nil
 }
 
-func runLocalTCP(ctx context.Context, res *Result, spec, peerSpec Spec, client, server Place, observe func(Direction) Observer) (*Result, error) {
+func runLocalTCP(ctx context.Context, res *Result, spec, peerSpec Spec, client, server Place, observe func(Direction) Options) (*Result, error) {
 	dirs := []Direction{Forward}
 	if spec.Bidir {
 		dirs = []Direction{Forward, Reverse}

@@ -21,18 +21,18 @@ const drainGrace = 3 * time.Second
 // receiver to close. Call it on a thread in the sender's network namespace.
 // What was measured is returned even when ctx is cancelled or a stream fails
 // (Side.Error says why).
-func SendTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, obs Observer) *Side {
-	return runTCP(ctx, spec, conns, RoleSender, obs)
+func SendTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Options) *Side {
+	return runTCP(ctx, spec, conns, RoleSender, opt)
 }
 
 // ReceiveTCP reads every conn until the sender closes it (or spec.Duration
 // plus a grace period passes), one locked thread per stream. Call it on a
 // thread in the receiver's network namespace.
-func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, obs Observer) *Side {
-	return runTCP(ctx, spec, conns, RoleReceiver, obs)
+func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Options) *Side {
+	return runTCP(ctx, spec, conns, RoleReceiver, opt)
 }
 
-func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, obs Observer) *Side {
+func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt Options) *Side {
 	side := &Side{Role: role, Intervals: []Interval{}}
 	spec, err := spec.Normalize()
 	if err != nil {
@@ -66,7 +66,7 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, obs
 	for i, c := range conns {
 		c.SetDeadline(end)
 		if role == RoleSender {
-			results[i] = startThread(spec.CPU, func() error { return tcpWrite(ctx, c, spec.Len, end, &bytes[i]) })
+			results[i] = startThread(spec.CPU, func() error { return tcpWrite(ctx, c, spec.Len, end, &bytes[i], opt) })
 		} else {
 			results[i] = startThread(spec.CPU, func() error { return tcpRead(c, &bytes[i], &started) })
 		}
@@ -103,7 +103,7 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, obs
 			start = time.Unix(0, s)
 		}
 	}
-	iv := newIntervals(start, spec.Interval, role, obs)
+	iv := newIntervals(start, spec.Interval, role, opt.Observer)
 	var lastBytes, lastRetrans int64
 	sample := func() Interval {
 		var in Interval
@@ -180,9 +180,12 @@ loop:
 	return side
 }
 
-func tcpWrite(ctx context.Context, c *net.TCPConn, size int, end time.Time, n *atomic.Int64) error {
+func tcpWrite(ctx context.Context, c *net.TCPConn, size int, end time.Time, n *atomic.Int64, opt Options) error {
 	buf := make([]byte, size)
 	for ctx.Err() == nil && time.Now().Before(end) {
+		if err := opt.wait(ctx, size); err != nil {
+			break
+		}
 		w, err := c.Write(buf)
 		n.Add(int64(w))
 		if err != nil {

@@ -20,26 +20,26 @@ func unsupported(role Role) *Side {
 }
 
 // SendTCP is only implemented on Linux.
-func SendTCP(context.Context, Spec, []*net.TCPConn, Observer) *Side { return unsupported(RoleSender) }
+func SendTCP(context.Context, Spec, []*net.TCPConn, Options) *Side { return unsupported(RoleSender) }
 
 // ReceiveTCP is only implemented on Linux.
-func ReceiveTCP(context.Context, Spec, []*net.TCPConn, Observer) *Side {
+func ReceiveTCP(context.Context, Spec, []*net.TCPConn, Options) *Side {
 	return unsupported(RoleReceiver)
 }
 
 // SendUDP is only implemented on Linux.
-func SendUDP(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleSender) }
+func SendUDP(context.Context, Spec, *net.UDPConn, Options) *Side { return unsupported(RoleSender) }
 
 // ReceiveUDP is only implemented on Linux.
-func ReceiveUDP(context.Context, Spec, *net.UDPConn, Observer) *Side {
+func ReceiveUDP(context.Context, Spec, *net.UDPConn, Options) *Side {
 	return unsupported(RoleReceiver)
 }
 
 // Request is only implemented on Linux.
-func Request(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleRequester) }
+func Request(context.Context, Spec, *net.UDPConn, Options) *Side { return unsupported(RoleRequester) }
 
 // Respond is only implemented on Linux.
-func Respond(context.Context, Spec, *net.UDPConn, Observer) *Side { return unsupported(RoleResponder) }
+func Respond(context.Context, Spec, *net.UDPConn, Options) *Side { return unsupported(RoleResponder) }
 
 // RunLocal is only implemented on Linux.
 func RunLocal(context.Context, Spec, Place, Place, func(Direction, Role, Interval)) (*Result, error) {

@@ -149,7 +149,7 @@ func FuzzHeaderParse(f *testing.F) {
 
 func TestChunking(t *testing.T) {
 	for _, c := range []struct{ size, n int }{{8192, 1}, {MaxDatagram, 1}, {MaxDatagram + 1, 2}, {1 << 20, 17}} {
-		n, sizes := chunking(c.size)
+		n, sizes := chunking(c.size, 0)
 		sum := 0
 		for _, s := range sizes {
 			sum += s

@@ -31,10 +31,10 @@ var endMarkerDelays = []time.Duration{0, 10 * time.Millisecond, 50 * time.Millis
 // spec.Duration, paced to spec.RateBitsPerSec (payload bits; unpaced when
 // zero) in sendmmsg batches, then end markers carrying the count sent. Call
 // it on a thread in the sender's network namespace.
-func SendUDP(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *Side {
+func SendUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleSender, Intervals: []Interval{}, UDP: &UDPStats{}}
 	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
-		return udpSend(ctx, spec, conn, side, obs)
+		return udpSend(ctx, spec, conn, side, opt)
 	})
 }
 
@@ -43,10 +43,10 @@ func SendUDP(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *S
 // loss, reordering and duplicates come from the numbers, jitter from the
 // senders' stamps and kernel receive times. Call it on a thread in the
 // receiver's network namespace.
-func ReceiveUDP(ctx context.Context, spec Spec, conn *net.UDPConn, obs Observer) *Side {
+func ReceiveUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleReceiver, Intervals: []Interval{}, UDP: &UDPStats{}}
 	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
-		return udpReceive(ctx, spec, conn, side, obs)
+		return udpReceive(ctx, spec, conn, side, opt)
 	})
 }
 
@@ -95,7 +95,11 @@ func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot f
 	return side
 }
 
-func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs Observer) (time.Duration, error) {
+func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+	off := opt.overhead()
+	if spec.Len < off+HeaderLen {
+		return 0, errorf("udp: --len %d is below the %d bytes of headers", spec.Len, off+HeaderLen)
+	}
 	pc := ipv4.NewPacketConn(conn)
 	batch := batchFor(spec.Len)
 	ms := make([]ipv4.Message, batch)
@@ -111,7 +115,7 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs 
 		perMs := int(float64(spec.RateBitsPerSec) / 8 / float64(spec.Len) / 100)
 		p = newPacer(start, spec.RateBitsPerSec, spec.Len, max(batch, perMs))
 	}
-	iv := newIntervals(start, spec.Interval, RoleSender, obs)
+	iv := newIntervals(start, spec.Interval, RoleSender, opt.Observer)
 	var seq uint64
 	var in Interval
 	var err error
@@ -132,10 +136,19 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs 
 				continue
 			}
 		}
+		if err = opt.wait(ctx, n*spec.Len); err != nil {
+			break
+		}
 		h.Stamp = now.UnixNano()
 		for i := 0; i < n; i++ {
 			h.Seq = seq + uint64(i)
-			h.Put(ms[i].Buffers[0])
+			h.Put(ms[i].Buffers[0][off:])
+			if err = opt.seal(ms[i].Buffers[0]); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
 		}
 		sent, werr := pc.WriteBatch(ms[:n], 0)
 		if sent > 0 {
@@ -160,8 +173,8 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs 
 	}
 	// End markers: bounded, and skipped when cancelled (the receiver is
 	// being cancelled too).
-	mk := make([]byte, HeaderLen)
-	(&Header{Kind: KindEnd, Seq: seq, Stamp: time.Now().UnixNano()}).Put(mk)
+	mk := make([]byte, off+HeaderLen)
+	(&Header{Kind: KindEnd, Seq: seq, Stamp: time.Now().UnixNano()}).Put(mk[off:])
 	var last time.Duration
 	for _, at := range endMarkerDelays {
 		if ctx.Err() != nil {
@@ -169,12 +182,15 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs 
 		}
 		nanosleep(at - last)
 		last = at
-		conn.Write(mk)
+		if opt.seal(mk) == nil {
+			conn.Write(mk)
+		}
 	}
 	return d, nil
 }
 
-func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, obs Observer) (time.Duration, error) {
+func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+	off := opt.overhead()
 	if err := enableRxTimestamps(conn); err != nil {
 		return 0, errorf("udp: SO_TIMESTAMPNS: %w", err)
 	}
@@ -217,7 +233,8 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 		}
 		for i := 0; i < n; i++ {
 			m := &ms[i]
-			if h.Parse(m.Buffers[0][:m.N]) != nil {
+			pkt := m.Buffers[0][:m.N]
+			if len(pkt) < off || h.Parse(pkt[off:]) != nil || opt.open(pkt) != nil {
 				foreign++
 				continue
 			}
@@ -234,7 +251,7 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 				// The receiver's clock starts with the first datagram.
 				start = now
 				iv = newIntervals(start, spec.Interval, RoleReceiver, nil)
-				iv.obs = obs
+				iv.obs = opt.Observer
 				hardEnd = start.Add(spec.Duration + drainGrace)
 			}
 			before := tr.unique
