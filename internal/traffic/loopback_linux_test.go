@@ -9,7 +9,7 @@ import (
 
 var lo = Place{Addr: netip.MustParseAddr("127.0.0.1")}
 
-func run(t *testing.T, ctx context.Context, spec Spec) *Result {
+func runLo(t *testing.T, ctx context.Context, spec Spec) *Result {
 	t.Helper()
 	res, err := RunLocal(ctx, spec, lo, lo, nil)
 	if err != nil {
@@ -29,7 +29,7 @@ func run(t *testing.T, ctx context.Context, spec Spec) *Result {
 }
 
 func TestLoopbackTCP(t *testing.T) {
-	res := run(t, context.Background(), Spec{Mode: ModeTCP, Duration: time.Second, Interval: 250 * time.Millisecond, Parallel: 2})
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: time.Second, Interval: 250 * time.Millisecond, Parallel: 2})
 	f := res.Flows[0]
 	s := f.Summary
 	t.Logf("tcp: %.2f Gbit/s, retrans %d, client %+v", s.BitsPerSec/1e9, s.Retransmits, f.Client.CPU)
@@ -48,7 +48,7 @@ func TestLoopbackTCP(t *testing.T) {
 }
 
 func TestLoopbackTCPBidir(t *testing.T) {
-	res := run(t, context.Background(), Spec{Mode: ModeTCP, Duration: 500 * time.Millisecond, Bidir: true})
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 500 * time.Millisecond, Bidir: true})
 	if len(res.Flows) != 2 || res.Flows[1].Direction != Reverse || res.Flows[1].Server.Role != RoleSender || res.Flows[1].Summary.Bytes == 0 {
 		t.Fatalf("flows = %+v", res.Flows)
 	}
@@ -56,7 +56,7 @@ func TestLoopbackTCPBidir(t *testing.T) {
 
 func TestLoopbackUDPPaced(t *testing.T) {
 	const rate = 100e6
-	res := run(t, context.Background(), Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400})
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400})
 	s := res.Flows[0].Summary
 	t.Logf("udp: %.1f Mbit/s sent %d lost %d jitter %dns", s.BitsPerSec/1e6, s.Sent, s.Lost, s.Jitter)
 	sent := res.Flows[0].Client
@@ -73,7 +73,7 @@ func TestLoopbackUDPPaced(t *testing.T) {
 }
 
 func TestLoopbackUDPReverse(t *testing.T) {
-	res := run(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateBitsPerSec: 10e6, Reverse: true})
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateBitsPerSec: 10e6, Reverse: true})
 	f := res.Flows[0]
 	if f.Direction != Reverse || f.Server.Role != RoleSender || f.Client.UDP.Received == 0 {
 		t.Fatalf("reverse flow = %+v / %+v", f.Client, f.Server)
@@ -84,7 +84,7 @@ func TestLoopbackBlocks(t *testing.T) {
 	for _, tc := range []struct {
 		block, outstanding, chunks int
 	}{{8 << 10, 1, 1}, {8 << 10, 8, 1}, {1 << 20, 2, 17}} {
-		res := run(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: tc.block, Outstanding: tc.outstanding})
+		res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: tc.block, Outstanding: tc.outstanding})
 		f := res.Flows[0]
 		s := f.Summary
 		if s.RTT == nil || s.Messages == 0 {
@@ -111,7 +111,7 @@ func TestLoopbackCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(400*time.Millisecond, cancel)
 		t0 := time.Now()
-		res := run(t, ctx, Spec{Mode: mode, Duration: 30 * time.Second, RateBitsPerSec: 50e6, Interval: 100 * time.Millisecond})
+		res := runLo(t, ctx, Spec{Mode: mode, Duration: 30 * time.Second, RateBitsPerSec: 50e6, Interval: 100 * time.Millisecond})
 		took := time.Since(t0)
 		cancel()
 		f := res.Flows[0]

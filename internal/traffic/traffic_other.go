@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+
+	"github.com/interlink/interlink/internal/agent"
 )
 
 // Place is where one end of a local run lives (see the Linux version).
@@ -45,3 +47,11 @@ func Respond(context.Context, Spec, *net.UDPConn, Options) *Side { return unsupp
 func RunLocal(context.Context, Spec, Place, Place, func(Direction, Role, Interval)) (*Result, error) {
 	return nil, errors.ErrUnsupported
 }
+
+// RunRemote is only implemented on Linux.
+func RunRemote(context.Context, *agent.Client, Spec, func(Direction, Role, Interval)) (*Result, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// LinkRate is only implemented on Linux.
+func LinkRate(netip.Addr) int64 { return 0 }
