@@ -1,0 +1,70 @@
+package inventory
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// persistedReader parses the files of one configuration system.
+type persistedReader struct {
+	format string
+	gather func(src *Source) ([]PersistedConfig, []string, bool) // configs, problems, found any file
+}
+
+var persistedReaders = []persistedReader{
+	{"ifcfg", gatherIfcfg},
+	{"networkmanager", gatherKeyfiles},
+	{"netplan", gatherNetplan},
+	{"interfaces", gatherInterfacesFile},
+}
+
+// gatherPersisted reads every persisted network configuration system the
+// node has; several may coexist (ifcfg and NetworkManager keyfiles on RHEL
+// 8/9, netplan and a loopback-only /etc/network/interfaces on Debian).
+func gatherPersisted(src *Source, inv *Inventory) {
+	var problems, found []string
+	for _, r := range persistedReaders {
+		cfgs, probs, any := r.gather(src)
+		if any {
+			found = append(found, r.format)
+		}
+		inv.Persisted = append(inv.Persisted, cfgs...)
+		problems = append(problems, probs...)
+	}
+	sort.SliceStable(inv.Persisted, func(i, j int) bool {
+		a, b := inv.Persisted[i], inv.Persisted[j]
+		if a.Interface != b.Interface {
+			return a.Interface < b.Interface
+		}
+		return a.File < b.File
+	})
+	switch {
+	case len(found) == 0 && len(problems) == 0:
+		inv.addSection("persisted", "absent", "no ifcfg, NetworkManager keyfile, netplan or /etc/network/interfaces found")
+	case len(problems) > 0:
+		inv.addSection("persisted", "partial", strings.Join(problems, "; "))
+	default:
+		inv.addSection("persisted", "ok", fmt.Sprintf("%s: %d interfaces", strings.Join(found, ", "), len(inv.Persisted)))
+	}
+}
+
+// listDir returns the node paths of the regular entries of dir whose names
+// pass keep, sorted, or an error text when dir exists but cannot be read.
+func listDir(src *Source, dir string, keep func(string) bool) ([]string, string) {
+	ents, err := src.ReadDir(dir)
+	if err != nil {
+		if isNotExist(err) {
+			return nil, ""
+		}
+		return nil, fmt.Sprintf("%s: %s", dir, errText(err))
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() && keep(e.Name()) {
+			out = append(out, dir+"/"+e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, ""
+}
