@@ -32,6 +32,7 @@ func gatherAddresses(src *Source, inv *Inventory) {
 	} else {
 		local, prefixes := ParseFibTrie(strings.NewReader(string(b)))
 		routes, err := ParseRoutes(strings.NewReader(string(rb)))
+		inv.Routes = routes
 		if err != nil {
 			status = "partial"
 			notes = append(notes, "/proc/net/route: "+err.Error())
@@ -67,11 +68,11 @@ func gatherAddresses(src *Source, inv *Inventory) {
 
 // Route is one line of /proc/net/route.
 type Route struct {
-	Interface   string
-	Destination netip.Prefix
-	Gateway     netip.Addr
-	Flags       uint32
-	Metric      int
+	Interface   string       `json:"interface"`
+	Destination netip.Prefix `json:"destination"`
+	Gateway     netip.Addr   `json:"gateway"`
+	Flags       uint32       `json:"flags"`
+	Metric      int          `json:"metric"`
 }
 
 // ParseRoutes parses /proc/net/route (addresses in host byte order as hex).

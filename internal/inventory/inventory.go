@@ -11,6 +11,7 @@ import (
 type Inventory struct {
 	Node       Node              `json:"node"`
 	Interfaces []Interface       `json:"interfaces"`
+	Routes     []Route           `json:"routes"` // IPv4 main table, /proc/net/route
 	Persisted  []PersistedConfig `json:"persisted"`
 	Sysctls    map[string]string `json:"sysctls"`
 	Counters   *Counters         `json:"counters,omitempty"`
