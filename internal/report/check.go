@@ -138,7 +138,7 @@ func counters(p *printer, inv *inventory.Inventory) {
 	}
 	var parts []string
 	add := func(label string, cnt inventory.Counter) {
-		if strings.HasSuffix(cnt.Name, "packets") || cnt.Name == "InDatagrams" || cnt.Name == "ReasmReqds" || cnt.Name == "ReasmOKs" {
+		if strings.HasSuffix(cnt.Name, "packets") || cnt.Name == "InDatagrams" || cnt.Name == "ReasmReqds" || cnt.Name == "ReasmOKs" || cnt.Name == "FragCreates" {
 			return // volume, not trouble
 		}
 		switch {

@@ -73,8 +73,8 @@ func sysctlInt(inv *inventory.Inventory, name string) (int64, Evidence, bool) {
 
 // sysctlPersist is the fix line for persisting sysctls the Oracle way.
 func sysctlPersist(settings ...string) string {
-	return fmt.Sprintf("sysctl -w %s; persist in /etc/sysctl.d/98-oracle.conf (%s) and run 'sysctl --system'",
-		strings.Join(settings, " "), strings.Join(settings, ", "))
+	return fmt.Sprintf("sysctl -w %s, and put the same setting(s) in /etc/sysctl.d/98-oracle.conf so they survive a reboot",
+		strings.Join(settings, " "))
 }
 
 func init() {
@@ -212,6 +212,11 @@ func checkMTUPersist(inv *inventory.Inventory, cfg *Config) []Finding {
 			continue
 		}
 		for _, c := range inv.PersistedFor(ifc.Name) {
+			if c.MTU == 0 && ifc.Kind == "bond-slave" {
+				// A slave takes the bond's MTU: the bond's own finding
+				// (and NET-BOND-MTU) already say it.
+				continue
+			}
 			m, how, ok := persistedMTU(inv, ifc, c, 0)
 			if !ok || m == ifc.MTU {
 				continue

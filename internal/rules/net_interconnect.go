@@ -212,14 +212,11 @@ func checkRPFilter(inv *inventory.Inventory, cfg *Config) []Finding {
 	if len(strict) == 0 {
 		return nil
 	}
-	if all == 1 {
-		fixes = append([]string{"net.ipv4.conf.all.rp_filter=2"}, fixes...)
-	}
 	return []Finding{{Severity: Critical, Object: "interconnect",
 		Message: fmt.Sprintf("strict reverse-path filtering (effective rp_filter = max(all, interface) = 1) on %s with %d interconnect NICs: the kernel drops interconnect packets that arrive on the other NIC",
 			strings.Join(strict, ", "), len(present)),
 		Evidence: ev,
-		Fix:      sysctlPersist(fixes...)}}
+		Fix:      sysctlPersist(fixes...) + " (2 per interface is enough: the effective value is the larger of all and the interface)"}}
 }
 
 var haipRange = netip.MustParsePrefix("169.254.0.0/16")
@@ -230,7 +227,7 @@ func checkHAIP(inv *inventory.Inventory, cfg *Config) []Finding {
 	}
 	var out []Finding
 	for _, r := range inv.Routes {
-		if !r.Destination.Overlaps(haipRange) || isInterconnect(inv, cfg, r.Interface) {
+		if r.Destination.Bits() < haipRange.Bits() || !haipRange.Contains(r.Destination.Addr()) || isInterconnect(inv, cfg, r.Interface) {
 			continue
 		}
 		out = append(out, Finding{Severity: Warning, Object: "route " + r.Destination.String(),

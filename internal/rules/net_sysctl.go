@@ -13,11 +13,12 @@ import (
 var udpBufferMinimums = []struct {
 	name string
 	min  int64
+	why  string
 }{
-	{"net.core.rmem_default", 262144},
-	{"net.core.rmem_max", 4194304},
-	{"net.core.wmem_default", 262144},
-	{"net.core.wmem_max", 1048576},
+	{"net.core.rmem_default", 262144, "UDP receive buffers overflow under Cache Fusion bursts (Udp RcvbufErrors)"},
+	{"net.core.rmem_max", 4194304, "Oracle cannot enlarge its receive buffers to what it asks for (Udp RcvbufErrors)"},
+	{"net.core.wmem_default", 262144, "UDP send buffers fill under bursts (Udp SndbufErrors)"},
+	{"net.core.wmem_max", 1048576, "Oracle cannot enlarge its send buffers to what it asks for (Udp SndbufErrors)"},
 }
 
 func init() {
@@ -45,8 +46,8 @@ func checkUDPBuffers(inv *inventory.Inventory, cfg *Config) []Finding {
 			continue
 		}
 		out = append(out, Finding{Severity: Warning, Object: "sysctl " + m.name,
-			Message: fmt.Sprintf("%s is %d (%s), below Oracle's minimum %d (%s): UDP receive buffers overflow under Cache Fusion bursts (Udp RcvbufErrors)",
-				m.name, v, units.FormatBytes(float64(v)), m.min, units.FormatBytes(float64(m.min))),
+			Message: fmt.Sprintf("%d (%s) is below Oracle's minimum %d (%s): %s",
+				v, units.FormatBytes(float64(v)), m.min, units.FormatBytes(float64(m.min)), m.why),
 			Evidence: []Evidence{ev},
 			Fix:      sysctlPersist(fmt.Sprintf("%s=%d", m.name, m.min))})
 	}
