@@ -119,7 +119,7 @@ func checkIfErrors(inv *inventory.Inventory, cfg *Config) []Finding {
 			sev = Critical
 		}
 		out = append(out, Finding{Severity: sev, Object: "interface " + ifc.Name,
-			Message: fmt.Sprintf("%s over %s: frames are lost on this interface", strings.Join(moved, ", "), c.IntervalNs),
+			Message:  fmt.Sprintf("%s over %s: frames are lost on this interface", strings.Join(moved, ", "), c.IntervalNs),
 			Evidence: ev,
 			Fix: fmt.Sprintf("'ethtool -S %s' for the driver's detail; check cable, switch port errors and ring sizes ('ethtool -g %s'); rx_dropped also rises when the softirq backlog is full (net.core.netdev_max_backlog)",
 				ifc.Name, ifc.Name)})
