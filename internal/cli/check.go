@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,7 @@ type checkFlags struct {
 	mountRoles   []string
 	platform     string
 	collect      string
+	listRules    bool
 }
 
 func newCheckCmd(e *env) *cobra.Command {
@@ -63,6 +65,7 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 	fl.StringArrayVar(&f.mountRoles, "mount-role", nil, "what an NFS mount holds, PATH=ROLE (datafiles, redo, crs, home, backup, other); repeatable")
 	fl.StringVar(&f.platform, "platform", "linux", "platform row of the NFS option table: linux, solaris, aix, hpux")
 	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
+	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
 	return c
 }
 
@@ -102,6 +105,9 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 }
 
 func runCheck(e *env, f checkFlags) error {
+	if f.listRules {
+		return listRules(e, f.asJSON)
+	}
 	cfg, err := checkConfig(f)
 	if err != nil {
 		return err
@@ -161,4 +167,32 @@ func writeBundle(src *inventory.Source, name string) error {
 		return fmt.Errorf("check: --collect %s: %w", name, err)
 	}
 	return nil
+}
+
+// RuleInfo is one row of `interlink check --rules`.
+type RuleInfo struct {
+	ID       string         `json:"id"`
+	Severity rules.Severity `json:"severity"`
+	Title    string         `json:"title"`
+	Source   string         `json:"source"`
+}
+
+func listRules(e *env, asJSON bool) error {
+	all := rules.All()
+	infos := make([]RuleInfo, 0, len(all))
+	for _, r := range all {
+		infos = append(infos, RuleInfo{ID: r.ID, Severity: r.Severity, Title: r.Title, Source: r.Source})
+	}
+	if asJSON {
+		return report.JSON(e.stdout, struct {
+			Schema string     `json:"schema"`
+			Rules  []RuleInfo `json:"rules"`
+		}{"interlink.check-rules/v1", infos})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "RULE\tSEVERITY\tDETECTS\n")
+	for _, r := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Title)
+	}
+	return tw.Flush()
 }

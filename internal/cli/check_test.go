@@ -320,3 +320,23 @@ func BenchmarkCheckFixture(b *testing.B) {
 		}
 	}
 }
+
+func TestCheckRules(t *testing.T) {
+	out, _, code := run(t, "check", "--rules")
+	if code != ExitOK || !strings.Contains(out, "NET-BOND-MTU          critical  bond slave MTU differs") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	out, _, _ = run(t, "check", "--rules", "--json")
+	var doc struct {
+		Schema string
+		Rules  []RuleInfo
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "interlink.check-rules/v1" {
+		t.Fatalf("%v %q", err, doc.Schema)
+	}
+	for _, r := range doc.Rules {
+		if r.ID == "" || r.Title == "" || r.Source == "" {
+			t.Errorf("rule without id, title or source: %+v", r)
+		}
+	}
+}

@@ -59,9 +59,15 @@ func gatherAddresses(src *Source, inv *Inventory) {
 		status = "partial"
 		notes = append(notes, "/proc/net/if_inet6: "+errText(err))
 	}
+	n4, n6 := 0, 0
 	for i := range inv.Interfaces {
 		ifc := &inv.Interfaces[i]
 		ifc.Addresses = append(append([]string{}, v4[ifc.Name]...), v6[ifc.Name]...)
+		n4 += len(v4[ifc.Name])
+		n6 += len(v6[ifc.Name])
+	}
+	if status == "ok" {
+		notes = append(notes, fmt.Sprintf("%d IPv4 (fib_trie, route), %d IPv6 (if_inet6)", n4, n6))
 	}
 	inv.addSection("addresses", status, strings.Join(notes, "; "))
 }

@@ -78,7 +78,8 @@ func ParseNetplan(b []byte, file string) ([]PersistedConfig, error) {
 		return nil, nil
 	}
 	var out []PersistedConfig
-	masters := map[string]string{}
+	var ids []string               // the key of each entry of out
+	masters := map[string]string{} // member id -> master's interface
 	for _, k := range netplanKinds {
 		sec := mapValue(network, k.section)
 		if sec == nil || sec.Kind != yaml.MappingNode {
@@ -106,15 +107,14 @@ func ParseNetplan(b []byte, file string) ([]PersistedConfig, error) {
 				}
 			}
 			out = append(out, c)
+			ids = append(ids, id)
 		}
 	}
 	// bonds and bridges list their members by id; the ids are the keys of
 	// ethernets (or other sections) in the same file.
 	for i := range out {
-		for id, m := range masters {
-			if out[i].Interface == id {
-				out[i].Master = m
-			}
+		if m, ok := masters[ids[i]]; ok {
+			out[i].Master = m
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Interface < out[j].Interface })
