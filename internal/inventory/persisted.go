@@ -68,3 +68,29 @@ func listDir(src *Source, dir string, keep func(string) bool) ([]string, string)
 	sort.Strings(out)
 	return out, ""
 }
+
+// readEach reads the files of dir that pass keep, in name order, and parses
+// each; unreadable or malformed files become problems. found says whether
+// the directory exists (the configuration system is present).
+func readEach(src *Source, dir string, keep func(string) bool, parse func(text, file string) ([]PersistedConfig, error)) (out []PersistedConfig, problems []string, found bool) {
+	files, problem := listDir(src, dir, keep)
+	if problem != "" {
+		problems = append(problems, problem)
+	}
+	for _, f := range files {
+		b, err := src.ReadFile(f)
+		if err != nil {
+			// Keyfiles and recent netplan files are mode 0600 (they may
+			// hold secrets): an ordinary user cannot read them.
+			problems = append(problems, f+": "+errText(err))
+			continue
+		}
+		cfgs, err := parse(string(b), f)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		out = append(out, cfgs...)
+	}
+	return out, problems, len(files) > 0 || problem != ""
+}

@@ -13,7 +13,7 @@ const ifcfgDir = "/etc/sysconfig/network-scripts"
 // gatherIfcfg reads RHEL/Oracle Linux ifcfg-* files (initscripts, and
 // NetworkManager's ifcfg-rh plugin).
 func gatherIfcfg(src *Source) ([]PersistedConfig, []string, bool) {
-	files, problem := listDir(src, ifcfgDir, func(n string) bool {
+	out, problems, found := readEach(src, ifcfgDir, func(n string) bool {
 		// Backups the network scripts themselves skip (ifcfg-eth0.bak,
 		// ifcfg-eth0~, .rpmnew/.rpmsave, .orig) and the loopback.
 		if !strings.HasPrefix(n, "ifcfg-") || n == "ifcfg-lo" || strings.HasSuffix(n, "~") {
@@ -25,21 +25,10 @@ func gatherIfcfg(src *Source) ([]PersistedConfig, []string, bool) {
 			}
 		}
 		return true
+	}, func(text, file string) ([]PersistedConfig, error) {
+		return []PersistedConfig{ParseIfcfg(strings.NewReader(text), file)}, nil
 	})
-	var problems []string
-	if problem != "" {
-		problems = append(problems, problem)
-	}
-	var out []PersistedConfig
-	for _, f := range files {
-		b, err := src.ReadFile(f)
-		if err != nil {
-			problems = append(problems, f+": "+errText(err))
-			continue
-		}
-		out = append(out, ParseIfcfg(strings.NewReader(string(b)), f))
-	}
-	return out, problems, len(files) > 0 || problem != ""
+	return out, problems, found
 }
 
 // ParseIfcfg parses one ifcfg file (shell variable assignments). The

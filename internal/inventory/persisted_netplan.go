@@ -21,46 +21,30 @@ var netplanKinds = []struct{ section, typ string }{
 // lexical order, later keys overriding earlier ones, so the MTU reported
 // for an interface is the last one set and its file is where it was set.
 func gatherNetplan(src *Source) ([]PersistedConfig, []string, bool) {
-	files, problem := listDir(src, netplanDir, func(n string) bool { return strings.HasSuffix(n, ".yaml") })
-	var problems []string
-	if problem != "" {
-		problems = append(problems, problem)
-	}
+	cfgs, problems, found := readEach(src, netplanDir, func(n string) bool { return strings.HasSuffix(n, ".yaml") },
+		func(text, file string) ([]PersistedConfig, error) { return ParseNetplan([]byte(text), file) })
 	byName := map[string]*PersistedConfig{}
 	var order []string
-	for _, f := range files {
-		b, err := src.ReadFile(f)
-		if err != nil {
-			// netplan files are often mode 0600 since netplan 0.106.
-			problems = append(problems, f+": "+errText(err))
+	for _, c := range cfgs {
+		old := byName[c.Interface]
+		if old == nil {
+			cc := c
+			byName[c.Interface] = &cc
+			order = append(order, c.Interface)
 			continue
 		}
-		cfgs, err := ParseNetplan(b, f)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
+		if c.MTU != 0 {
+			old.MTU, old.MTULine, old.File = c.MTU, c.MTULine, c.File
 		}
-		for _, c := range cfgs {
-			old := byName[c.Interface]
-			if old == nil {
-				cc := c
-				byName[c.Interface] = &cc
-				order = append(order, c.Interface)
-				continue
-			}
-			if c.MTU != 0 {
-				old.MTU, old.MTULine, old.File = c.MTU, c.MTULine, c.File
-			}
-			if c.Master != "" {
-				old.Master = c.Master
-			}
+		if c.Master != "" {
+			old.Master = c.Master
 		}
 	}
 	out := make([]PersistedConfig, 0, len(order))
 	for _, n := range order {
 		out = append(out, *byName[n])
 	}
-	return out, problems, len(files) > 0 || problem != ""
+	return out, problems, found
 }
 
 // ParseNetplan parses one netplan YAML file. Devices are named by their key,

@@ -13,27 +13,14 @@ const keyfileDir = "/etc/NetworkManager/system-connections"
 // gatherKeyfiles reads NetworkManager keyfiles (*.nmconnection; older
 // installations also keep extension-less keyfiles there).
 func gatherKeyfiles(src *Source) ([]PersistedConfig, []string, bool) {
-	files, problem := listDir(src, keyfileDir, func(n string) bool {
+	return readEach(src, keyfileDir, func(n string) bool {
 		return !strings.HasPrefix(n, ".") && !strings.HasSuffix(n, "~") && !strings.HasSuffix(n, ".bak")
+	}, func(text, file string) ([]PersistedConfig, error) {
+		if c, ok := ParseKeyfile(strings.NewReader(text), file); ok {
+			return []PersistedConfig{c}, nil
+		}
+		return nil, nil
 	})
-	var problems []string
-	if problem != "" {
-		problems = append(problems, problem)
-	}
-	var out []PersistedConfig
-	for _, f := range files {
-		b, err := src.ReadFile(f)
-		if err != nil {
-			// Keyfiles are mode 0600 (they may hold secrets): an ordinary
-			// user cannot read them.
-			problems = append(problems, f+": "+errText(err))
-			continue
-		}
-		if c, ok := ParseKeyfile(strings.NewReader(string(b)), f); ok {
-			out = append(out, c)
-		}
-	}
-	return out, problems, len(files) > 0 || problem != ""
 }
 
 // ParseKeyfile parses a NetworkManager keyfile (INI). The MTU lives in the

@@ -94,38 +94,36 @@ func init() {
 	)
 }
 
+// mtuMismatches calls f for every interface of kind (bond-slave,
+// bridge-port) whose MTU differs from its master's.
+func mtuMismatches(inv *inventory.Inventory, kind string, f func(port, master *inventory.Interface)) {
+	for i := range inv.Interfaces {
+		port := &inv.Interfaces[i]
+		if port.Kind != kind {
+			continue
+		}
+		if m := inv.Interface(port.Master); m != nil && m.MTU != port.MTU {
+			f(port, m)
+		}
+	}
+}
+
 func checkBondMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 	var out []Finding
-	for i := range inv.Interfaces {
-		slave := &inv.Interfaces[i]
-		if slave.Kind != "bond-slave" {
-			continue
-		}
-		bond := inv.Interface(slave.Master)
-		if bond == nil || bond.MTU == slave.MTU {
-			continue
-		}
+	mtuMismatches(inv, "bond-slave", func(slave, bond *inventory.Interface) {
 		out = append(out, Finding{Severity: Critical, Object: "interface " + slave.Name,
 			Message: fmt.Sprintf("bond slave MTU %d differs from %s MTU %d: frames the bond sends at %d are dropped on this slave",
 				slave.MTU, bond.Name, bond.MTU, bond.MTU),
 			Evidence: []Evidence{mtuEvidence(slave), mtuEvidence(bond)},
 			Fix: fmt.Sprintf("ip link set dev %s mtu %d (in a maintenance window); set MTU only on the bond in the persisted configuration, the kernel gives it to the slaves",
 				slave.Name, bond.MTU)})
-	}
+	})
 	return out
 }
 
 func checkBridgeMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 	var out []Finding
-	for i := range inv.Interfaces {
-		port := &inv.Interfaces[i]
-		if port.Kind != "bridge-port" {
-			continue
-		}
-		br := inv.Interface(port.Master)
-		if br == nil || br.MTU == port.MTU {
-			continue
-		}
+	mtuMismatches(inv, "bridge-port", func(port, br *inventory.Interface) {
 		sev := Warning
 		if isInterconnect(inv, cfg, br.Name) || isInterconnect(inv, cfg, port.Name) {
 			sev = Critical
@@ -140,7 +138,7 @@ func checkBridgeMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 			Evidence: []Evidence{mtuEvidence(port), mtuEvidence(br)},
 			Fix: fmt.Sprintf("give the bridge and every port (vif, tap, bond, NIC) the same MTU: ip link set dev %s mtu %d; ip link set dev %s mtu %d; persist both",
 				port.Name, max(port.MTU, br.MTU), br.Name, max(port.MTU, br.MTU))})
-	}
+	})
 	return out
 }
 
