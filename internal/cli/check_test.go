@@ -319,3 +319,21 @@ func TestCheckRules(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckShowsUnreadableSections: a tree with almost nothing in it still
+// gives a report, and says which sections it could not read.
+func TestCheckShowsUnreadableSections(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "etc"), 0o755)
+	os.WriteFile(filepath.Join(dir, "etc/hostname"), []byte("bare\n"), 0o644)
+	out, errOut, code := run(t, "check", "--root", dir)
+	if code != ExitOK || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"interlink check: bare", "interfaces  unreadable  /sys/class/net: no such file or directory",
+		"IPv4 addresses not read", "(not fully read: interfaces, addresses, sysctls, counters)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,3 +246,56 @@ func TestRelativeTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestInterfaceKinds builds a sysfs tree with one device of each kind, laid
+// out as the kernel does, and checks how each is classified.
+func TestInterfaceKinds(t *testing.T) {
+	dir := t.TempDir()
+	dev := func(name, devpath, uevent string, idx, iflink int, extra map[string]string) string {
+		real := filepath.Join("sys/devices", devpath, "net", name)
+		write(t, dir, filepath.Join(real, "mtu"), "1500\n")
+		write(t, dir, filepath.Join(real, "operstate"), "up\n")
+		write(t, dir, filepath.Join(real, "type"), "1\n")
+		write(t, dir, filepath.Join(real, "ifindex"), itoa(idx)+"\n")
+		write(t, dir, filepath.Join(real, "iflink"), itoa(iflink)+"\n")
+		write(t, dir, filepath.Join(real, "uevent"), uevent+"INTERFACE="+name+"\nIFINDEX="+itoa(idx)+"\n")
+		for k, v := range extra {
+			write(t, dir, filepath.Join(real, k), v)
+		}
+		os.MkdirAll(filepath.Join(dir, "sys/class/net"), 0o755)
+		os.Symlink("../../devices/"+devpath+"/net/"+name, filepath.Join(dir, "sys/class/net", name))
+		return real
+	}
+	dev("eth1", "pci0000:00/0000:00:04.0", "", 2, 2, nil)
+	dev("eth1.100", "virtual", "DEVTYPE=vlan\n", 3, 2, nil)
+	write(t, dir, "proc/net/vlan/eth1.100", "eth1.100  VID: 100\t REORDER_HDR: 1  dev->priv_flags: 1001\n         total frames received            0\n\nDevice: eth1\nINGRESS priority mappings: 0:0  1:0\n")
+	br := dev("br0", "virtual", "DEVTYPE=bridge\n", 4, 4, nil)
+	os.MkdirAll(filepath.Join(dir, br, "brif"), 0o755)
+	os.Symlink("../../vnet0/brport", filepath.Join(dir, br, "brif", "vnet0"))
+	vnet := dev("vnet0", "virtual", "", 5, 5, map[string]string{"tun_flags": "0x1002\n"})
+	os.Symlink("../br0", filepath.Join(dir, vnet, "master"))
+	dev("veth-t1a", "virtual", "", 6, 7, nil)
+	dev("dummy0", "virtual", "", 8, 8, nil)
+	inv, _ := gatherFixture(t, dir)
+	want := map[string][2]string{
+		"eth1": {"physical", "physical"}, "eth1.100": {"vlan", "vlan"}, "br0": {"bridge", "bridge"},
+		"vnet0": {"bridge-port", "tun"}, "veth-t1a": {"veth", "veth"}, "dummy0": {"virtual", "virtual"},
+	}
+	for name, w := range want {
+		ifc := inv.Interface(name)
+		if ifc == nil || ifc.Kind != w[0] || ifc.Type != w[1] {
+			t.Errorf("%s: %+v, want kind %s type %s", name, ifc, w[0], w[1])
+		}
+	}
+	if v := inv.Interface("eth1.100"); v.Parent != "eth1" || v.VLANID != 100 {
+		t.Errorf("vlan %+v", v)
+	}
+	if b := inv.Interface("br0"); strings.Join(b.Ports, ",") != "vnet0" {
+		t.Errorf("bridge ports %v", b.Ports)
+	}
+	if _, ok := inv.Sysctls["net.ipv4.conf.eth1/100.rp_filter"]; ok {
+		t.Error("sysctl of a file that does not exist")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
