@@ -36,29 +36,68 @@ func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return o.String(), e.String(), code
 }
 
+// fixtureArgs returns the flags an operator would give check for a fixture:
+// --interconnect from interconnect.txt, --mount-role from roles.txt (one
+// PATH=ROLE a line) and --platform from platform.txt, when present.
+func fixtureArgs(t *testing.T, dir string) []string {
+	var args []string
+	lines := func(name string) []string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, l := range strings.Split(string(b), "\n") {
+			if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	for _, l := range lines("interconnect.txt") {
+		args = append(args, "--interconnect", l)
+	}
+	for _, l := range lines("roles.txt") {
+		args = append(args, "--mount-role", l)
+	}
+	for _, l := range lines("platform.txt") {
+		args = append(args, "--platform", l)
+	}
+	return args
+}
+
+// TestCheckGolden audits every fixture under testdata/nodes and compares
+// the text and JSON reports with testdata/check/NAME.{txt,json}.
 func TestCheckGolden(t *testing.T) {
 	fixedClock(t)
-	cases := []struct {
-		name string
-		args []string
-		code int
-	}{
-		{"ol8-rac-bond-jumbo", nil, ExitOK},
-		{"debian12-netplan", []string{"--interconnect", "eth1"}, ExitOK},
-		{"ol7-everything-wrong", nil, ExitCritical},
+	ents, err := os.ReadDir(fixtures)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
+	want := map[string]int{"ol8-rac-bond-jumbo": ExitOK, "debian12-netplan": ExitOK, "ol7-everything-wrong": ExitCritical}
+	seen := 0
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		if _, ok := want[name]; ok {
+			seen++
+		}
 		for _, format := range []string{"txt", "json"} {
-			t.Run(c.name+"."+format, func(t *testing.T) {
-				args := append([]string{"check", "--root", fixtures + c.name}, c.args...)
+			t.Run(name+"."+format, func(t *testing.T) {
+				args := append([]string{"check", "--root", fixtures + name}, fixtureArgs(t, fixtures+name)...)
 				if format == "json" {
 					args = append(args, "--json")
 				}
 				out, errOut, code := run(t, args...)
-				if code != c.code || errOut != "" {
-					t.Errorf("exit %d (want %d), stderr %q", code, c.code, errOut)
+				if code == ExitUnknown || errOut != "" {
+					t.Fatalf("exit %d, stderr %q", code, errOut)
 				}
-				golden := filepath.Join("testdata", "check", c.name+"."+format)
+				if w, ok := want[name]; ok && code != w {
+					t.Errorf("exit %d, want %d", code, w)
+				}
+				golden := filepath.Join("testdata", "check", name+"."+format)
 				if *update {
 					os.MkdirAll(filepath.Dir(golden), 0o755)
 					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
@@ -66,15 +105,18 @@ func TestCheckGolden(t *testing.T) {
 					}
 					return
 				}
-				want, err := os.ReadFile(golden)
+				wantOut, err := os.ReadFile(golden)
 				if err != nil {
-					t.Fatalf("%v (run 'go test ./internal/cli -run TestCheckGolden -update')", err)
+					t.Fatalf("%v (run 'go test ./internal/cli -run TestCheckGolden -update' and review the new file)", err)
 				}
-				if out != string(want) {
+				if out != string(wantOut) {
 					t.Errorf("output differs from %s (rerun with -update and review the diff):\n%s", golden, out)
 				}
 			})
 		}
+	}
+	if seen != len(want) {
+		t.Errorf("found %d of the %d network fixtures", seen, len(want))
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/fixture"
 )
 
 const fixtures = "../../testdata/nodes/"
@@ -299,3 +301,16 @@ func TestInterfaceKinds(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestBondFromSysfs: without /proc/net/bonding (unreadable, or a bundle
+// from a system that hides it) the bond comes from sysfs.
+func TestBondFromSysfs(t *testing.T) {
+	dir := t.TempDir()
+	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	os.Remove(filepath.Join(dir, "proc/self/net/bonding/bond1"))
+	inv, _ := gatherFixture(t, dir)
+	b := inv.Interface("bond1").Bond
+	if b == nil || b.Mode != "active-backup" || b.ActiveSlave != "eth1" || len(b.Slaves) != 2 || b.File != "/sys/class/net/bond1/bonding" {
+		t.Errorf("bond from sysfs: %+v", b)
+	}
+}

@@ -111,9 +111,14 @@ func mtuMismatches(inv *inventory.Inventory, kind string, f func(port, master *i
 func checkBondMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 	var out []Finding
 	mtuMismatches(inv, "bond-slave", func(slave, bond *inventory.Interface) {
+		effect := "frames above %d are dropped whenever this slave carries the traffic"
+		if bond.Bond != nil && bond.Bond.Mode == "active-backup" && bond.Bond.ActiveSlave != "" && bond.Bond.ActiveSlave != slave.Name {
+			// The classic hidden case: everything works until failover.
+			effect = "it is the backup slave: all works until the bond fails over to it, then frames above %d are dropped"
+		}
 		out = append(out, Finding{Severity: Critical, Object: "interface " + slave.Name,
-			Message: fmt.Sprintf("bond slave MTU %d differs from %s MTU %d: frames the bond sends at %d are dropped on this slave",
-				slave.MTU, bond.Name, bond.MTU, bond.MTU),
+			Message: fmt.Sprintf("bond slave MTU %d differs from %s MTU %d: "+effect,
+				slave.MTU, bond.Name, bond.MTU, min(slave.MTU, bond.MTU)),
 			Evidence: []Evidence{mtuEvidence(slave), mtuEvidence(bond)},
 			Fix: fmt.Sprintf("ip link set dev %s mtu %d (in a maintenance window); set MTU only on the bond in the persisted configuration, the kernel gives it to the slaves",
 				slave.Name, bond.MTU)})

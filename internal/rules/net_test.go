@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/inventory"
 )
 
@@ -246,7 +247,7 @@ func TestRulesWithoutEvidenceStaySilent(t *testing.T) {
 // rules to fire (and the backup slave's by-design drops to be ignored).
 func TestCounterRates(t *testing.T) {
 	root := t.TempDir()
-	copyTree(t, fixtures+"ol7-everything-wrong", root)
+	fixture.Copy(t, fixtures+"ol7-everything-wrong", root)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	bump := func(file, group, field string, by int64) {
 		p := filepath.Join(root, file)
@@ -330,35 +331,4 @@ func itoa(v int64) string {
 		b = append([]byte{byte('0' + v%10)}, b...)
 	}
 	return string(b)
-}
-
-// copyTree copies a fixture, keeping its symbolic links.
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(l, dst)
-		case fi.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(dst, b, 0o644)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
