@@ -25,6 +25,9 @@ func gatherAddresses(src *Source, inv *Inventory) {
 	v4 := map[string][]string{}
 	if b, err := src.ReadFile("/proc/net/fib_trie"); err != nil {
 		status = "partial"
+		if isNotExist(err) && len(inv.Interfaces) == 0 {
+			status = "absent" // no network part in this tree at all
+		}
 		notes = append(notes, fmt.Sprintf("IPv4 addresses not read: /proc/net/fib_trie: %s (use 'ip -4 addr')", errText(err)))
 	} else if rb, err := src.ReadFile("/proc/net/route"); err != nil {
 		status = "partial"

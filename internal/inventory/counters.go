@@ -38,7 +38,11 @@ type counterSample struct {
 func gatherCounters(ctx context.Context, src *Source, inv *Inventory, opts Options) {
 	first, problems := sampleCounters(src, inv, opts)
 	if first == nil {
-		inv.addSection("counters", "unreadable", strings.Join(problems, "; "))
+		status := "unreadable"
+		if _, err := src.ReadFile("/proc/net/snmp"); isNotExist(err) && len(inv.Interfaces) == 0 {
+			status = "absent"
+		}
+		inv.addSection("counters", status, strings.Join(problems, "; "))
 		return
 	}
 	c := &Counters{}

@@ -22,6 +22,8 @@ func gatherNode(src *Source, inv *Inventory) {
 		inv.Node.Hostname = h
 	} else if h, err := src.ReadString("/etc/hostname"); err == nil && h != "" {
 		inv.Node.Hostname = h
+	} else if h, err := src.ReadString("/etc/nodename"); err == nil && h != "" {
+		inv.Node.Hostname = h // Solaris
 	} else if src.Live() {
 		inv.Node.Hostname, _ = os.Hostname()
 	}

@@ -14,7 +14,7 @@ import (
 func gatherInterfaces(src *Source, inv *Inventory) {
 	ents, err := src.ReadDir("/sys/class/net")
 	if err != nil {
-		inv.addSection("interfaces", "unreadable", fmt.Sprintf("/sys/class/net: %v", errText(err)))
+		inv.addSection("interfaces", missingOr(err), fmt.Sprintf("/sys/class/net: %v", errText(err)))
 		return
 	}
 	var problems []string
@@ -214,3 +214,13 @@ func errText(err error) string {
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// missingOr is the section status for an error: "absent" when the file is
+// not there (a tree captured from another system, such as a Solaris mount
+// table), "unreadable" otherwise (permissions).
+func missingOr(err error) string {
+	if isNotExist(err) {
+		return "absent"
+	}
+	return "unreadable"
+}

@@ -42,6 +42,8 @@ func gatherPersisted(src *Source, inv *Inventory) {
 	switch {
 	case len(found) == 0 && len(problems) == 0:
 		inv.addSection("persisted", "absent", "no ifcfg, NetworkManager keyfile, netplan or /etc/network/interfaces found")
+	case len(problems) > 0 && len(inv.Persisted) == 0:
+		inv.addSection("persisted", "unreadable", strings.Join(problems, "; "))
 	case len(problems) > 0:
 		inv.addSection("persisted", "partial", strings.Join(problems, "; "))
 	default:

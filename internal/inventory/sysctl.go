@@ -42,19 +42,24 @@ func gatherSysctls(src *Source, inv *Inventory) {
 		names = append(names, SysctlName("net.ipv4.conf", ifc.Name, "rp_filter"))
 	}
 	var missing []string
-	read := 0
+	read, absent := 0, 0
 	for _, n := range names {
 		v, err := src.ReadString(SysctlFile(n))
 		if err != nil {
 			missing = append(missing, fmt.Sprintf("%s: %s", n, errText(err)))
+			if isNotExist(err) {
+				absent++
+			}
 			continue
 		}
 		inv.Sysctls[n] = strings.Join(strings.Fields(v), " ")
 		read++
 	}
 	switch {
+	case read == 0 && absent == len(names):
+		inv.addSection("sysctls", "absent", "no /proc/sys/net in this tree")
 	case read == 0:
-		inv.addSection("sysctls", "unreadable", "/proc/sys not readable")
+		inv.addSection("sysctls", "unreadable", strings.Join(missing, "; "))
 	case len(missing) > 0:
 		inv.addSection("sysctls", "partial", strings.Join(missing, "; "))
 	default:

@@ -36,6 +36,10 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	interfaces(p, r)
 	counters(p, r.Inventory)
 
+	width := 0 // rule ids line up in one column
+	for _, f := range r.Findings {
+		width = max(width, len(f.Rule))
+	}
 	for _, sev := range []rules.Severity{rules.Critical, rules.Warning, rules.Info} {
 		var group []rules.Finding
 		for _, f := range r.Findings {
@@ -48,7 +52,7 @@ func CheckText(w io.Writer, r *rules.Result) error {
 		}
 		p.f("\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
 		for _, f := range group {
-			p.f("  %-20s %s: %s\n", f.Rule, f.Object, f.Message)
+			p.f("  %-*s  %s: %s\n", width, f.Rule, f.Object, f.Message)
 			for i, ev := range f.Evidence {
 				label := "evidence:"
 				if i > 0 {
