@@ -253,3 +253,57 @@ func checkHAIP(inv *inventory.Inventory, cfg *Config) []Finding {
 	}
 	return out
 }
+
+func init() {
+	register(Rule{ID: "NET-GPNP-SUBNET", Severity: Critical,
+		Title:  "an interface the GPnP profile names has no address in the profile's subnet (critical for the interconnect)",
+		Source: "Oracle Clusterware GPnP profile (what 'oifcfg getif' shows): networks are matched by interface name and subnet",
+		Check:  checkGPnPSubnet})
+}
+
+// checkGPnPSubnet compares the cluster's registered networks with the
+// interfaces: Clusterware looks for the subnet on the named interface, and a
+// renamed NIC or re-addressed network leaves it without an interconnect.
+func checkGPnPSubnet(inv *inventory.Inventory, cfg *Config) []Finding {
+	if inv.Cluster == nil {
+		return nil
+	}
+	if sec := inv.Section("addresses"); sec == nil || sec.Status != "ok" {
+		return nil // addresses unknown: no evidence either way
+	}
+	var out []Finding
+	for _, n := range inv.Cluster.Networks {
+		subnet, err := netip.ParseAddr(n.Subnet)
+		ifc := inv.Interface(n.Adapter)
+		if err != nil || ifc == nil || strings.ContainsAny(n.Adapter, "*?[") {
+			continue // a pattern, or absent (NET-IC-MISSING says so for the interconnect)
+		}
+		if inSubnet(ifc.Addresses, subnet) {
+			continue
+		}
+		var v4 []string
+		for _, a := range ifc.Addresses {
+			if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() && !haipRange.Contains(p.Addr()) {
+				v4 = append(v4, a)
+			}
+		}
+		sev := Warning
+		if n.Interconnect() {
+			sev = Critical
+		}
+		have := "no IPv4 address"
+		if len(v4) > 0 {
+			have = strings.Join(v4, ", ")
+		}
+		out = append(out, Finding{Severity: sev, Object: "interface " + ifc.Name,
+			Message: fmt.Sprintf("the GPnP profile registers %s as %s on subnet %s, but %s has %s: Clusterware will not find this network on this node",
+				ifc.Name, n.Use, n.Subnet, ifc.Name, have),
+			Evidence: []Evidence{
+				{What: "gpnp:Network", Value: fmt.Sprintf("Adapter=%s IP=%s Use=%s", n.Adapter, n.Subnet, n.Use), File: inv.Cluster.GPnPProfile},
+				{What: ifc.Name + " IPv4", Value: have, File: "/proc/net/fib_trie"},
+			},
+			Fix: fmt.Sprintf("give %s its address in %s again, or (cluster-wide, with Clusterware up) register the new network: oifcfg setif -global %s/<subnet>:%s and remove the old one with oifcfg delif",
+				ifc.Name, n.Subnet, ifc.Name, n.Use)})
+	}
+	return out
+}

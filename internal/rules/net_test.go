@@ -203,6 +203,9 @@ func TestTargeted(t *testing.T) {
 			}
 			inv.Sysctls["net.ipv4.ipfrag_high_thresh"] = "8388608"
 		}, "8.00 MiB is below 16 MiB"},
+		{"NET-GPNP-SUBNET", Critical, Config{}, func(inv *inventory.Inventory) {
+			inv.Interface("bond1").Addresses = []string{"169.254.12.45/19", "192.168.20.11/24"} // re-addressed
+		}, "registers bond1 as asm,cluster_interconnect on subnet 192.168.10.0, but bond1 has 192.168.20.11/24"},
 		{"NET-RP-FILTER", Critical, Config{Interconnect: []string{"bond1", "eth0"}}, func(inv *inventory.Inventory) {
 			inv.Sysctls["net.ipv4.conf.bond1.rp_filter"] = "1"
 		}, "on bond1, eth0 with 2 interconnect NICs"},
