@@ -60,8 +60,10 @@ func ParseKeyfile(r io.Reader, file string) (PersistedConfig, bool) {
 			c.OnBoot = v != "false" && v != "no" && v != "0"
 		case "ethernet.mtu", "802-3-ethernet.mtu", "infiniband.mtu", "wifi.mtu":
 			// "9000" or, in old files, "9000" with a trailing comment.
-			if m, err := strconv.Atoi(strings.Fields(v + " ")[0]); err == nil && m > 0 {
-				c.MTU, c.MTULine = m, n
+			if f := strings.Fields(v); len(f) > 0 {
+				if m, err := strconv.Atoi(f[0]); err == nil && m > 0 {
+					c.MTU, c.MTULine = m, n
+				}
 			}
 		}
 	}
