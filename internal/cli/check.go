@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,9 @@ func runCheck(e *env, f checkFlags) error {
 	if f.interval > 0 && src.Origin() != src.Root() {
 		return usageError("check: --interval needs a live tree; %s is a captured bundle whose counters do not move", f.root)
 	}
+	if f.interval > 0 && isTerminal(e.stderr) {
+		fmt.Fprintf(e.stderr, "interlink: sampling counters for %s (Ctrl-C reports totals only)\n", f.interval)
+	}
 	inv, err := inventory.Gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
@@ -195,4 +199,15 @@ func listRules(e *env, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Title)
 	}
 	return tw.Flush()
+}
+
+// isTerminal reports whether w is a terminal: progress goes there, never
+// into a pipe or a file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
