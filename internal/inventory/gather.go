@@ -10,7 +10,9 @@ import (
 // when nothing useful can be read; unreadable sections are recorded in
 // Inventory.Sections.
 func Gather(ctx context.Context, src *Source, opts Options) (*Inventory, error) {
-	inv := &Inventory{Node: Node{Root: src.Origin(), Time: opts.now().UTC()}, Sysctls: map[string]string{}}
+	// Empty lists rather than nil, so JSON always has arrays.
+	inv := &Inventory{Node: Node{Root: src.Origin(), Time: opts.now().UTC()}, Sysctls: map[string]string{},
+		Interfaces: []Interface{}, Routes: []Route{}, Persisted: []PersistedConfig{}, Mounts: []Mount{}, Sections: []Section{}}
 	gatherNode(src, inv)
 	gatherNetwork(ctx, src, inv, opts)
 	gatherNFS(src, inv)
