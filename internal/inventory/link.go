@@ -104,9 +104,9 @@ func readInterface(src *Source, name string) (Interface, error) {
 		readVLAN(src, &ifc)
 	case dt == "wlan":
 		ifc.Type = "wireless"
-	case src.Exists(dir + "/tun_flags"):
+	case readOr(src, dir+"/tun_flags") != "":
 		ifc.Type = "tun"
-	case !virtual && (ifc.LinkTarget != "" || src.Exists(dir+"/device")):
+	case !virtual && (ifc.LinkTarget != "" || readlinkOr(src, dir+"/device") != ""):
 		// Under a bus device (pci, virtio, xen vif): a NIC.
 		ifc.Type = "physical"
 	case iflink != ifc.IfIndex && iflink != 0:
@@ -188,6 +188,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// readlinkOr reads a link (recorded for --collect) or returns "".
+func readlinkOr(src *Source, p string) string {
+	t, _ := src.Readlink(p)
+	return t
 }
 
 func readOr(src *Source, p string) string {

@@ -228,18 +228,6 @@ func (s *Source) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
-// Exists reports whether node path p exists (following links). It records
-// nothing: callers use it for optional files they then read.
-func (s *Source) Exists(p string) bool {
-	var err error
-	if s.fsys != nil {
-		_, err = s.fsys.Stat(rel(p))
-	} else {
-		_, err = os.Stat(s.Path(p))
-	}
-	return err == nil
-}
-
 // Files returns the node paths of files and links read so far, sorted.
 func (s *Source) Files() []string {
 	s.mu.Lock()

@@ -278,12 +278,24 @@ func TestInterfaceKinds(t *testing.T) {
 	os.Symlink("../br0", filepath.Join(dir, vnet, "master"))
 	dev("veth-t1a", "virtual", "", 6, 7, nil)
 	dev("dummy0", "virtual", "", 8, 8, nil)
-	inv, _ := gatherFixture(t, dir)
+	inv, src := gatherFixture(t, dir)
+	// A bundle of what was read gives the same kinds: every file the
+	// classification looked at was recorded.
+	var buf bytes.Buffer
+	if err := src.Collect(&buf, fixedNow()); err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(t.TempDir(), "kinds.tar.gz")
+	os.WriteFile(bundle, buf.Bytes(), 0o644)
+	again, _ := gatherFixture(t, bundle)
 	want := map[string][2]string{
 		"eth1": {"physical", "physical"}, "eth1.100": {"vlan", "vlan"}, "br0": {"bridge", "bridge"},
 		"vnet0": {"bridge-port", "tun"}, "veth-t1a": {"veth", "veth"}, "dummy0": {"virtual", "virtual"},
 	}
 	for name, w := range want {
+		if ifc := again.Interface(name); ifc == nil || ifc.Kind != w[0] || ifc.Type != w[1] {
+			t.Errorf("%s from the bundle: %+v, want kind %s type %s", name, ifc, w[0], w[1])
+		}
 		ifc := inv.Interface(name)
 		if ifc == nil || ifc.Kind != w[0] || ifc.Type != w[1] {
 			t.Errorf("%s: %+v, want kind %s type %s", name, ifc, w[0], w[1])
