@@ -335,3 +335,18 @@ func itoa(v int64) string {
 	}
 	return string(b)
 }
+
+// TestFromGPnPPatterns: an Adapter pattern ("bond*", as oifcfg allows)
+// matches the interfaces with an address in the profile's subnet.
+func TestFromGPnPPatterns(t *testing.T) {
+	inv := gather(t, fixtures+"ol8-rac-bond-jumbo", inventory.Options{})
+	inv.Cluster.Networks = []inventory.ClusterNetwork{
+		{Adapter: "eth*", Subnet: "10.0.1.0", Use: "public"},
+		{Adapter: "bond*", Subnet: "192.168.10.0", Use: "cluster_interconnect"},
+		{Adapter: "eth*", Subnet: "192.168.99.0", Use: "cluster_interconnect"}, // no eth has it
+	}
+	ic := FromGPnP(inv)
+	if ic.From != "gpnp" || strings.Join(ic.Interfaces, ",") != "bond1" {
+		t.Errorf("%+v", ic)
+	}
+}
