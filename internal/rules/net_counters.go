@@ -95,7 +95,9 @@ func checkIfErrors(inv *inventory.Inventory, cfg *Config) []Finding {
 	var out []Finding
 	for _, ic := range c.Interfaces {
 		ifc := inv.Interface(ic.Interface)
-		if ifc == nil || ifc.Type == "loopback" {
+		if ifc == nil || ifc.Type == "loopback" || ifc.Type == "bond" {
+			// A bond's statistics are the sums of its slaves' (including
+			// the by-design drops of a backup slave): judge the slaves.
 			continue
 		}
 		backup := inactiveSlave(inv, ifc)

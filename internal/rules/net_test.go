@@ -296,6 +296,8 @@ func TestCounterRates(t *testing.T) {
 		stat("eth1", "rx_crc_errors", 10)
 		stat("eth1", "rx_errors", 10)
 		stat("eth2", "rx_dropped", 5000) // backup slave of active-backup bond0
+		stat("bond0", "rx_dropped", 5000) // the bond sums its slaves
+		stat("bond0", "rx_errors", 10)
 		stat("eth0", "rx_dropped", 7)
 		return nil
 	}
@@ -320,7 +322,7 @@ func TestCounterRates(t *testing.T) {
 		objs[f.Object] = f.Severity
 	}
 	if len(objs) != 2 || objs["interface eth1"] != Critical || objs["interface eth0"] != Warning {
-		t.Errorf("NET-IF-ERRORS on %v, want eth1 (critical: interconnect slave) and eth0 (warning), not the backup slave eth2", objs)
+		t.Errorf("NET-IF-ERRORS on %v, want eth1 (critical: interconnect slave) and eth0 (warning), not the backup slave eth2 nor the bond", objs)
 	}
 	checkEvidence(t, root, Check(inv, Config{}))
 }
