@@ -295,7 +295,7 @@ func TestCounterRates(t *testing.T) {
 		bump("proc/self/net/netstat", "TcpExt", "IPReversePathFilter", 100)
 		stat("eth1", "rx_crc_errors", 10)
 		stat("eth1", "rx_errors", 10)
-		stat("eth2", "rx_dropped", 5000) // backup slave of active-backup bond0
+		stat("eth2", "rx_dropped", 5000)  // backup slave of active-backup bond0
 		stat("bond0", "rx_dropped", 5000) // the bond sums its slaves
 		stat("bond0", "rx_errors", 10)
 		stat("eth0", "rx_dropped", 7)
