@@ -83,6 +83,9 @@ type PersistedConfig struct {
 	// OnBoot is false when the file says the interface is not brought up at
 	// boot (ONBOOT=no, autoconnect=false, no "auto" line).
 	OnBoot bool `json:"onboot"`
+	// MAC is the hardware address a profile is bound to when it names no
+	// interface (a NetworkManager keyfile with only mac-address=).
+	MAC string `json:"mac,omitempty"`
 }
 
 // Counters holds the kernel counters of DOMAIN.md section 6. Without an

@@ -32,6 +32,17 @@ func gatherPersisted(src *Source, inv *Inventory) {
 		inv.Persisted = append(inv.Persisted, cfgs...)
 		problems = append(problems, probs...)
 	}
+	// Profiles bound to a MAC address belong to the interface that has it.
+	for i := range inv.Persisted {
+		c := &inv.Persisted[i]
+		if c.Interface != "" || c.MAC == "" {
+			continue
+		}
+		c.Interface = "(mac " + c.MAC + ")"
+		if name := nicByMAC(inv, c.MAC); name != "" {
+			c.Interface = name
+		}
+	}
 	sort.SliceStable(inv.Persisted, func(i, j int) bool {
 		a, b := inv.Persisted[i], inv.Persisted[j]
 		if a.Interface != b.Interface {
@@ -95,4 +106,26 @@ func readEach(src *Source, dir string, keep func(string) bool, parse func(text, 
 		out = append(out, cfgs...)
 	}
 	return out, problems, len(files) > 0 || problem != ""
+}
+
+// nicByMAC returns the NIC whose own hardware address is mac. Bonds, vlans
+// and bridges carry a slave's or parent's address, and a bond's slaves all
+// show the bond's, so slaves are matched by the permanent address the
+// bonding driver reports.
+func nicByMAC(inv *Inventory, mac string) string {
+	for _, ifc := range inv.Interfaces {
+		if ifc.Bond != nil {
+			for _, s := range ifc.Bond.Slaves {
+				if strings.EqualFold(s.PermanentAddr, mac) {
+					return s.Name
+				}
+			}
+		}
+	}
+	for _, ifc := range inv.Interfaces {
+		if ifc.Type == "physical" && ifc.Kind != "bond-slave" && strings.EqualFold(ifc.MAC, mac) {
+			return ifc.Name
+		}
+	}
+	return ""
 }

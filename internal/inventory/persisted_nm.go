@@ -25,8 +25,9 @@ func gatherKeyfiles(src *Source) ([]PersistedConfig, []string, bool) {
 
 // ParseKeyfile parses a NetworkManager keyfile (INI). The MTU lives in the
 // [ethernet] section (also for bonds, bridges and vlans carried over
-// Ethernet), [802-3-ethernet] in old files, or [infiniband]. It returns
-// false when the file names no interface (a profile matched by MAC only).
+// Ethernet), [802-3-ethernet] in old files, or [infiniband]. A profile bound
+// only to a MAC address has an empty Interface and its MAC set; the caller
+// matches it to an interface.
 func ParseKeyfile(r io.Reader, file string) (PersistedConfig, bool) {
 	c := PersistedConfig{File: file, Format: "networkmanager", OnBoot: true}
 	var id, section string
@@ -50,6 +51,8 @@ func ParseKeyfile(r io.Reader, file string) (PersistedConfig, bool) {
 		switch section + "." + k {
 		case "connection.id":
 			id = v
+		case "ethernet.mac-address", "802-3-ethernet.mac-address":
+			c.MAC = strings.ToLower(v)
 		case "connection.interface-name":
 			c.Interface = v
 		case "connection.type":
@@ -67,13 +70,13 @@ func ParseKeyfile(r io.Reader, file string) (PersistedConfig, bool) {
 			}
 		}
 	}
-	if c.Interface == "" {
+	if c.Interface == "" && c.MAC == "" {
 		c.Interface = id
 	}
-	if c.Interface == "" {
+	if c.Interface == "" && c.MAC == "" {
 		c.Interface = strings.TrimSuffix(path.Base(file), ".nmconnection")
 	}
-	return c, c.Interface != ""
+	return c, c.Interface != "" || c.MAC != ""
 }
 
 func keyfileType(t string) string {

@@ -326,3 +326,25 @@ func TestBondFromSysfs(t *testing.T) {
 		t.Errorf("bond from sysfs: %+v", b)
 	}
 }
+
+// TestKeyfileBoundToMAC: NetworkManager profiles that name no interface are
+// matched by MAC, a bond slave by its permanent address.
+func TestKeyfileBoundToMAC(t *testing.T) {
+	dir := t.TempDir()
+	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	write(t, dir, "etc/NetworkManager/system-connections/Wired connection 1.nmconnection",
+		"[connection]\nid=Wired connection 1\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:E0:5A:3C:12\n")
+	write(t, dir, "etc/NetworkManager/system-connections/public.nmconnection",
+		"[connection]\nid=public\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:e0:5a:3c:10\nmtu=1500\n")
+	inv, _ := gatherFixture(t, dir)
+	got := map[string]string{}
+	for _, c := range inv.Persisted {
+		if c.Format == "networkmanager" {
+			got[c.File] = c.Interface
+		}
+	}
+	if got["/etc/NetworkManager/system-connections/Wired connection 1.nmconnection"] != "eth2" ||
+		got["/etc/NetworkManager/system-connections/public.nmconnection"] != "eth0" {
+		t.Errorf("MAC-bound profiles matched to %v", got)
+	}
+}
