@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // gatherBonds fills Interface.Bond for every bond master from
@@ -24,13 +25,13 @@ func gatherBonds(src *Source, inv *Inventory) {
 			}
 		}
 		dir := ifc.SysfsPath + "/bonding"
-		bond := &Bond{File: dir, MIIPollingMs: atoiOr(readOr(src, dir+"/miimon"), 0)}
+		bond := &Bond{File: dir, MIIPolling: time.Duration(atoiOr(readOr(src, dir+"/miimon"), 0)) * time.Millisecond}
 		// sysfs mode reads "active-backup 1".
 		bond.Mode, _, _ = strings.Cut(readOr(src, dir+"/mode"), " ")
 		bond.MIIStatus = readOr(src, dir+"/mii_status")
 		bond.ActiveSlave = readOr(src, dir+"/active_slave")
 		for _, s := range strings.Fields(readOr(src, dir+"/slaves")) {
-			bs := BondSlave{Name: s, SpeedMbps: -1}
+			bs := BondSlave{Name: s, SpeedBitsPerSec: -1}
 			bs.MIIStatus = readOr(src, "/sys/class/net/"+s+"/bonding_slave/mii_status")
 			bond.Slaves = append(bond.Slaves, bs)
 		}
@@ -72,18 +73,20 @@ func ParseBonding(r io.Reader) (*Bond, error) {
 				b.Mode = v
 			}
 		case k == "Slave Interface":
-			b.Slaves = append(b.Slaves, BondSlave{Name: v, SpeedMbps: -1})
+			b.Slaves = append(b.Slaves, BondSlave{Name: v, SpeedBitsPerSec: -1})
 			slave = &b.Slaves[len(b.Slaves)-1]
 		case k == "Currently Active Slave":
 			b.ActiveSlave = v
 		case k == "MII Polling Interval (ms)":
-			b.MIIPollingMs = atoiOr(v, 0)
+			b.MIIPolling = time.Duration(atoiOr(v, 0)) * time.Millisecond
 		case k == "MII Status" && slave == nil:
 			b.MIIStatus = v
 		case k == "MII Status":
 			slave.MIIStatus = v
 		case k == "Speed" && slave != nil:
-			slave.SpeedMbps = atoiOr(strings.TrimSuffix(v, " Mbps"), -1)
+			if m := atoiOr(strings.TrimSuffix(v, " Mbps"), -1); m > 0 {
+				slave.SpeedBitsPerSec = int64(m) * 1e6
+			}
 		case k == "Link Failure Count" && slave != nil:
 			slave.LinkFailures = atoiOr(v, 0)
 		case k == "Permanent HW addr" && slave != nil:

@@ -47,7 +47,7 @@ func gatherInterfaces(src *Source, inv *Inventory) {
 
 func readInterface(src *Source, name string) (Interface, error) {
 	dir := "/sys/class/net/" + name
-	ifc := Interface{Name: name, SysfsPath: dir, SpeedMbps: -1, Carrier: -1}
+	ifc := Interface{Name: name, SysfsPath: dir, SpeedBitsPerSec: -1, Carrier: -1}
 	mtu, err := src.ReadString(dir + "/mtu")
 	if err != nil {
 		return ifc, fmt.Errorf("%s: %v", name, errText(err))
@@ -61,10 +61,10 @@ func readInterface(src *Source, name string) (Interface, error) {
 		ifc.Carrier = atoiOr(s, -1)
 	}
 	if s, err := src.ReadString(dir + "/speed"); err == nil {
-		// The kernel reports -1 or a huge number (SPEED_UNKNOWN as u32)
-		// for links without a negotiated speed.
+		// In Mbit/s; the kernel reports -1 or a huge number
+		// (SPEED_UNKNOWN as u32) for links without a negotiated speed.
 		if v := atoiOr(s, -1); v > 0 && v < 4000000 {
-			ifc.SpeedMbps = v
+			ifc.SpeedBitsPerSec = int64(v) * 1e6
 		}
 	}
 	if s, err := src.ReadString(dir + "/flags"); err == nil {

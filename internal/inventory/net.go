@@ -16,22 +16,22 @@ type Interface struct {
 	Kind string `json:"kind"`
 	// Type is the device itself: physical, bond, bridge, vlan, veth, tun,
 	// loopback, virtual (dummy, ifb and other software devices).
-	Type       string   `json:"type"`
-	MTU        int      `json:"mtu"`
-	OperState  string   `json:"operstate"`         // up, down, lowerlayerdown, unknown, ...
-	Carrier    int      `json:"carrier"`           // 1 link detected, 0 none, -1 unreadable (interface down)
-	SpeedMbps  int      `json:"speed_mbps"`        // -1 when the kernel does not know
-	Flags      uint64   `json:"flags"`             // IFF_* from /sys/class/net/IF/flags
-	MAC        string   `json:"mac,omitempty"`     // hardware address
-	Master     string   `json:"master,omitempty"`  // bond or bridge this interface belongs to
-	Parent     string   `json:"parent,omitempty"`  // lower device of a vlan
-	VLANID     int      `json:"vlan_id,omitempty"` // 802.1Q id of a vlan
-	Ports      []string `json:"ports,omitempty"`   // slaves of a bond, ports of a bridge
-	Addresses  []string `json:"addresses"`         // CIDR, IPv4 then IPv6
-	Bond       *Bond    `json:"bond,omitempty"`
-	SysfsPath  string   `json:"sysfs"` // /sys/class/net/IF, for evidence
-	IfIndex    int      `json:"ifindex"`
-	LinkTarget string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
+	Type            string   `json:"type"`
+	MTU             int      `json:"mtu"`
+	OperState       string   `json:"operstate"`          // up, down, lowerlayerdown, unknown, ...
+	Carrier         int      `json:"carrier"`            // 1 link detected, 0 none, -1 unreadable (interface down)
+	SpeedBitsPerSec int64    `json:"speed_bits_per_sec"` // -1 when the kernel does not know
+	Flags           uint64   `json:"flags"`              // IFF_* from /sys/class/net/IF/flags
+	MAC             string   `json:"mac,omitempty"`      // hardware address
+	Master          string   `json:"master,omitempty"`   // bond or bridge this interface belongs to
+	Parent          string   `json:"parent,omitempty"`   // lower device of a vlan
+	VLANID          int      `json:"vlan_id,omitempty"`  // 802.1Q id of a vlan
+	Ports           []string `json:"ports,omitempty"`    // slaves of a bond, ports of a bridge
+	Addresses       []string `json:"addresses"`          // CIDR, IPv4 then IPv6
+	Bond            *Bond    `json:"bond,omitempty"`
+	SysfsPath       string   `json:"sysfs"` // /sys/class/net/IF, for evidence
+	IfIndex         int      `json:"ifindex"`
+	LinkTarget      string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
 }
 
 // IFF flags read from /sys/class/net/IF/flags (linux/if.h).
@@ -52,21 +52,21 @@ func (i *Interface) File(attr string) string { return "/sys/class/net/" + i.Name
 
 // Bond is a bonding master's configuration and its slaves' state.
 type Bond struct {
-	Mode         string      `json:"mode"` // active-backup, 802.3ad, balance-rr, ...
-	MIIStatus    string      `json:"mii_status,omitempty"`
-	ActiveSlave  string      `json:"active_slave,omitempty"`
-	MIIPollingMs int         `json:"miimon_ms"`
-	Slaves       []BondSlave `json:"slaves"`
-	File         string      `json:"file"` // /proc/net/bonding/BOND or the sysfs directory
+	Mode        string        `json:"mode"` // active-backup, 802.3ad, balance-rr, ...
+	MIIStatus   string        `json:"mii_status,omitempty"`
+	ActiveSlave string        `json:"active_slave,omitempty"`
+	MIIPolling  time.Duration `json:"miimon_ns"`
+	Slaves      []BondSlave   `json:"slaves"`
+	File        string        `json:"file"` // /proc/net/bonding/BOND or the sysfs directory
 }
 
 // BondSlave is one slave as /proc/net/bonding lists it.
 type BondSlave struct {
-	Name          string `json:"name"`
-	MIIStatus     string `json:"mii_status"`
-	SpeedMbps     int    `json:"speed_mbps"` // -1 unknown
-	LinkFailures  int    `json:"link_failures"`
-	PermanentAddr string `json:"permanent_mac,omitempty"`
+	Name            string `json:"name"`
+	MIIStatus       string `json:"mii_status"`
+	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 unknown
+	LinkFailures    int    `json:"link_failures"`
+	PermanentAddr   string `json:"permanent_mac,omitempty"`
 }
 
 // PersistedConfig is what the network configuration on disk will apply at

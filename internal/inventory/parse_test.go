@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const bondingActiveBackup = `Ethernet Channel Bonding Driver: v5.15.0-200.131.27.el8uek.x86_64
@@ -40,9 +41,9 @@ func TestParseBonding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Bond{Mode: "active-backup", MIIStatus: "up", ActiveSlave: "eth1", MIIPollingMs: 100, Slaves: []BondSlave{
-		{Name: "eth1", MIIStatus: "up", SpeedMbps: 10000, PermanentAddr: "00:10:e0:5a:3c:11"},
-		{Name: "eth2", MIIStatus: "down", SpeedMbps: -1, LinkFailures: 3, PermanentAddr: "00:10:e0:5a:3c:12"},
+	want := &Bond{Mode: "active-backup", MIIStatus: "up", ActiveSlave: "eth1", MIIPolling: 100 * time.Millisecond, Slaves: []BondSlave{
+		{Name: "eth1", MIIStatus: "up", SpeedBitsPerSec: 10e9, PermanentAddr: "00:10:e0:5a:3c:11"},
+		{Name: "eth2", MIIStatus: "down", SpeedBitsPerSec: -1, LinkFailures: 3, PermanentAddr: "00:10:e0:5a:3c:12"},
 	}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("got %+v\nwant %+v", b, want)

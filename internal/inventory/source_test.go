@@ -42,7 +42,7 @@ func TestGatherBondFixture(t *testing.T) {
 		strings.Join(bond.Ports, ",") != "eth1,eth2" || bond.Bond.File != "/proc/net/bonding/bond1" {
 		t.Fatalf("bond1: %+v", bond)
 	}
-	if e := inv.Interface("eth1"); e.Kind != "bond-slave" || e.Type != "physical" || e.Master != "bond1" || e.SpeedMbps != 10000 {
+	if e := inv.Interface("eth1"); e.Kind != "bond-slave" || e.Type != "physical" || e.Master != "bond1" || e.SpeedBitsPerSec != 10e9 {
 		t.Errorf("eth1: %+v", e)
 	}
 	if lo := inv.Interface("lo"); lo.Type != "loopback" {

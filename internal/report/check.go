@@ -9,6 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // CheckText writes the human report of `interlink check`: the node, the
@@ -107,8 +108,8 @@ func interfaces(p *printer, r *rules.Result) {
 			kind += " " + ifc.Bond.Mode
 		}
 		speed := "-"
-		if ifc.SpeedMbps > 0 {
-			speed = fmt.Sprintf("%dMb/s", ifc.SpeedMbps)
+		if ifc.SpeedBitsPerSec > 0 {
+			speed = units.FormatRate(float64(ifc.SpeedBitsPerSec))
 		}
 		var persisted []string
 		for _, pc := range inv.PersistedFor(ifc.Name) {
