@@ -98,9 +98,9 @@ func TestGatherEmptyTree(t *testing.T) {
 
 func TestInterfacesFile(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "etc/network/interfaces", "auto lo\niface lo inet loopback\n\nsource-directory interfaces.d\n")
-	write(t, dir, "etc/network/interfaces.d/ic", "auto bond0\niface bond0 inet static\n    address 192.168.30.2/24\n    bond-slaves eth1 eth2\n    bond-mode active-backup\n    post-up ip link set dev bond0 mtu 9000\n\niface eth1 inet manual\n    bond-master bond0\n\nauto br0\niface br0 inet manual\n  bridge_ports vif1.0 \\\n    vif2.0\n  mtu 9000\n")
-	write(t, dir, "etc/network/interfaces.d/skip.bak", "iface eth9 inet manual\n")
+	fixture.Write(t, dir, "etc/network/interfaces", "auto lo\niface lo inet loopback\n\nsource-directory interfaces.d\n")
+	fixture.Write(t, dir, "etc/network/interfaces.d/ic", "auto bond0\niface bond0 inet static\n    address 192.168.30.2/24\n    bond-slaves eth1 eth2\n    bond-mode active-backup\n    post-up ip link set dev bond0 mtu 9000\n\niface eth1 inet manual\n    bond-master bond0\n\nauto br0\niface br0 inet manual\n  bridge_ports vif1.0 \\\n    vif2.0\n  mtu 9000\n")
+	fixture.Write(t, dir, "etc/network/interfaces.d/skip.bak", "iface eth9 inet manual\n")
 	inv, _ := gatherFixture(t, dir)
 	got := map[string]PersistedConfig{}
 	for _, c := range inv.Persisted {
@@ -117,17 +117,6 @@ func TestInterfacesFile(t *testing.T) {
 	}
 	if _, ok := got["eth9"]; ok {
 		t.Error("source-directory read a file run-parts would skip")
-	}
-}
-
-func write(t *testing.T, root, p, s string) {
-	t.Helper()
-	full := filepath.Join(root, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -148,7 +137,7 @@ func TestOpenBadRoots(t *testing.T) {
 // not make check read this machine's files.
 func TestTreeCannotEscape(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "proc/sys/kernel/hostname", "inside\n")
+	fixture.Write(t, dir, "proc/sys/kernel/hostname", "inside\n")
 	os.Symlink("/etc/hostname", filepath.Join(dir, "etc"))
 	os.MkdirAll(filepath.Join(dir, "sys"), 0o755)
 	os.Symlink("../../../../../../etc/os-release", filepath.Join(dir, "sys", "escape"))
@@ -254,27 +243,20 @@ func TestRelativeTarget(t *testing.T) {
 func TestInterfaceKinds(t *testing.T) {
 	dir := t.TempDir()
 	dev := func(name, devpath, uevent string, idx, iflink int, extra map[string]string) string {
-		real := filepath.Join("sys/devices", devpath, "net", name)
-		write(t, dir, filepath.Join(real, "mtu"), "1500\n")
-		write(t, dir, filepath.Join(real, "operstate"), "up\n")
-		write(t, dir, filepath.Join(real, "type"), "1\n")
-		write(t, dir, filepath.Join(real, "ifindex"), itoa(idx)+"\n")
-		write(t, dir, filepath.Join(real, "iflink"), itoa(iflink)+"\n")
-		write(t, dir, filepath.Join(real, "uevent"), uevent+"INTERFACE="+name+"\nIFINDEX="+itoa(idx)+"\n")
+		attrs := map[string]string{"mtu": "1500", "operstate": "up", "type": "1", "ifindex": itoa(idx),
+			"iflink": itoa(iflink), "uevent": uevent + "INTERFACE=" + name + "\nIFINDEX=" + itoa(idx)}
 		for k, v := range extra {
-			write(t, dir, filepath.Join(real, k), v)
+			attrs[k] = v
 		}
-		os.MkdirAll(filepath.Join(dir, "sys/class/net"), 0o755)
-		os.Symlink("../../devices/"+devpath+"/net/"+name, filepath.Join(dir, "sys/class/net", name))
-		return real
+		return fixture.Interface(t, dir, name, devpath, attrs)
 	}
 	dev("eth1", "pci0000:00/0000:00:04.0", "", 2, 2, nil)
 	dev("eth1.100", "virtual", "DEVTYPE=vlan\n", 3, 2, nil)
-	write(t, dir, "proc/net/vlan/eth1.100", "eth1.100  VID: 100\t REORDER_HDR: 1  dev->priv_flags: 1001\n         total frames received            0\n\nDevice: eth1\nINGRESS priority mappings: 0:0  1:0\n")
+	fixture.Write(t, dir, "proc/net/vlan/eth1.100", "eth1.100  VID: 100\t REORDER_HDR: 1  dev->priv_flags: 1001\n         total frames received            0\n\nDevice: eth1\nINGRESS priority mappings: 0:0  1:0\n")
 	br := dev("br0", "virtual", "DEVTYPE=bridge\n", 4, 4, nil)
 	os.MkdirAll(filepath.Join(dir, br, "brif"), 0o755)
 	os.Symlink("../../vnet0/brport", filepath.Join(dir, br, "brif", "vnet0"))
-	vnet := dev("vnet0", "virtual", "", 5, 5, map[string]string{"tun_flags": "0x1002\n"})
+	vnet := dev("vnet0", "virtual", "", 5, 5, map[string]string{"tun_flags": "0x1002"})
 	os.Symlink("../br0", filepath.Join(dir, vnet, "master"))
 	dev("veth-t1a", "virtual", "", 6, 7, nil)
 	dev("dummy0", "virtual", "", 8, 8, nil)
@@ -332,9 +314,9 @@ func TestBondFromSysfs(t *testing.T) {
 func TestKeyfileBoundToMAC(t *testing.T) {
 	dir := t.TempDir()
 	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
-	write(t, dir, "etc/NetworkManager/system-connections/Wired connection 1.nmconnection",
+	fixture.Write(t, dir, "etc/NetworkManager/system-connections/Wired connection 1.nmconnection",
 		"[connection]\nid=Wired connection 1\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:E0:5A:3C:12\n")
-	write(t, dir, "etc/NetworkManager/system-connections/public.nmconnection",
+	fixture.Write(t, dir, "etc/NetworkManager/system-connections/public.nmconnection",
 		"[connection]\nid=public\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:e0:5a:3c:10\nmtu=1500\n")
 	inv, _ := gatherFixture(t, dir)
 	got := map[string]string{}

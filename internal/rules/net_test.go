@@ -152,73 +152,96 @@ func TestHealthyFixturesAreSilent(t *testing.T) {
 	}
 }
 
-// TestTargeted changes one fact of the healthy RAC node and expects exactly
-// the rule about that fact.
+// TestTargeted changes one fact in the files of a copy of the healthy RAC
+// node (as an administrator would on a real one) and expects the rule about
+// that fact, gathered from the files like any audit.
 func TestTargeted(t *testing.T) {
+	const (
+		sysBond1 = "/sys/devices/virtual/net/bond1/"
+		ifcfg    = "/etc/sysconfig/network-scripts/"
+		profile  = "/u01/app/19.0.0/grid/gpnp/profiles/peer/profile.xml"
+	)
 	cases := []struct {
 		rule   string
 		sev    Severity
 		cfg    Config
-		change func(inv *inventory.Inventory)
+		change func(root string)
 		want   string
 	}{
-		{"NET-IC-DOWN", Critical, Config{}, func(inv *inventory.Inventory) {
-			b := inv.Interface("bond1")
-			b.OperState, b.Carrier = "down", 0
+		{"NET-IC-DOWN", Critical, Config{}, func(root string) {
+			fixture.Edit(t, root, sysBond1+"operstate", "up", "down")
+			fixture.Edit(t, root, sysBond1+"carrier", "1", "0")
 		}, "interconnect interface is down"},
-		{"NET-IC-MISSING", Critical, Config{Interconnect: []string{"bond9"}}, func(inv *inventory.Inventory) {}, "bond9 is named as interconnect but does not exist"},
-		{"NET-IC-MULTICAST", Warning, Config{}, func(inv *inventory.Inventory) {
-			inv.Interface("bond1").Flags &^= inventory.FlagMulticast
+		{"NET-IC-MISSING", Critical, Config{}, func(root string) {
+			// A second interconnect registered cluster-wide that this node lacks.
+			fixture.Edit(t, root, profile, `</gpnp:HostNetwork>`,
+				`<gpnp:Network id="net3" IP="192.168.11.0" Adapter="bond2" Use="cluster_interconnect"/></gpnp:HostNetwork>`)
+		}, "bond2 is named as interconnect but does not exist"},
+		{"NET-IC-MULTICAST", Warning, Config{}, func(root string) {
+			fixture.Edit(t, root, sysBond1+"flags", "0x1403", "0x403") // ip link set bond1 multicast off
 		}, "multicast is off"},
-		{"NET-BOND-SLAVE-DOWN", Critical, Config{}, func(inv *inventory.Inventory) {
-			inv.Interface("bond1").Bond.Slaves[1].MIIStatus = "down"
+		{"NET-BOND-SLAVE-DOWN", Critical, Config{}, func(root string) {
+			fixture.Edit(t, root, "/proc/self/net/bonding/bond1", "Slave Interface: eth2\nMII Status: up", "Slave Interface: eth2\nMII Status: down")
 		}, "slave of bond1 has MII status down"},
-		{"NET-IC-NOT-PERSISTED", Warning, Config{}, func(inv *inventory.Inventory) {
-			for i := range inv.Persisted {
-				if inv.Persisted[i].Interface == "bond1" {
-					inv.Persisted[i].OnBoot = false
-				}
-			}
+		{"NET-IC-NOT-PERSISTED", Warning, Config{}, func(root string) {
+			fixture.Edit(t, root, ifcfg+"ifcfg-bond1", "ONBOOT=yes", "ONBOOT=no")
 		}, "not brought up at boot"},
-		{"NET-HAIP", Warning, Config{}, func(inv *inventory.Inventory) {
-			e := inv.Interface("eth0")
-			e.Addresses = append(e.Addresses, "169.254.7.7/16")
-		}, "address 169.254.7.7/16 is in 169.254.0.0/16"},
-		{"NET-BRIDGE-MTU", Warning, Config{}, func(inv *inventory.Inventory) {
-			inv.Interfaces = append(inv.Interfaces,
-				inventory.Interface{Name: "br0", Kind: "bridge", Type: "bridge", MTU: 9000, Ports: []string{"vif1.0"}},
-				inventory.Interface{Name: "vif1.0", Kind: "bridge-port", Type: "virtual", MTU: 1500, Master: "br0"})
+		{"NET-HAIP", Warning, Config{}, func(root string) {
+			// avahi-autoipd gave eth0 a link-local address and its route.
+			fixture.Edit(t, root, "/proc/self/net/fib_trie", "     +-- 169.254.0.0/19 2 0 2\n",
+				"     +-- 169.254.0.0/16 2 0 2\n           |-- 169.254.0.0\n              /16 link UNICAST\n           |-- 169.254.7.7\n              /32 host LOCAL\n     +-- 169.254.0.0/19 2 0 2\n")
+			fixture.Edit(t, root, "/proc/self/net/route", "bond1\t0000FEA9", "eth0\t0000FEA9\t00000000\t0001\t0\t0\t1002\t0000FFFF\t0\t0\t0\nbond1\t0000FEA9")
+		}, "overlaps 169.254.0.0/16"},
+		{"NET-BRIDGE-MTU", Warning, Config{}, func(root string) {
+			// A KVM bridge with a guest's tap left at 1500.
+			fixture.Interface(t, root, "br0", "virtual", map[string]string{"mtu": "9000", "operstate": "up",
+				"uevent": "DEVTYPE=bridge\nINTERFACE=br0\nIFINDEX=6", "ifindex": "6", "iflink": "6", "type": "1", "flags": "0x1003"})
+			dir := fixture.Interface(t, root, "vnet0", "virtual", map[string]string{"mtu": "1500", "operstate": "unknown",
+				"uevent": "INTERFACE=vnet0\nIFINDEX=7", "ifindex": "7", "iflink": "7", "type": "1", "flags": "0x1003", "tun_flags": "0x1002"})
+			fixture.Symlink(t, root, dir+"/master", "../br0")
 		}, "bridge port MTU 1500 differs from bridge br0 MTU 9000"},
-		{"NET-MTU-PERSIST", Warning, Config{}, func(inv *inventory.Inventory) {
-			inv.Interface("eth0").MTU = 9000 // runtime jumbo on the public NIC, ifcfg-eth0 has no MTU
+		{"NET-MTU-PERSIST", Warning, Config{}, func(root string) {
+			// ip link set eth0 mtu 9000, ifcfg-eth0 has no MTU.
+			fixture.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
 		}, "MTU not set: the default 1500 applies at boot"},
-		{"NET-IPFRAG", Warning, Config{}, func(inv *inventory.Inventory) {
-			for _, n := range []string{"bond1", "eth1", "eth2"} {
-				inv.Interface(n).MTU = 1500
+		{"NET-IPFRAG", Warning, Config{}, func(root string) {
+			// The interconnect back at 1500, reassembly memory raised only to 8 MiB.
+			for _, f := range []string{sysBond1 + "mtu", "/sys/devices/pci0000:00/0000:00:04.0/net/eth1/mtu", "/sys/devices/pci0000:00/0000:00:05.0/net/eth2/mtu"} {
+				fixture.Edit(t, root, f, "9000", "1500")
 			}
-			for i := range inv.Persisted {
-				if inv.Persisted[i].Interface == "bond1" {
-					inv.Persisted[i].MTU = 1500
-				}
-			}
-			inv.Sysctls["net.ipv4.ipfrag_high_thresh"] = "8388608"
+			fixture.Edit(t, root, ifcfg+"ifcfg-bond1", "MTU=9000", "MTU=1500")
+			fixture.Write(t, root, "/proc/sys/net/ipv4/ipfrag_high_thresh", "8388608\n")
 		}, "8.00 MiB is below 16 MiB"},
-		{"NET-GPNP-SUBNET", Critical, Config{}, func(inv *inventory.Inventory) {
-			inv.Interface("bond1").Addresses = []string{"169.254.12.45/19", "192.168.20.11/24"} // re-addressed
-		}, "registers bond1 as asm,cluster_interconnect on subnet 192.168.10.0, but bond1 has 192.168.20.11/24"},
-		{"NET-RP-FILTER", Critical, Config{Interconnect: []string{"bond1", "eth0"}}, func(inv *inventory.Inventory) {
-			inv.Sysctls["net.ipv4.conf.bond1.rp_filter"] = "1"
+		{"NET-RP-FILTER", Critical, Config{Interconnect: []string{"bond1", "eth0"}}, func(root string) {
+			// eth0 made a second interconnect NIC (at 9000, persisted)
+			// while both keep strict reverse-path filtering.
+			fixture.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
+			fixture.Edit(t, root, ifcfg+"ifcfg-eth0", "ONBOOT=yes\n", "ONBOOT=yes\nMTU=9000\n")
+			fixture.Write(t, root, "/proc/sys/net/ipv4/conf/bond1/rp_filter", "1\n")
 		}, "on bond1, eth0 with 2 interconnect NICs"},
+		{"NET-GPNP-SUBNET", Critical, Config{}, func(root string) {
+			fixture.Edit(t, root, profile, `IP="192.168.10.0"`, `IP="192.168.30.0"`) // re-addressed cluster-wide, not here
+		}, "registers bond1 as asm,cluster_interconnect on subnet 192.168.30.0, but bond1 has 192.168.10.11/24"},
 	}
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			inv := gather(t, fixtures+"ol8-rac-bond-jumbo", inventory.Options{})
-			c.change(inv)
-			got := netFindings(Check(inv, c.cfg))
+			root := t.TempDir()
+			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+			c.change(root)
+			r := Check(gather(t, root, inventory.Options{}), c.cfg)
+			got := netFindings(r)
 			fs := got[c.rule]
-			if len(fs) != 1 || fs[0].Severity != c.sev || !strings.Contains(fs[0].Message, c.want) {
-				t.Fatalf("%s: %+v, want one %s finding containing %q (all: %v)", c.rule, fs, c.sev, c.want, ids(got))
+			if len(fs) == 0 || fs[0].Severity != c.sev || !strings.Contains(fs[0].Message, c.want) {
+				t.Fatalf("%s: %+v, want a %s finding containing %q (all: %v)", c.rule, fs, c.sev, c.want, ids(got))
 			}
+			// Nothing else fires, except what the same change implies:
+			// an interconnect back at 1500 is also NET-IC-MTU.
+			for id := range got {
+				if id != c.rule && !(c.rule == "NET-IPFRAG" && id == "NET-IC-MTU") {
+					t.Errorf("%s also fired: %+v", id, got[id])
+				}
+			}
+			checkEvidence(t, root, r)
 		})
 	}
 }
