@@ -76,8 +76,8 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	}
 	s := r.Summary
 	p.f("\nsummary: %d critical, %d warning, %d info: %s", s.Critical, s.Warning, s.Info, s.Status)
-	if len(s.Unreadable) > 0 {
-		p.f(" (not fully read: %s)", strings.Join(s.Unreadable, ", "))
+	if len(s.NotFullyRead) > 0 {
+		p.f(" (not fully read: %s)", strings.Join(s.NotFullyRead, ", "))
 	}
 	p.f("\n")
 	return p.err

@@ -40,9 +40,9 @@ type Summary struct {
 	Info     int    `json:"info"`
 	Status   string `json:"status"`    // OK, WARNING or CRITICAL
 	ExitCode int    `json:"exit_code"` // 0, 1 or 2
-	// Unreadable names the inventory sections that were not (fully)
-	// read; rules about them may have stayed silent.
-	Unreadable []string `json:"unreadable"`
+	// NotFullyRead names the inventory sections that were unreadable or
+	// only partly read; rules about them may have stayed silent.
+	NotFullyRead []string `json:"not_fully_read"`
 }
 
 // Check evaluates every rule on inv and summarises the findings. cfg's
@@ -63,7 +63,7 @@ func Check(inv *inventory.Inventory, cfg Config) *Result {
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
-	s := Summary{Unreadable: []string{}}
+	s := Summary{NotFullyRead: []string{}}
 	for _, f := range r.Findings {
 		switch f.Severity {
 		case Critical:
@@ -84,7 +84,7 @@ func Check(inv *inventory.Inventory, cfg Config) *Result {
 	}
 	for _, sec := range inv.Sections {
 		if sec.Status == "unreadable" || sec.Status == "partial" {
-			s.Unreadable = append(s.Unreadable, sec.Name)
+			s.NotFullyRead = append(s.NotFullyRead, sec.Name)
 		}
 	}
 	r.Summary = s
