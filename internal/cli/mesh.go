@@ -207,12 +207,3 @@ func family(res *mesh.Result, net int) string {
 	return " (" + fam + ")"
 }
 
-// isTerminal reports whether w is a terminal (progress goes only there).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
