@@ -1,6 +1,9 @@
 package inventory
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Inventory is everything check knows about one node. Sections that could
 // not be read are listed in Sections with their reason; the rest is still
@@ -8,9 +11,11 @@ import "time"
 type Inventory struct {
 	Node       Node              `json:"node"`
 	Interfaces []Interface       `json:"interfaces"`
+	Routes     []Route           `json:"routes"` // IPv4 main table, /proc/net/route
 	Persisted  []PersistedConfig `json:"persisted"`
 	Sysctls    map[string]string `json:"sysctls"`
 	Counters   *Counters         `json:"counters,omitempty"`
+	Cluster    *Cluster          `json:"cluster,omitempty"`
 	Mounts     []Mount           `json:"mounts"`
 	Sections   []Section         `json:"sections"`
 }
@@ -31,10 +36,38 @@ type Section struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-// Options steer gathering.
+// Options steer gathering. The zero value reads one sample of the counters
+// at the current time.
 type Options struct {
 	// CounterInterval, when positive, makes Gather sample the kernel
 	// counters twice this far apart so rules can judge rates. Zero means one
 	// sample: totals are reported and nothing is judged on them.
 	CounterInterval time.Duration
+	// Now returns the current time; nil means time.Now. Tests inject a
+	// fixed clock so golden output does not depend on when it ran.
+	Now func() time.Time
+	// Wait sleeps d or until ctx ends; nil means a timer. Tests inject one
+	// that changes the counter files between the two samples.
+	Wait func(ctx context.Context, d time.Duration) error
+}
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o Options) wait(ctx context.Context, d time.Duration) error {
+	if o.Wait != nil {
+		return o.Wait(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

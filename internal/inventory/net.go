@@ -1,12 +1,72 @@
 package inventory
 
-import "context"
+import (
+	"context"
+	"strings"
+	"time"
+)
 
-// Interface is one network interface as the kernel reports it.
+// Interface is one network interface as the kernel reports it in
+// /sys/class/net. Numbers the kernel would not give (speed of a virtual or
+// down link) are -1.
 type Interface struct {
 	Name string `json:"name"`
-	Kind string `json:"kind"` // physical, bond, bond-slave, bridge, bridge-port, vlan, veth, loopback, ...
-	MTU  int    `json:"mtu"`
+	// Kind is the interface's place in the stack: bond-slave or bridge-port
+	// when it has a master, otherwise its Type.
+	Kind string `json:"kind"`
+	// Type is the device itself: physical, bond, bridge, vlan, veth, tun,
+	// loopback, virtual (dummy, ifb and other software devices).
+	Type            string   `json:"type"`
+	MTU             int      `json:"mtu"`
+	OperState       string   `json:"operstate"`          // up, down, lowerlayerdown, unknown, ...
+	Carrier         int      `json:"carrier"`            // 1 link detected, 0 none, -1 unreadable (interface down)
+	SpeedBitsPerSec int64    `json:"speed_bits_per_sec"` // -1 when the kernel does not know
+	Flags           uint64   `json:"flags"`              // IFF_* from /sys/class/net/IF/flags
+	MAC             string   `json:"mac,omitempty"`      // hardware address
+	Master          string   `json:"master,omitempty"`   // bond or bridge this interface belongs to
+	Parent          string   `json:"parent,omitempty"`   // lower device of a vlan
+	VLANID          int      `json:"vlan_id,omitempty"`  // 802.1Q id of a vlan
+	Ports           []string `json:"ports,omitempty"`    // slaves of a bond, ports of a bridge
+	Addresses       []string `json:"addresses"`          // CIDR, IPv4 then IPv6
+	Bond            *Bond    `json:"bond,omitempty"`
+	SysfsPath       string   `json:"sysfs"` // /sys/class/net/IF, for evidence
+	IfIndex         int      `json:"ifindex"`
+	LinkTarget      string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
+}
+
+// IFF flags read from /sys/class/net/IF/flags (linux/if.h).
+const (
+	FlagUp        = 0x1
+	FlagLoopback  = 0x8
+	FlagMulticast = 0x1000
+)
+
+// Up reports whether the interface is administratively up and, where the
+// kernel tracks it, running.
+func (i *Interface) Up() bool {
+	return i.OperState == "up" || i.OperState == "unknown" && i.Flags&FlagUp != 0
+}
+
+// File returns the sysfs file of attribute attr ("mtu", "operstate").
+func (i *Interface) File(attr string) string { return "/sys/class/net/" + i.Name + "/" + attr }
+
+// Bond is a bonding master's configuration and its slaves' state.
+type Bond struct {
+	Mode        string        `json:"mode"` // active-backup, 802.3ad, balance-rr, ...
+	MIIStatus   string        `json:"mii_status,omitempty"`
+	ActiveSlave string        `json:"active_slave,omitempty"`
+	MIIPolling  time.Duration `json:"miimon_ns"`
+	Slaves      []BondSlave   `json:"slaves"`
+	File        string        `json:"file"` // /proc/net/bonding/BOND or the sysfs directory
+}
+
+// BondSlave is one slave as /proc/net/bonding lists it.
+type BondSlave struct {
+	Name            string `json:"name"`
+	MIIStatus       string `json:"mii_status"`
+	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 unknown
+	LinkFailures    int    `json:"link_failures"`
+	PermanentAddr   string `json:"permanent_mac,omitempty"`
 }
 
 // PersistedConfig is what the network configuration on disk will apply at
@@ -14,11 +74,109 @@ type Interface struct {
 type PersistedConfig struct {
 	Interface string `json:"interface"`
 	MTU       int    `json:"mtu,omitempty"` // 0: not set (the default applies)
-	File      string `json:"file"`
-	Format    string `json:"format"` // ifcfg, networkmanager, netplan, interfaces
+	// MTULine is the line of File that sets the MTU (0 when not set).
+	MTULine int    `json:"mtu_line,omitempty"`
+	File    string `json:"file"`
+	Format  string `json:"format"`           // ifcfg, networkmanager, netplan, interfaces
+	Type    string `json:"type,omitempty"`   // ethernet, bond, bridge, vlan, ... when the file says
+	Master  string `json:"master,omitempty"` // bond or bridge it is enslaved to
+	// OnBoot is false when the file says the interface is not brought up at
+	// boot (ONBOOT=no, autoconnect=false, no "auto" line).
+	OnBoot bool `json:"onboot"`
+	// MAC is the hardware address a profile is bound to when it names no
+	// interface (a NetworkManager keyfile with only mac-address=).
+	MAC string `json:"mac,omitempty"`
 }
 
-// Counters holds the kernel counters check reads.
-type Counters struct{}
+// Counters holds the kernel counters of DOMAIN.md section 6. Without an
+// interval they are totals since boot; with one, Delta and PerSec of each
+// counter are set from two samples Interval apart.
+type Counters struct {
+	IntervalNs time.Duration `json:"interval_ns"` // 0: one sample, totals only
+	Kernel     []Counter     `json:"kernel"`
+	Interfaces []IfCounters  `json:"interfaces"`
+}
 
-func gatherNetwork(ctx context.Context, src *Source, inv *Inventory, opts Options) {}
+// Counter is one kernel counter ("Ip ReasmFails").
+type Counter struct {
+	Group  string   `json:"group"` // Ip, Udp, TcpExt, ...
+	Name   string   `json:"name"`
+	File   string   `json:"file"`
+	Total  int64    `json:"total"`
+	Delta  *int64   `json:"delta,omitempty"`
+	PerSec *float64 `json:"per_sec,omitempty"`
+}
+
+// IfCounters are one interface's error counters from
+// /sys/class/net/IF/statistics.
+type IfCounters struct {
+	Interface string    `json:"interface"`
+	Counters  []Counter `json:"counters"` // Group is the interface name
+}
+
+// Cluster is what Oracle Clusterware's own configuration on the node says.
+type Cluster struct {
+	GPnPProfile string           `json:"gpnp_profile"`
+	Networks    []ClusterNetwork `json:"networks"`
+}
+
+// ClusterNetwork is one <gpnp:Network> of the GPnP profile.
+type ClusterNetwork struct {
+	Adapter string `json:"adapter"` // interface name, may be a pattern like eth*
+	Subnet  string `json:"subnet"`
+	Use     string `json:"use"` // public, cluster_interconnect, asm, ... comma separated
+}
+
+// Interconnect reports whether the network carries the private interconnect.
+func (n ClusterNetwork) Interconnect() bool {
+	for _, u := range strings.Split(n.Use, ",") {
+		if strings.TrimSpace(u) == "cluster_interconnect" {
+			return true
+		}
+	}
+	return false
+}
+
+// Interface returns the interface called name, or nil.
+func (inv *Inventory) Interface(name string) *Interface {
+	for i := range inv.Interfaces {
+		if inv.Interfaces[i].Name == name {
+			return &inv.Interfaces[i]
+		}
+	}
+	return nil
+}
+
+// PersistedFor returns the persisted configurations of interface name.
+func (inv *Inventory) PersistedFor(name string) []PersistedConfig {
+	var out []PersistedConfig
+	for _, p := range inv.Persisted {
+		if p.Interface == name {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Section returns the status of the named section, or nil.
+func (inv *Inventory) Section(name string) *Section {
+	for i := range inv.Sections {
+		if inv.Sections[i].Name == name {
+			return &inv.Sections[i]
+		}
+	}
+	return nil
+}
+
+func (inv *Inventory) addSection(name, status, detail string) {
+	inv.Sections = append(inv.Sections, Section{Name: name, Status: status, Detail: detail})
+}
+
+func gatherNetwork(ctx context.Context, src *Source, inv *Inventory, opts Options) {
+	gatherInterfaces(src, inv)
+	gatherAddresses(src, inv)
+	gatherPersisted(src, inv)
+	gatherSysctls(src, inv)
+	gatherCounters(ctx, src, inv, opts)
+	gatherCluster(src, inv)
+}

@@ -19,14 +19,25 @@ import (
 // ErrBadRoot is wrapped when the root itself is missing or not usable.
 var ErrBadRoot = errors.New("bad root")
 
-// Source reads files under a root directory and remembers every file it
-// read, so that `check --collect` can write exactly those files. Paths given
-// to its methods are absolute paths as on the node ("/proc/net/snmp"). The
-// zero value is not usable; use OpenDir. Safe for concurrent use.
+// Source reads files under a root directory and remembers every file,
+// directory and symbolic link it read, so that `check --collect` can write
+// exactly those. Paths given to its methods are absolute paths as on the node
+// ("/proc/net/snmp"). The zero value is not usable; use Open or OpenDir. Safe
+// for concurrent use.
+//
+// A root other than "/" is read through an os.Root, so a captured tree or
+// bundle cannot make check read files of the machine it runs on through an
+// absolute or escaping symbolic link.
 type Source struct {
-	root string
-	mu   sync.Mutex
-	read map[string]bool
+	root    string
+	origin  string   // what the user named: the directory or the bundle
+	fsys    *os.Root // nil for the live root
+	cleanup func() error
+	mu      sync.Mutex
+	read    map[string]bool   // files and links read
+	data    map[string][]byte // content of the files read, for Collect
+	links   map[string]bool   // links read as links (not followed)
+	dirs    map[string]bool   // directories listed
 }
 
 // OpenDir returns a Source rooted at dir, which must be an existing directory.
@@ -38,11 +49,79 @@ func OpenDir(dir string) (*Source, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrBadRoot, dir)
 	}
-	return &Source{root: dir, read: map[string]bool{}}, nil
+	s := &Source{root: dir, origin: dir, read: map[string]bool{}, data: map[string][]byte{},
+		links: map[string]bool{}, dirs: map[string]bool{}}
+	if !s.Live() {
+		if s.fsys, err = os.OpenRoot(dir); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
+		}
+	}
+	return s, nil
 }
 
-// Root returns the directory the source reads from.
+// Open returns a Source for root, which is either a directory holding a
+// node's tree (at least one of proc, sys and etc) or a .tar.gz bundle written
+// by Collect. A bundle is unpacked into a temporary directory that Close
+// removes. Errors wrap ErrBadRoot.
+func Open(root string) (*Source, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
+	}
+	if !st.IsDir() {
+		dir, err := unpack(root)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadRoot, root, err)
+		}
+		s, err := OpenDir(dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.origin = root
+		s.cleanup = func() error { return os.RemoveAll(dir) }
+		return s, nil
+	}
+	s, err := OpenDir(root)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Live() {
+		found := false
+		for _, d := range []string{"proc", "sys", "etc"} {
+			if st, err := os.Stat(filepath.Join(root, d)); err == nil && st.IsDir() {
+				found = true
+			}
+		}
+		if !found {
+			s.Close()
+			return nil, fmt.Errorf("%w: %s has no proc, sys or etc directory (not a node's tree)", ErrBadRoot, root)
+		}
+	}
+	return s, nil
+}
+
+// Close releases the source; for a bundle it removes the unpacked tree.
+func (s *Source) Close() error {
+	var err error
+	if s.fsys != nil {
+		err = s.fsys.Close()
+	}
+	if s.cleanup != nil {
+		if cerr := s.cleanup(); err == nil {
+			err = cerr
+		}
+		s.cleanup = nil
+	}
+	return err
+}
+
+// Root returns the directory the source reads from (for a bundle, the
+// temporary directory it was unpacked into).
 func (s *Source) Root() string { return s.root }
+
+// Origin returns the root as the user named it: "/", a directory or a bundle.
+func (s *Source) Origin() string { return s.origin }
 
 // Live reports whether the source is the running system's own root.
 func (s *Source) Live() bool { return filepath.Clean(s.root) == "/" }
@@ -52,11 +131,29 @@ func (s *Source) Path(p string) string {
 	return filepath.Join(s.root, filepath.FromSlash(path.Clean("/"+p)))
 }
 
+// rel turns a node path into a name relative to the root, for os.Root.
+func rel(p string) string {
+	r := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if r == "" {
+		return "."
+	}
+	return r
+}
+
 // ReadFile reads the file at node path p and records it.
 func (s *Source) ReadFile(p string) ([]byte, error) {
-	b, err := os.ReadFile(s.Path(p))
+	var b []byte
+	var err error
+	if s.fsys != nil {
+		b, err = s.fsys.ReadFile(rel(p))
+	} else {
+		b, err = os.ReadFile(s.Path(p))
+	}
 	if err == nil {
-		s.note(p)
+		s.mu.Lock()
+		s.read[path.Clean("/"+p)] = true
+		s.data[path.Clean("/"+p)] = b
+		s.mu.Unlock()
 	}
 	return b, err
 }
@@ -67,48 +164,87 @@ func (s *Source) ReadString(p string) (string, error) {
 	return strings.TrimSpace(string(b)), err
 }
 
-// ReadDir lists the directory at node path p.
-func (s *Source) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(s.Path(p)) }
+// ReadDir lists the directory at node path p and records the directory, so
+// that a collected bundle keeps it even when none of its entries is read.
+func (s *Source) ReadDir(p string) ([]fs.DirEntry, error) {
+	var ents []fs.DirEntry
+	var err error
+	if s.fsys != nil {
+		ents, err = fs.ReadDir(s.fsys.FS(), rel(p))
+	} else {
+		ents, err = os.ReadDir(s.Path(p))
+	}
+	if err == nil {
+		s.mu.Lock()
+		s.dirs[path.Clean("/"+p)] = true
+		s.mu.Unlock()
+	}
+	return ents, err
+}
 
 // Readlink reads the symbolic link at node path p (sysfs uses them for
 // masters, drivers and bridge ports) and records it.
 func (s *Source) Readlink(p string) (string, error) {
-	t, err := os.Readlink(s.Path(p))
+	var t string
+	var err error
+	if s.fsys != nil {
+		t, err = s.fsys.Readlink(rel(p))
+	} else {
+		t, err = os.Readlink(s.Path(p))
+	}
 	if err == nil {
-		s.note(p)
+		s.mu.Lock()
+		s.read[path.Clean("/"+p)] = true
+		s.links[path.Clean("/"+p)] = true
+		s.mu.Unlock()
 	}
 	return t, err
 }
 
-// Glob returns node paths matching pattern (path.Match syntax).
+// Glob returns node paths matching pattern (path.Match syntax), sorted.
 func (s *Source) Glob(pattern string) ([]string, error) {
+	if s.fsys != nil {
+		m, err := fs.Glob(s.fsys.FS(), rel(pattern))
+		if err != nil {
+			return nil, err
+		}
+		for i := range m {
+			m[i] = "/" + m[i]
+		}
+		return m, nil
+	}
 	m, err := filepath.Glob(s.Path(pattern))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(m))
 	for _, p := range m {
-		rel, err := filepath.Rel(s.root, p)
+		r, err := filepath.Rel(s.root, p)
 		if err != nil {
 			continue
 		}
-		out = append(out, "/"+filepath.ToSlash(rel))
+		out = append(out, "/"+filepath.ToSlash(r))
 	}
 	return out, nil
 }
 
-func (s *Source) note(p string) {
-	s.mu.Lock()
-	s.read[path.Clean("/"+p)] = true
-	s.mu.Unlock()
-}
-
-// Files returns the node paths read so far, sorted.
+// Files returns the node paths of files and links read so far, sorted.
 func (s *Source) Files() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.read))
-	for p := range s.read {
+	return sortedKeys(s.read)
+}
+
+// Dirs returns the node paths of directories listed so far, sorted.
+func (s *Source) Dirs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sortedKeys(s.dirs)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for p := range m {
 		out = append(out, p)
 	}
 	sort.Strings(out)

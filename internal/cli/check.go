@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/rules"
+)
+
+func init() { commands = append(commands, newCheckCmd) }
+
+// checkNow is the clock of check; golden tests replace it.
+var checkNow = time.Now
+
+// maxCheckInterval bounds --interval: check is an audit, not a monitor.
+const maxCheckInterval = 10 * time.Minute
+
+type checkFlags struct {
+	root         string
+	asJSON       bool
+	interval     time.Duration
+	interconnect []string
+	mountRoles   []string
+	platform     string
+	collect      string
+	listRules    bool
+}
+
+func newCheckCmd(e *env) *cobra.Command {
+	var f checkFlags
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Read-only audit of this node's interconnect, network configuration, sysctls, counters and NFS mounts",
+		Long: `check reads this node's interfaces, bonds and bridges, the network configuration
+that comes back after a reboot, sysctls, kernel counters and NFS mounts, and judges
+them with rules that each carry an id, a severity, the evidence, a fix and a source.
+It changes nothing and runs as root or as an ordinary user (what it cannot read is
+shown as a section status).
+
+The interconnect is taken from --interconnect, else from Oracle Clusterware's GPnP
+profile when it is readable; without either, interconnect rules stay silent.
+
+Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
+		Example: `  interlink check
+  interlink check --interconnect bond1 --interval 5s
+  interlink check --mount-role /u02/oradata=datafiles --json
+  interlink check --collect /tmp/node1.tar.gz      # audit and write a support bundle
+  interlink check --root /tmp/node1.tar.gz         # repeat that audit elsewhere`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(e, f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.root, "root", "/", "audit the tree under DIR, or a bundle written by --collect")
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON (schema interlink.check/v1)")
+	fl.DurationVar(&f.interval, "interval", 0, "sample the kernel counters twice this far apart and judge their rates (e.g. 5s)")
+	fl.StringSliceVar(&f.interconnect, "interconnect", nil, "the private interconnect interfaces, IF[,IF] (default: from the GPnP profile)")
+	fl.StringArrayVar(&f.mountRoles, "mount-role", nil, "what an NFS mount holds, PATH=ROLE (datafiles, redo, crs, home, backup, other); repeatable")
+	fl.StringVar(&f.platform, "platform", "linux", "platform row of the NFS option table: linux, solaris, aix, hpux")
+	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
+	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
+	return c
+}
+
+// checkConfig validates the flags into a rules.Config.
+func checkConfig(f checkFlags) (rules.Config, error) {
+	cfg := rules.Config{MountRoles: map[string]rules.Role{}}
+	p, err := rules.ParsePlatform(f.platform)
+	if err != nil {
+		return cfg, usageError("check: --platform: %v", err)
+	}
+	cfg.Platform = p
+	for _, ic := range f.interconnect {
+		ic = strings.TrimSpace(ic)
+		if ic == "" || strings.ContainsAny(ic, "/ \t") || len(ic) > 15 {
+			return cfg, usageError("check: --interconnect: %q is not an interface name", ic)
+		}
+		cfg.Interconnect = append(cfg.Interconnect, ic)
+	}
+	for _, mr := range f.mountRoles {
+		mp, role, ok := strings.Cut(mr, "=")
+		if !ok || !strings.HasPrefix(mp, "/") {
+			return cfg, usageError("check: --mount-role: want PATH=ROLE with an absolute PATH, got %q", mr)
+		}
+		r, err := rules.ParseRole(role)
+		if err != nil {
+			return cfg, usageError("check: --mount-role %s: %v", mr, err)
+		}
+		cfg.MountRoles[filepath.Clean(mp)] = r
+	}
+	if f.interval < 0 || f.interval > maxCheckInterval {
+		return cfg, usageError("check: --interval %s: want a duration between 0 and %s", f.interval, maxCheckInterval)
+	}
+	if f.collect != "" && !strings.HasSuffix(f.collect, ".tar.gz") && !strings.HasSuffix(f.collect, ".tgz") {
+		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
+	}
+	return cfg, nil
+}
+
+func runCheck(e *env, f checkFlags) error {
+	if f.listRules {
+		return listRules(e, f.asJSON)
+	}
+	cfg, err := checkConfig(f)
+	if err != nil {
+		return err
+	}
+	src, err := inventory.Open(f.root)
+	if err != nil {
+		return usageError("check: --root %s: %v", f.root, errors.Unwrap(err))
+	}
+	defer src.Close()
+	if f.interval > 0 && src.Origin() != src.Root() {
+		return usageError("check: --interval needs a live tree; %s is a captured bundle whose counters do not move", f.root)
+	}
+	if f.interval > 0 && isTerminal(e.stderr) {
+		fmt.Fprintf(e.stderr, "interlink: sampling counters for %s (Ctrl-C reports totals only)\n", f.interval)
+	}
+	inv, err := inventory.Gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	res := rules.Check(inv, cfg)
+	if f.collect != "" {
+		if err := writeBundle(src, f.collect); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		err = report.JSON(e.stdout, res)
+	} else {
+		err = report.CheckText(e.stdout, res)
+	}
+	if err != nil {
+		return fmt.Errorf("check: write report: %w", err)
+	}
+	if f.collect != "" && !f.asJSON {
+		fmt.Fprintf(e.stderr, "interlink: bundle %s (%d files; audit it elsewhere with 'interlink check --root %s')\n",
+			f.collect, len(src.Files()), f.collect)
+	}
+	return withCode(res.Summary.ExitCode)
+}
+
+// writeBundle writes the collected files next to name and renames the
+// result into place, so a failure leaves no half-written bundle.
+func writeBundle(src *inventory.Source, name string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".interlink-bundle-*")
+	if err != nil {
+		return usageError("check: --collect %s: %v", name, errors.Unwrap(err))
+	}
+	defer os.Remove(tmp.Name())
+	if err := src.Collect(tmp, checkNow()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("check: --collect %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("check: --collect %s: %w", name, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("check: --collect %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("check: --collect %s: %w", name, err)
+	}
+	return nil
+}
+
+// RuleInfo is one row of `interlink check --rules`.
+type RuleInfo struct {
+	ID       string         `json:"id"`
+	Severity rules.Severity `json:"severity"`
+	Title    string         `json:"title"`
+	Source   string         `json:"source"`
+}
+
+func listRules(e *env, asJSON bool) error {
+	all := rules.All()
+	infos := make([]RuleInfo, 0, len(all))
+	for _, r := range all {
+		infos = append(infos, RuleInfo{ID: r.ID, Severity: r.Severity, Title: r.Title, Source: r.Source})
+	}
+	if asJSON {
+		return report.JSON(e.stdout, struct {
+			Schema string     `json:"schema"`
+			Rules  []RuleInfo `json:"rules"`
+		}{"interlink.check-rules/v1", infos})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "RULE\tSEVERITY\tDETECTS\n")
+	for _, r := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Title)
+	}
+	return tw.Flush()
+}
+
+// isTerminal reports whether w is a terminal: progress goes there, never
+// into a pipe or a file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
