@@ -9,7 +9,7 @@ import (
 )
 
 // run runs the command line and returns exit code, stdout and stderr.
-func run(t *testing.T, args ...string) (int, string, string) {
+func runMain(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, &out, &errb)
@@ -23,7 +23,7 @@ func TestBadUsageIsOneLineExit3(t *testing.T) {
 		{"version", "extra"},
 	}
 	for _, args := range cases {
-		code, _, stderr := run(t, args...)
+		code, _, stderr := runMain(t, args...)
 		if code != ExitUnknown {
 			t.Errorf("%v: exit %d, want 3", args, code)
 		}
@@ -34,7 +34,7 @@ func TestBadUsageIsOneLineExit3(t *testing.T) {
 }
 
 func TestVersionJSON(t *testing.T) {
-	code, stdout, stderr := run(t, "version", "--json")
+	code, stdout, stderr := runMain(t, "version", "--json")
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}

@@ -35,6 +35,7 @@ func CheckText(w io.Writer, r *rules.Result) error {
 		p.f("interconnect: unknown (no --interconnect, no readable GPnP profile): interconnect rules skipped\n")
 	}
 	interfaces(p, r)
+	mounts(p, r)
 	counters(p, r.Inventory)
 
 	width := 0 // rule ids line up in one column
@@ -132,6 +133,53 @@ func interfaces(p *printer, r *rules.Result) {
 	if len(r.Interconnect.Interfaces) > 0 {
 		p.f("  (* interconnect)\n")
 	}
+}
+
+// mounts prints the NFS mounts with the options that decide the database
+// rules and the role each was judged with.
+func mounts(p *printer, r *rules.Result) {
+	inv := r.Inventory
+	if len(inv.Mounts) == 0 {
+		return
+	}
+	p.f("\n")
+	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  NFS MOUNT\tDEVICE\tVERS\tPROTO\tHARD\tRSIZE/WSIZE\tATTR CACHE\tROLE\tTABLES\n")
+	for i, m := range inv.Mounts {
+		o := m.Options()
+		vers, proto, hard, size, ac := "-", "-", "-", "-", "-"
+		if o != nil {
+			vers, proto, hard = orDash(o.Vers), orDash(o.Proto), "hard"
+			if o.Soft {
+				hard = "soft"
+			}
+			if o.RsizeBytes > 0 || o.WsizeBytes > 0 {
+				size = fmt.Sprintf("%d/%d", o.RsizeBytes, o.WsizeBytes)
+			}
+			switch {
+			case o.NoAC:
+				ac = "noac"
+			case o.AttrCacheOff():
+				ac = "off (actimeo=0)"
+			default:
+				ac = "on"
+			}
+		}
+		role := "-"
+		if i < len(r.MountRoles) && r.MountRoles[i].Role != "" {
+			role = string(r.MountRoles[i].Role)
+		}
+		var tables []string
+		if m.Runtime != nil {
+			tables = append(tables, m.Runtime.File)
+		}
+		if m.Static != nil {
+			tables = append(tables, m.Static.File)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MountPoint, m.Device, vers, proto, hard, size, ac, role,
+			orDash(strings.Join(tables, " ")))
+	}
+	tw.Flush()
 }
 
 // counters prints the error counters that are not zero: as rates with an

@@ -19,8 +19,11 @@ type Result struct {
 	Node         inventory.Node       `json:"node"`
 	Interconnect Interconnect         `json:"interconnect"`
 	Inventory    *inventory.Inventory `json:"inventory"`
-	Findings     []Finding            `json:"findings"`
-	Summary      Summary              `json:"summary"`
+	// MountRoles gives the role each NFS mount was judged with, in the
+	// order of Inventory.Mounts (role "" when no --mount-role covers it).
+	MountRoles []MountRole `json:"mount_roles"`
+	Findings   []Finding   `json:"findings"`
+	Summary    Summary     `json:"summary"`
 }
 
 // Interconnect says which interfaces were judged as the interconnect and
@@ -31,6 +34,14 @@ type Interconnect struct {
 	// silent).
 	From string `json:"from"`
 	File string `json:"file,omitempty"` // the GPnP profile, when From is gpnp
+}
+
+// MountRole is the role an NFS mount was judged with and the --mount-role
+// path that gave it.
+type MountRole struct {
+	MountPoint string `json:"mount_point"`
+	Role       Role   `json:"role"`
+	From       string `json:"from,omitempty"`
 }
 
 // Summary counts findings by severity and gives the verdict.
@@ -59,7 +70,11 @@ func Check(inv *inventory.Inventory, cfg Config) *Result {
 	if cfg.Platform == "" {
 		cfg.Platform = Linux
 	}
-	r := &Result{Schema: Schema, Node: inv.Node, Interconnect: ic, Inventory: inv, Findings: Evaluate(inv, &cfg)}
+	r := &Result{Schema: Schema, Node: inv.Node, Interconnect: ic, Inventory: inv, Findings: Evaluate(inv, &cfg),
+		MountRoles: []MountRole{}}
+	for _, m := range nfsMounts(inv, &cfg) {
+		r.MountRoles = append(r.MountRoles, MountRole{MountPoint: m.MountPoint, Role: m.Role, From: m.Key})
+	}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
