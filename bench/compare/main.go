@@ -4,9 +4,9 @@
 // what `make bench` runs; it needs root (it builds labs named t5-bench*)
 // and installs iperf3 and sockperf with apt-get when they are missing.
 //
-// The interlink side drives the engines in-process (traffic.RunLocal: each
-// end on a thread in its lab node, as the agent and the CLI run them), so
-// the comparison measures the engines, not the session's per-packet tags.
+// The interlink side drives the engines directly, each end in its own
+// process in its lab node (ends.go), so the comparison measures the
+// engines, not the agent session's per-datagram tags.
 // Timing on a shared machine is noisy: read medians and ratios, not single
 // runs.
 package main
@@ -32,6 +32,8 @@ import (
 	"github.com/interlink/interlink/internal/units"
 )
 
+var flagSet = flag.CommandLine
+
 var (
 	rounds   = flag.Int("rounds", 3, "runs of each tool per scenario (alternating)")
 	duration = flag.Duration("time", 3*time.Second, "length of each run")
@@ -40,6 +42,13 @@ var (
 
 func main() {
 	flag.Parse()
+	if *serve != "" {
+		if err := serveEnd(*serve); err != nil {
+			fmt.Fprintf(os.Stderr, "compare -serve: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "compare: %v\n", err)
 		os.Exit(1)
@@ -197,21 +206,6 @@ func sockperfRTT(p *pair, msg int) (float64, error) {
 	return 2 * half * 1e3, nil // ns
 }
 
-func ours(p *pair, spec traffic.Spec) (traffic.Summary, error) {
-	spec.Duration = *duration
-	res, err := traffic.RunLocal(context.Background(), spec, traffic.Place{Do: p.n1.Do, Addr: p.a1}, traffic.Place{Do: p.n2.Do, Addr: p.a2}, nil)
-	if err != nil {
-		return traffic.Summary{}, err
-	}
-	f := res.Flows[0]
-	for _, sd := range []*traffic.Side{f.Client, f.Server} {
-		if sd.Error != "" {
-			return f.Summary, fmt.Errorf("interlink %s %s: %s", spec.Mode, sd.Role, sd.Error)
-		}
-	}
-	return f.Summary, nil
-}
-
 // sample is one run's figure and an optional second figure (loss).
 type sample struct{ v, loss float64 }
 
@@ -343,7 +337,7 @@ func run() error {
 	}
 	load0, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("interlink vs iperf3/sockperf: %d alternating runs of %v each, medians (load average before: %s)\n",
-		*rounds, *duration, strings.Fields(string(load0)+" ?")[0])
+		*rounds, *duration, strings.Fields(string(load0) + " ?")[0])
 	fmt.Printf("%-42s %-12s %22s %22s %8s  %s\n", "scenario", "peer", "peer median", "interlink median", "ratio", "goal")
 	for _, sc := range scenarios {
 		if *only != "" && !strings.Contains(sc.name, *only) {
@@ -381,7 +375,7 @@ func run() error {
 		fmt.Printf("%-42s %-12s %22s %22s %8.2f  %s\n", sc.name, sc.peerName, format(pm, median(ps, l)), format(om, median(os_, l)), sc.ratio(pm, om), sc.goal)
 	}
 	load1, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average after: %s (other work on this machine skews single runs; ratios of medians are the figure)\n", strings.Fields(string(load1)+" ?")[0])
+	fmt.Printf("load average after: %s (other work on this machine skews single runs; ratios of medians are the figure)\n", strings.Fields(string(load1) + " ?")[0])
 	return nil
 }
 

@@ -137,6 +137,9 @@ the wire limit for the path MTU when the link rate is known.`,
 			}
 			if !asJSON {
 				writeBenchHeader(e.stdout, addr, client.Agent, spec)
+				if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || reverse || bidir) {
+					fmt.Fprintf(e.stdout, "note: the agent sends at most %s in this session (its --max-rate)\n", units.FormatRate(lim))
+				}
 			}
 			res, err := traffic.RunRemote(e.ctx, client, spec, obs)
 			if res == nil {

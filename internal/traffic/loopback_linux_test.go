@@ -3,6 +3,8 @@ package traffic
 import (
 	"context"
 	"net/netip"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -121,5 +123,23 @@ func TestLoopbackCancel(t *testing.T) {
 		if f.Client.Error != "cancelled" || f.Client.Bytes == 0 || len(f.Client.Intervals) < 2 {
 			t.Errorf("%s: after cancel: error %q, %d bytes, %d intervals", mode, f.Client.Error, f.Client.Bytes, len(f.Client.Intervals))
 		}
+	}
+}
+
+func TestLoopbackPinned(t *testing.T) {
+	c0, c1 := 0, runtime.NumCPU()-1
+	res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond, CPU: &c0, PeerCPU: &c1})
+	f := res.Flows[0]
+	if f.Client.CPU.Pinned == nil || *f.Client.CPU.Pinned != c0 || f.Server.CPU.Pinned == nil || *f.Server.CPU.Pinned != c1 || f.Summary.Messages == 0 {
+		t.Errorf("pinned run: client %+v server %+v, %d blocks", f.Client.CPU, f.Server.CPU, f.Summary.Messages)
+	}
+	// A CPU this machine does not have is an error the side reports.
+	bad := 1000
+	res, err := RunLocal(context.Background(), Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, CPU: &bad}, lo, lo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Flows[0].Client.Error; !strings.Contains(e, "pin to cpu 1000") {
+		t.Errorf("pinning to cpu 1000: error %q", e)
 	}
 }
