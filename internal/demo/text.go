@@ -1,0 +1,396 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/traffic"
+	"github.com/interlink/interlink/internal/units"
+)
+
+// Header is the first line of the text story.
+func Header(w io.Writer, opt Options) {
+	fmt.Fprintf(w, "interlink lab demo: a 3-node cluster whose hosts all say MTU %d on the interconnect, one switch port left at 1500\n", ExpectMTU)
+}
+
+// Render writes one finished section of r as text.
+func Render(w io.Writer, s Section, r *Result) {
+	switch s {
+	case SectionLab:
+		renderLab(w, r)
+	case SectionCheck:
+		renderCheck(w, r)
+	case SectionMesh:
+		renderMesh(w, r)
+	case SectionBlocks:
+		renderBlocks(w, r)
+	case SectionTCP:
+		renderTCP(w, r)
+	case SectionAdvice:
+		renderAdvice(w, r)
+	}
+}
+
+// Footer says what became of the lab, and what went wrong.
+func Footer(w io.Writer, r *Result) {
+	fmt.Fprintln(w)
+	switch {
+	case r.Kept:
+		fmt.Fprintf(w, "The lab %s is still up, with an agent on every node (token %s). Explore it:\n", r.Lab, r.TokenFile)
+		fmt.Fprintf(w, "  interlink lab status %s\n", r.Lab)
+		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink check --interconnect eth1\n", r.Lab)
+		var nodes []string
+		for _, a := range r.Agents {
+			for _, n := range r.Topology.Nodes {
+				if n.Name != a.Node {
+					continue
+				}
+				for _, l := range n.Links {
+					if l.Switch == icSwitch && len(l.Addresses) > 0 {
+						nodes = append(nodes, fmt.Sprintf("%s=%s@%s", a.Node, a.Address, l.Addresses[0].Addr()))
+					}
+				}
+			}
+		}
+		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink mesh --token-file %s --expect %d %s\n", r.Lab, r.TokenFile, ExpectMTU, strings.Join(nodes, " "))
+		if d := r.Diagnosis; d != nil && len(d.Ports) > 0 {
+			p := d.Ports[0]
+			fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink pmtu --token-file %s %s\n", r.Lab, r.TokenFile, agentOf(r, p.Node))
+		}
+		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink bench --token-file %s --mode blocks %s\n", r.Lab, r.TokenFile, agentOf(r, "node2"))
+		fmt.Fprintf(w, "and remove it with: interlink lab down %s; rm -r %s\n", r.Lab, strings.TrimSuffix(r.TokenFile, "/token"))
+	case r.Interrupted:
+		fmt.Fprintf(w, "Interrupted after %s: the figures above are what was measured until then; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
+	default:
+		fmt.Fprintf(w, "Done in %s; lab %s removed (--keep leaves it up to explore with 'interlink lab exec').\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
+	}
+}
+
+func agentOf(r *Result, node string) string {
+	for _, a := range r.Agents {
+		if a.Node == node {
+			return strings.TrimSuffix(a.Address, fmt.Sprintf(":%d", agentPort))
+		}
+	}
+	return node
+}
+
+func title(w io.Writer, n int, format string, a ...any) {
+	fmt.Fprintf(w, "\n%d. %s\n", n, fmt.Sprintf(format, a...))
+}
+
+func renderLab(w io.Writer, r *Result) {
+	title(w, 1, "The lab: built in %s (namespaces il-%s and il-%s.NODE; nothing on the host changes)", r.LabUp.Round(10*time.Millisecond), r.Lab, r.Lab)
+	for _, sw := range r.Topology.Switches {
+		role := "interconnect"
+		if sw.Name == pubSwitch {
+			role = "public network"
+		}
+		fmt.Fprintf(w, "  switch %s (%s, MTU %d):\n", sw.Name, role, sw.MTU)
+		for _, n := range r.Topology.Nodes {
+			for _, l := range n.Links {
+				if l.Switch != sw.Name {
+					continue
+				}
+				fmt.Fprintf(w, "    %s %s %-15s MTU %d", n.Name, l.Name, firstAddr(l.Addresses), l.MTU)
+				if l.PortMTU != l.MTU {
+					fmt.Fprintf(w, ", but its switch port: MTU %d", l.PortMTU)
+				}
+				fmt.Fprintln(w)
+			}
+		}
+	}
+	var addrs []string
+	for _, a := range r.Agents {
+		addrs = append(addrs, a.Node+" "+a.Address)
+	}
+	fmt.Fprintf(w, "  interlink agent on every node, shared token in a file of mode 0600:\n    %s\n", strings.Join(addrs, ", "))
+}
+
+// firstAddr is a link's first IPv4 address (the one the demo uses).
+func firstAddr(ps []netip.Prefix) string {
+	for _, p := range ps {
+		if p.Addr().Is4() {
+			return p.Addr().String()
+		}
+	}
+	return "-"
+}
+
+func renderCheck(w io.Writer, r *Result) {
+	title(w, 2, "Every host looks fine: interlink check --interconnect eth1 on each node")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODE\tINTERCONNECT\tMTU\tSTATE\tCRITICAL\tWARNING\tINFO")
+	for _, c := range r.Checks {
+		if c.Result == nil {
+			fmt.Fprintf(tw, "  %s\t%s\t-\t-\t-\t-\t-\n", c.Node, c.Interconnect)
+			continue
+		}
+		mtu, state := "-", "-"
+		if inv := c.Result.Inventory; inv != nil {
+			for _, i := range inv.Interfaces {
+				if i.Name == c.Interconnect {
+					mtu, state = fmt.Sprint(i.MTU), i.OperState
+				}
+			}
+		}
+		s := c.Result.Summary
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%d\n", c.Node, c.Interconnect, mtu, state, s.Critical, s.Warning, s.Info)
+	}
+	tw.Flush()
+	fs := Findings(r.Checks)
+	mtuRule := false
+	for _, f := range fs {
+		if strings.Contains(strings.ToLower(f.Message), "mtu") {
+			mtuRule = true
+		}
+	}
+	if !mtuRule {
+		fmt.Fprintf(w, "  No finding about the interconnect's MTU: every host says %d, and no host can see its switch port.\n", ExpectMTU)
+	}
+	if len(fs) == 0 {
+		fmt.Fprintln(w, "  No warning or critical finding on any node.")
+		return
+	}
+	fmt.Fprintln(w, "  What check did find (host settings):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range fs {
+		on := "on " + strings.Join(f.Nodes, ", ")
+		if len(f.Nodes) == len(r.Checks) {
+			on = "on every node"
+		}
+		fmt.Fprintf(tw, "    %s\t%s\t%s: %s (%s)\n", f.Severity, f.Rule, f.Object, short(f.Message), on)
+	}
+	tw.Flush()
+}
+
+// short cuts a finding's message before its explanation (the part after
+// the first colon), keeping the line readable; the full text is in --json.
+func short(msg string) string {
+	if i := strings.Index(msg, ": "); i > 0 {
+		return msg[:i]
+	}
+	return msg
+}
+
+func renderMesh(w io.Writer, r *Result) {
+	m := r.Mesh
+	title(w, 3, "The paths say otherwise: interlink mesh --expect %d (%d paths in %s)", ExpectMTU, len(m.Paths), m.Elapsed.Round(100*time.Millisecond))
+	fmt.Fprintln(w, "  path MTU on the interconnect, from row to column ('!' fails --expect)")
+	cells := [][]string{{"from \\ to"}}
+	for _, n := range m.Nodes {
+		cells[0] = append(cells[0], n.Name)
+	}
+	for _, from := range m.Nodes {
+		line := []string{from.Name}
+		for _, to := range m.Nodes {
+			line = append(line, meshCell(m, from.Name, to.Name))
+		}
+		cells = append(cells, line)
+	}
+	grid(w, cells)
+	d := r.Diagnosis
+	for _, p := range d.Ports {
+		fmt.Fprintf(w, "  Every path to and from %s (%d of %d) is a %s at %d: its %s says %d,\n", p.Node, p.Paths, d.Paths, p.Verdict, p.PathMTU, p.Interface, p.InterfaceMTU)
+		fmt.Fprintf(w, "  but packets above %d bytes vanish without an ICMP error.\n", p.PathMTU)
+	}
+	for _, p := range m.Paths {
+		if p.Problem() && p.Error == "" {
+			fmt.Fprintf(w, "  e.g. %s -> %s: %s\n", p.From, p.To, p.Line())
+			break
+		}
+	}
+	if d.TracepathMTU > 0 {
+		fmt.Fprintf(w, "  No ICMP error came back on any of these paths, so tracepath (which learns only from ICMP)\n")
+		fmt.Fprintf(w, "  would have said \"pmtu %d\", and ping -s %d -M do shows 100 %% loss with no reason.\n", d.TracepathMTU, d.TracepathMTU-28)
+	}
+	for _, p := range m.Paths {
+		if p.Error != "" {
+			fmt.Fprintf(w, "  %s -> %s: not measured: %s\n", p.From, p.To, p.Error)
+		}
+	}
+}
+
+func meshCell(m *mesh.Result, from, to string) string {
+	if from == to {
+		return "-"
+	}
+	for _, p := range m.Paths {
+		if p.From == from && p.To == to {
+			if p.Error != "" {
+				return "error!"
+			}
+			s := fmt.Sprint(p.PathMTU)
+			if p.Problem() {
+				s += "!"
+			}
+			return s
+		}
+	}
+	return " "
+}
+
+// row is one line of a side-by-side table: a name and a value per run.
+type row struct {
+	name string
+	val  func(s *traffic.Summary) string
+}
+
+func table(w io.Writer, runs []Bench, rows []row) {
+	cells := [][]string{{""}}
+	for _, b := range runs {
+		cells[0] = append(cells[0], fmt.Sprintf("%s (%s)", b.Label, b.Interface))
+	}
+	for _, rw := range rows {
+		line := []string{rw.name}
+		for _, b := range runs {
+			v := "-"
+			if s := b.Summary(); s != nil {
+				v = rw.val(s)
+			}
+			line = append(line, v)
+		}
+		cells = append(cells, line)
+	}
+	grid(w, cells)
+}
+
+// grid writes cells as columns indented by two spaces: the first column
+// left-aligned (names), the others right-aligned (numbers).
+func grid(w io.Writer, cells [][]string) {
+	var width []int
+	for _, line := range cells {
+		for i, c := range line {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len(c))
+		}
+	}
+	for _, line := range cells {
+		var b strings.Builder
+		for i, c := range line {
+			if i == 0 {
+				fmt.Fprintf(&b, "  %-*s", width[0], c)
+			} else {
+				fmt.Fprintf(&b, "  %*s", width[i], c)
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func usec(ns float64) string { return fmt.Sprintf("%.1f us", ns/1e3) }
+
+func renderBlocks(w io.Writer, r *Result) {
+	if len(r.Blocks) == 0 {
+		return
+	}
+	b0 := r.Blocks[0]
+	d := time.Duration(0)
+	if b0.Result != nil {
+		d = b0.Result.Spec.Duration
+	}
+	title(w, 4, "What jumbo frames change for %s blocks: interlink bench --mode blocks, %s -> %s, %s each", blockSize(r), b0.From, b0.To, d)
+	rtt := func(f func(*traffic.Latency) int64) func(*traffic.Summary) string {
+		return func(s *traffic.Summary) string {
+			if s.RTT == nil {
+				return "-"
+			}
+			return usec(float64(f(s.RTT)))
+		}
+	}
+	table(w, r.Blocks, []row{
+		{"blocks/s", func(s *traffic.Summary) string { return fmt.Sprintf("%.0f", s.PerSec) }},
+		{"round trip p50", rtt(func(l *traffic.Latency) int64 { return l.P50 })},
+		{"round trip p99", rtt(func(l *traffic.Latency) int64 { return l.P99 })},
+		{"fragments per block", func(s *traffic.Summary) string { return fmt.Sprintf("%.2f", s.FragmentsPerMessage) }},
+		{"packets per block, both ways", func(s *traffic.Summary) string { return fmt.Sprintf("%.2f", s.PacketsPerMessage) }},
+		{"fragments reassembled", func(s *traffic.Summary) string { return fmt.Sprint(s.ReasmReqds) }},
+		{"CPU per block, requester", func(s *traffic.Summary) string { return usec(s.ClientCost.CPUNsPerMsg) }},
+		{"CPU per block, responder", func(s *traffic.Summary) string { return usec(s.ServerCost.CPUNsPerMsg) }},
+		{"softirq per block (host)", func(s *traffic.Summary) string { return usec(s.ClientCost.SoftIRQNsPerMsg) }},
+		{"blocks lost", func(s *traffic.Summary) string { return fmt.Sprintf("%d of %d", s.Lost, s.Sent) }},
+	})
+	if len(r.Blocks) >= 2 {
+		j, s := r.Blocks[0].Summary(), r.Blocks[1].Summary()
+		if j != nil && s != nil && s.PerSec > 0 && j.RTT != nil && s.RTT != nil && s.RTT.P50 > 0 {
+			fmt.Fprintf(w, "  At %s: %.2fx the blocks/s and %.2fx the median round trip of %s.\n",
+				r.Blocks[0].Label, j.PerSec/s.PerSec, float64(j.RTT.P50)/float64(s.RTT.P50), r.Blocks[1].Label)
+			fmt.Fprintln(w, "  One run each on this machine (shared CPU, veth instead of NICs): rates and times vary between runs,")
+			fmt.Fprintln(w, "  packets and fragments per block do not.")
+		}
+	}
+	for _, b := range r.Blocks {
+		if b.Error != "" {
+			fmt.Fprintf(w, "  %s: %s\n", b.Label, b.Error)
+		}
+	}
+}
+
+func renderTCP(w io.Writer, r *Result) {
+	if len(r.TCP) == 0 {
+		return
+	}
+	b0 := r.TCP[0]
+	d := time.Duration(0)
+	if b0.Result != nil {
+		d = b0.Result.Spec.Duration
+	}
+	fmt.Fprintf(w, "\n  For contrast, one TCP stream: interlink bench --mode tcp, %s -> %s, %s each\n", b0.From, b0.To, d)
+	table(w, r.TCP, []row{
+		{"throughput", func(s *traffic.Summary) string { return units.FormatRate(s.BitsPerSec) }},
+		{"retransmits", func(s *traffic.Summary) string { return fmt.Sprint(s.Retransmits) }},
+		{"CPU per GiB, sender + receiver", func(s *traffic.Summary) string {
+			return fmt.Sprintf("%.0f ms", (s.ClientCost.CPUNsPerGiB+s.ServerCost.CPUNsPerGiB)/1e6)
+		}},
+	})
+	var segs []string
+	for _, b := range r.TCP {
+		if b.Result != nil && len(b.Result.Flows) > 0 && b.Result.Flows[0].Client != nil {
+			for _, st := range b.Result.Flows[0].Client.Streams {
+				segs = append(segs, fmt.Sprintf("%s: MSS %d", b.Label, st.MSS))
+			}
+		}
+	}
+	if len(segs) > 0 {
+		fmt.Fprintf(w, "  TCP sends segments that fit the path (%s), so it never fragments,\n", strings.Join(segs, ", "))
+		fmt.Fprintln(w, "  and segmentation offload hides most per-packet cost on one machine: UDP blocks are where the MTU shows.")
+	}
+	for _, b := range r.TCP {
+		if b.Error != "" {
+			fmt.Fprintf(w, "  %s: %s\n", b.Label, b.Error)
+		}
+	}
+}
+
+func renderAdvice(w io.Writer, r *Result) {
+	title(w, 5, "What to do")
+	for _, a := range r.Advice {
+		fmt.Fprintf(w, "%s\n", wrap(a, "  - ", "    ", 100))
+	}
+}
+
+// wrap fills text into lines of at most width, the first with first, the
+// rest with rest as prefix.
+func wrap(text, first, rest string, width int) string {
+	var b strings.Builder
+	line := first
+	for _, word := range strings.Fields(text) {
+		if len(line)+len(word)+1 > width && strings.TrimSpace(line) != strings.TrimSpace(first) {
+			b.WriteString(strings.TrimRight(line, " ") + "\n")
+			line = rest
+		}
+		if line != first && line != rest {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line)
+	return b.String()
+}
