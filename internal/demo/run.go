@@ -272,8 +272,8 @@ func (r *run) exec(ctx context.Context, n *nodeAddrs, args ...string) ([]byte, i
 	return stdout.Bytes(), code, nil
 }
 
-// ticking calls progress about once a second with the seconds passed,
-// until the returned stop is called.
+// ticking calls progress about once a second with the seconds passed (of
+// total, when known), until the returned stop is called.
 func (r *run) ticking(total time.Duration, format string, a ...any) (stop func()) {
 	msg := fmt.Sprintf(format, a...)
 	if r.opt.Progress == nil {
@@ -287,7 +287,11 @@ func (r *run) ticking(total time.Duration, format string, a ...any) (stop func()
 		tk := time.NewTicker(time.Second)
 		defer tk.Stop()
 		for {
-			r.progress("%s %.0f/%.0f s", msg, time.Since(t0).Seconds(), total.Seconds())
+			if total > 0 {
+				r.progress("%s %.0f/%.0f s", msg, time.Since(t0).Seconds(), total.Seconds())
+			} else {
+				r.progress("%s %.0f s", msg, time.Since(t0).Seconds())
+			}
 			select {
 			case <-done:
 				return
