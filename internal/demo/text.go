@@ -354,13 +354,14 @@ func renderTCP(w io.Writer, r *Result) {
 	for _, b := range r.TCP {
 		if b.Result != nil && len(b.Result.Flows) > 0 && b.Result.Flows[0].Client != nil {
 			for _, st := range b.Result.Flows[0].Client.Streams {
-				segs = append(segs, fmt.Sprintf("%s: MSS %d", b.Label, st.MSS))
+				segs = append(segs, fmt.Sprintf("MSS %d at %s", st.MSS, b.Label))
 			}
 		}
 	}
 	if len(segs) > 0 {
-		fmt.Fprintf(w, "  TCP sends segments that fit the path (%s), so it never fragments,\n", strings.Join(segs, ", "))
-		fmt.Fprintln(w, "  and segmentation offload hides most per-packet cost on one machine: UDP blocks are where the MTU shows.")
+		fmt.Fprintf(w, "  TCP never fragments: it sends segments that fit the path (%s). On one machine\n", strings.Join(segs, ", "))
+		fmt.Fprintln(w, "  segmentation offload (GSO/GRO) moves 64 KiB super-segments whatever the MTU, so the MTU changes")
+		fmt.Fprintln(w, "  TCP little here; on real NICs the source articles measured +42 % at 9000. UDP blocks show it directly.")
 	}
 	for _, b := range r.TCP {
 		if b.Error != "" {
