@@ -454,3 +454,65 @@ nodes:
 		}
 	}
 }
+
+// TestGSOSegmentsChecked: UDP GSO packets (UDP_SEGMENT) from a 9000 node
+// are checked segment by segment at a 1500 port, as a real switch checks
+// each frame: 8000-byte segments never reach the 1500 node, 1000-byte
+// segments do, in one send.
+func TestGSOSegmentsChecked(t *testing.T) {
+	top, err := lab.Parse("gso.yaml", []byte(`name: t3-gso
+switches: {ic: {mtu: 9000}}
+nodes:
+  big: {links: [{switch: ic, address: 198.18.30.1/24}]}
+  small: {links: [{switch: ic, address: 198.18.30.2/24, mtu: 1500, port_mtu: 1500}]}
+  peer: {links: [{switch: ic, address: 198.18.30.3/24}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(context.Background(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Down(top.Name) })
+	big, small, peer := node(t, l, "big"), node(t, l, "small"), node(t, l, "peer")
+	for _, c := range []struct {
+		to      *lab.Node
+		segment int
+		arrive  bool
+	}{{peer, 8000, true}, {small, 8000, false}, {small, 1000, true}} {
+		dst := c.to.Addr("", 4)
+		rfd, port := udpListen(t, c.to, dst)
+		var sfd int
+		err := big.Do(func() error {
+			var err error
+			if sfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+				return err
+			}
+			if err := unix.SetsockoptInt(sfd, unix.IPPROTO_UDP, unix.UDP_SEGMENT, c.segment); err != nil {
+				return err
+			}
+			return unix.Connect(sfd, sockaddr(dst, port))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.Write(sfd, make([]byte, 2*c.segment)); err != nil {
+			t.Fatalf("GSO send of 2 x %d: %v", c.segment, err)
+		}
+		unix.Close(sfd)
+		got := 0
+		buf := make([]byte, 65536)
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for time.Now().Before(deadline) && got < 2 {
+			if n, _, err := unix.Recvfrom(rfd, buf, unix.MSG_DONTWAIT); err == nil && n == c.segment {
+				got++
+				continue
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if want := map[bool]int{true: 2, false: 0}[c.arrive]; got != want {
+			t.Errorf("2 segments of %d bytes from big to %s: %d arrived, want %d", c.segment, c.to.Name(), got, want)
+		}
+	}
+}
