@@ -419,7 +419,7 @@ func TestInspect(t *testing.T) {
 // TestDefaultRoutes: "to: default" works for IPv4 and IPv6, and a link can
 // carry several addresses of both versions.
 func TestDefaultRoutes(t *testing.T) {
-	top, err := lab.Parse("defaults.yaml", []byte(`name: t3-defaults
+	l := upYAML(t, "defaults.yaml", `name: t3-defaults
 switches: {a: {mtu: 9000}, b: {}}
 nodes:
   h1:
@@ -433,15 +433,7 @@ nodes:
   h2:
     links: [{switch: b, addresses: [198.19.2.1/24, "fd00:2::1/64"]}]
     routes: [{to: default, via: 198.19.2.254}, {to: default, via: "fd00:2::fe"}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Up(context.Background(), top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lab.Down(top.Name) })
+`)
 	h1, h2 := node(t, l, "h1"), node(t, l, "h2")
 	for _, a := range h2.Addrs() {
 		if err := reach(t, h1, h2, a.Addr()); err != nil {
@@ -460,21 +452,13 @@ nodes:
 // each frame: 8000-byte segments never reach the 1500 node, 1000-byte
 // segments do, in one send.
 func TestGSOSegmentsChecked(t *testing.T) {
-	top, err := lab.Parse("gso.yaml", []byte(`name: t3-gso
+	l := upYAML(t, "gso.yaml", `name: t3-gso
 switches: {ic: {mtu: 9000}}
 nodes:
   big: {links: [{switch: ic, address: 198.18.30.1/24}]}
   small: {links: [{switch: ic, address: 198.18.30.2/24, mtu: 1500, port_mtu: 1500}]}
   peer: {links: [{switch: ic, address: 198.18.30.3/24}]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Up(context.Background(), top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lab.Down(top.Name) })
+`)
 	big, small, peer := node(t, l, "big"), node(t, l, "small"), node(t, l, "peer")
 	for _, c := range []struct {
 		to      *lab.Node
@@ -515,4 +499,23 @@ nodes:
 			t.Errorf("2 segments of %d bytes from big to %s: %d arrived, want %d", c.segment, c.to.Name(), got, want)
 		}
 	}
+}
+
+// upYAML brings up the topology in text (its name starts with t3) and
+// removes it when the test ends.
+func upYAML(t *testing.T, file, text string) *lab.Lab {
+	t.Helper()
+	top, err := lab.Parse(file, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(top.Name, prefix) {
+		t.Fatalf("lab %s: test labs are named %s...", top.Name, prefix)
+	}
+	l, err := lab.Up(context.Background(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Down(top.Name) })
+	return l
 }
