@@ -165,15 +165,7 @@ func reach(t *testing.T, from, to *lab.Node, addr netip.Addr) error {
 		return err
 	}
 	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(3 * time.Second))
-		io.CopyN(c, c, 5)
-	}()
+	acceptOnce(ln, 3*time.Second, func(c net.Conn) { io.CopyN(c, c, 5) })
 	port := ln.Addr().(*net.TCPAddr).Port
 	var c net.Conn
 	err = from.Do(func() error {
@@ -284,15 +276,7 @@ func linkRate(t *testing.T, from, to *lab.Node, addr netip.Addr, ifname string, 
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(settle + window + 5*time.Second))
-		io.Copy(io.Discard, c)
-	}()
+	acceptOnce(ln, settle+window+5*time.Second, func(c net.Conn) { io.Copy(io.Discard, c) })
 	var h *netlink.Handle
 	if err := to.Do(func() error {
 		var err error
@@ -352,4 +336,18 @@ func tcpListen(n *lab.Node, addr netip.Addr, control func(string, string, syscal
 		return nil, fmt.Errorf("listen in %s on %s: %w", n.Name(), addr, err)
 	}
 	return ln, nil
+}
+
+// acceptOnce serves one connection of ln with fn in a goroutine, bounded by
+// d, and closes it afterwards.
+func acceptOnce(ln net.Listener, d time.Duration, fn func(net.Conn)) {
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(d))
+		fn(c)
+	}()
 }
