@@ -52,8 +52,8 @@
 // learned peer after Session.Wait, UDPEndpoint.Reply answers a datagram
 // with at most as many bytes (else it refuses) and drops when the rate is
 // used up; TCPEndpoint.Accept returns only streams whose first 48 bytes are
-// a header sealed for the session. Session.AttachUDP adopts a socket with
-// special options (the path-MTU prober uses it for IP_PMTUDISC_PROBE).
+// a header sealed for the session. Session.AttachUDP adopts a socket the
+// handler configured itself (socket options such as DF or buffer sizes).
 //
 // On the client side Dial returns a Client; Client.Call sends a typed
 // request and decodes the response; Client.Sealer and Client.Opener tag and
