@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -189,7 +190,9 @@ func newLabListCmd(e *env) *cobra.Command {
 			for _, n := range names {
 				s, err := lab.Inspect(n)
 				if err != nil {
-					return err
+					// Without privilege (or with a damaged record) the
+					// lab is still listed, its state unknown.
+					s = &lab.Status{Name: n, State: "unknown: " + err.Error()}
 				}
 				doc.Labs = append(doc.Labs, s)
 			}
@@ -260,6 +263,9 @@ signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
 			if args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
 			}
+			if err := lab.CheckPrivilege(); err != nil {
+				return err
+			}
 			l, err := lab.Open(args[0])
 			if err != nil {
 				return err
@@ -271,9 +277,32 @@ signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
 			x := exec.Command(args[2], args[3:]...)
 			x.Stdin, x.Stdout, x.Stderr = os.Stdin, e.stdout, e.stderr
 			x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
+			// SIGTERM and SIGHUP for interlink are meant for CMD (a
+			// terminal's Ctrl-C already reaches CMD, in the same process
+			// group).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(sigs)
 			if err := n.Start(x); err != nil {
 				return fmt.Errorf("lab exec: %w", err)
 			}
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				ctxDone := e.ctx.Done()
+				for {
+					select {
+					case s := <-sigs:
+						x.Process.Signal(s)
+					case <-ctxDone:
+						// Interrupted before the handler above was in place.
+						x.Process.Signal(syscall.SIGTERM)
+						ctxDone = nil
+					case <-done:
+						return
+					}
+				}
+			}()
 			err = x.Wait()
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {

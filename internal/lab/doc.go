@@ -7,10 +7,18 @@
 // blackhole), a node can forward (a router answering "fragmentation needed"
 // and "packet too big"), and a node's egress can be shaped with tbf.
 //
+// Use: Load (a built-in name or a file) or Parse gives a validated
+// Topology; Up builds it (replacing a lab of the same name) and returns a
+// Lab; Open finds a lab that is up; Lab.Node gives a Node, whose Do runs Go
+// code in the node and whose Start runs a process there; Inspect reads a
+// lab back from the kernel; Down removes it. Labs lists what is recorded.
+//
 // Namespaces are named il-LAB (the switches) and il-LAB.NODE, and appear in
 // `ip netns list`. Up records the lab in StateDir (/run/interlink/labs, or
 // $INTERLINK_LAB_DIR) before each namespace it creates, so Down removes
-// everything even after Up was killed.
+// everything (processes in the nodes included) even after Up was killed.
+// All links live inside the lab's namespaces, so removing the namespaces
+// removes every veth and bridge; the host never holds any of them.
 //
 // Built-in topologies (Load by name; addresses are from the benchmarking
 // range 198.18.0.0/15 and ULA fd00::/8; every node link is eth1 unless

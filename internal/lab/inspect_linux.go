@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -69,6 +71,8 @@ func Inspect(name string) (*Status, error) {
 		closeNode()
 	}
 	switch {
+	case !st.Complete && building(name):
+		s.State = StateBuilding
 	case !st.Complete:
 		s.State = StateIncomplete
 	case len(s.Problems) > 0:
@@ -105,7 +109,8 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 						}
 					}
 				}
-				if ls.RateBitsPerSec != l.RateBitsPerSec {
+				// tbf keeps bytes per second: compare at that resolution.
+				if ls.RateBitsPerSec != l.RateBitsPerSec/8*8 {
 					problem("node %s link %s is shaped to %d bit/s, topology says %d", n.Name, l.Name, ls.RateBitsPerSec, l.RateBitsPerSec)
 				}
 			} else {
@@ -156,5 +161,19 @@ func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
 			return true
 		}
 	}
+	return false
+}
+
+// building reports whether an Up of the lab holds its lock right now.
+func building(name string) bool {
+	f, err := os.Open(lockPath(name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return false
 }

@@ -53,14 +53,6 @@ func isLabNS(lab, name string) bool {
 }
 func validName(lab string) error { return checkLabName(lab) }
 func nsExists(name string) bool  { _, err := os.Stat(nsPath(name)); return err == nil }
-func nodeByName(t *Topology, n string) *NodeSpec {
-	for i := range t.Nodes {
-		if t.Nodes[i].Name == n {
-			return &t.Nodes[i]
-		}
-	}
-	return nil
-}
 
 // state is what a lab records about itself, rewritten before every
 // namespace it creates, so that Down finds everything after a crash.
@@ -196,13 +188,7 @@ func (n *Node) Spec() *NodeSpec { return n.spec }
 
 // Addrs returns the addresses of all the node's links, IPv4 and IPv6, in
 // topology order.
-func (n *Node) Addrs() []netip.Prefix {
-	var out []netip.Prefix
-	for _, l := range n.spec.Links {
-		out = append(out, l.Addresses...)
-	}
-	return out
-}
+func (n *Node) Addrs() []netip.Prefix { return n.spec.Addresses() }
 
 // Addr returns the node's first address of the given IP version (4 or 6)
 // on the link that goes into switch sw, or the first one on any link when sw

@@ -53,37 +53,52 @@ func CheckPrivilege() error {
 
 // lock serialises Up and Down of one lab name across processes. The kernel
 // drops the lock when the process dies, so a killed `lab up` never leaves
-// the name locked.
-func lock(name string) (unlock func(), err error) {
+// the name locked. unlock(true) also removes the lock file (Down does, so no
+// files stay behind); a process that locked a file just removed tries again
+// with the new one.
+func lock(name string) (unlock func(remove bool), err error) {
 	if err := os.MkdirAll(stateDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("lab %s: state dir: %w", name, err)
 	}
-	f, err := os.OpenFile(lockPath(name), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lab %s: lock: %w", name, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	path := lockPath(name)
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: lock: %w", name, err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lab %s: lock: %w", name, err)
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Stat(path, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev {
+			return func(remove bool) {
+				if remove {
+					os.Remove(path)
+				}
+				f.Close()
+			}, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("lab %s: lock: %w", name, err)
 	}
-	return func() { f.Close() }, nil
 }
 
-// Up builds the lab t describes. A lab of the same name (complete, or left
-// over by a crash) is removed first. On failure Up removes everything it made
+// Up builds the lab t describes, after t.Validate. A lab of the same name
+// (complete, or left over by a crash) is removed first. On failure Up removes everything it made
 // and returns the error; no state is left behind.
 func Up(ctx context.Context, t *Topology) (*Lab, error) {
 	if err := CheckPrivilege(); err != nil {
 		return nil, err
 	}
-	if err := validName(t.Name); err != nil {
-		return nil, fmt.Errorf("lab: name %w", err)
+	if err := t.Validate(); err != nil {
+		return nil, err
 	}
 	unlock, err := lock(t.Name)
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	built := false
+	defer func() { unlock(!built) }() // a failed Up leaves no lab, so no lock file
 	if err := down(t.Name); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("lab %s: remove the previous lab: %w", t.Name, err)
 	}
@@ -97,12 +112,16 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 	}
 	err = b.build(ctx)
 	b.close()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("lab %s: interrupted, removing what was built: %w", t.Name, ctx.Err())
+	}
 	if err != nil {
 		if derr := down(t.Name); derr != nil && !errors.Is(derr, ErrNotFound) {
 			err = fmt.Errorf("%w (and cleanup failed: %v; run 'interlink lab down %s')", err, derr, t.Name)
 		}
 		return nil, err
 	}
+	built = true
 	return newLab(t), nil
 }
 
@@ -186,10 +205,23 @@ func (b *builder) switches() error {
 	// The switch namespace only bridges frames: no IPv6 link-local
 	// addresses, router solicitations or DAD on its ports.
 	err := inNS(b.ns[ns], func() error {
-		return writeSysctls(map[string]string{
+		err := writeSysctls(map[string]string{
 			"net/ipv6/conf/all/disable_ipv6":     "1",
 			"net/ipv6/conf/default/disable_ipv6": "1",
 		})
+		if err != nil {
+			return err
+		}
+		// A switch switches: with br_netfilter, bridged frames would pass
+		// through netfilter (and its defragmentation) unless told not to.
+		if _, serr := os.Stat("/proc/sys/net/bridge"); serr == nil {
+			err = writeSysctls(map[string]string{
+				"net/bridge/bridge-nf-call-iptables":  "0",
+				"net/bridge/bridge-nf-call-ip6tables": "0",
+				"net/bridge/bridge-nf-call-arptables": "0",
+			})
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("lab %s: switch namespace sysctls: %w", b.t.Name, err)
@@ -489,8 +521,9 @@ func Down(name string) error {
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	return down(name)
+	err = down(name)
+	unlock(err == nil || errors.Is(err, ErrNotFound))
+	return err
 }
 
 // down is Down with the lock held. Besides the recorded namespaces it

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
@@ -159,25 +160,12 @@ func errQueue(t *testing.T, fd int) []unix.SockExtendedErr {
 // TCP: it connects and gets an echo back.
 func reach(t *testing.T, from, to *lab.Node, addr netip.Addr) error {
 	t.Helper()
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		ln, err = net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, nil)
 	if err != nil {
-		return fmt.Errorf("listen in %s on %s: %w", to.Name(), addr, err)
+		return err
 	}
 	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(3 * time.Second))
-		io.CopyN(c, c, 5)
-	}()
+	acceptOnce(ln, 3*time.Second, func(c net.Conn) { io.CopyN(c, c, 5) })
 	port := ln.Addr().(*net.TCPAddr).Port
 	var c net.Conn
 	err = from.Do(func() error {
@@ -243,15 +231,9 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 		}
 		return serr
 	}
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		lc := net.ListenConfig{Control: control}
-		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, control)
 	if err != nil {
-		t.Fatalf("listen in %s: %v", to.Name(), err)
+		t.Fatal(err)
 	}
 	defer ln.Close()
 	got := make(chan int64, 1)
@@ -282,54 +264,37 @@ func tcpSend(t *testing.T, from, to *lab.Node, addr netip.Addr, mss, size int, t
 	return <-got
 }
 
-// tcpRate streams from node `from` to addr for about d and returns the
-// goodput the receiver saw in bits per second, measured from the first byte
-// received (so connection setup does not count).
-func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration) float64 {
+// linkRate streams TCP from node `from` to addr (on node `to`, link ifname)
+// for settle+window and returns the rate at which bytes arrived on the
+// receiver's link during window, in bits per second, from the kernel's
+// interface counters: the test's own scheduling on a busy machine does not
+// enter the figure.
+func linkRate(t *testing.T, from, to *lab.Node, addr netip.Addr, ifname string, settle, window time.Duration) float64 {
 	t.Helper()
-	var ln net.Listener
-	err := to.Do(func() error {
-		var err error
-		ln, err = net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
-		return err
-	})
+	ln, err := tcpListen(to, addr, nil)
 	if err != nil {
-		t.Fatalf("listen in %s: %v", to.Name(), err)
+		t.Fatal(err)
 	}
 	defer ln.Close()
-	type result struct {
-		n       int64
-		elapsed time.Duration
+	acceptOnce(ln, settle+window+5*time.Second, func(c net.Conn) { io.Copy(io.Discard, c) })
+	var h *netlink.Handle
+	if err := to.Do(func() error {
+		var err error
+		h, err = netlink.NewHandle(unix.NETLINK_ROUTE)
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
-	res := make(chan result, 1)
-	go func() {
-		c, err := ln.Accept()
+	defer h.Close()
+	sample := func() (uint64, time.Time) {
+		before := time.Now()
+		l, err := h.LinkByName(ifname)
 		if err != nil {
-			res <- result{}
-			return
+			t.Fatal(err)
 		}
-		defer c.Close()
-		buf := make([]byte, 256<<10)
-		var total int64
-		var start time.Time
-		var end time.Time
-		c.SetDeadline(time.Now().Add(d + 2*time.Second))
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				if start.IsZero() {
-					start = time.Now()
-				} else {
-					total += int64(n)
-					end = time.Now()
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		res <- result{total, end.Sub(start)}
-	}()
+		after := time.Now()
+		return l.Attrs().Statistics.RxBytes, before.Add(after.Sub(before) / 2)
+	}
 	var c net.Conn
 	err = from.Do(func() error {
 		var err error
@@ -339,18 +304,50 @@ func tcpRate(t *testing.T, from, to *lab.Node, addr netip.Addr, d time.Duration)
 	if err != nil {
 		t.Fatalf("connect %s -> %s: %v", from.Name(), addr, err)
 	}
-	buf := make([]byte, 64<<10)
-	deadline := time.Now().Add(d)
-	c.SetWriteDeadline(deadline)
-	for time.Now().Before(deadline) {
-		if _, err := c.Write(buf); err != nil {
-			break
+	defer c.Close()
+	stop := time.Now().Add(settle + window + 200*time.Millisecond)
+	go func() {
+		buf := make([]byte, 64<<10)
+		c.SetWriteDeadline(stop)
+		for time.Now().Before(stop) {
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
 		}
+	}()
+	time.Sleep(settle)
+	b0, t0 := sample()
+	time.Sleep(window)
+	b1, t1 := sample()
+	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+}
+
+// tcpListen opens a TCP listener in node n on addr, port chosen by the
+// kernel; control, when not nil, sets socket options first.
+func tcpListen(n *lab.Node, addr netip.Addr, control func(string, string, syscall.RawConn) error) (net.Listener, error) {
+	var ln net.Listener
+	err := n.Do(func() error {
+		var err error
+		lc := net.ListenConfig{Control: control}
+		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(addr.String(), "0"))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen in %s on %s: %w", n.Name(), addr, err)
 	}
-	c.Close()
-	r := <-res
-	if r.elapsed <= 0 {
-		t.Fatalf("%s -> %s: nothing measured", from.Name(), addr)
-	}
-	return float64(r.n) * 8 / r.elapsed.Seconds()
+	return ln, nil
+}
+
+// acceptOnce serves one connection of ln with fn in a goroutine, bounded by
+// d, and closes it afterwards.
+func acceptOnce(ln net.Listener, d time.Duration, fn func(net.Conn)) {
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(d))
+		fn(c)
+	}()
 }

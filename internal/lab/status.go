@@ -21,6 +21,7 @@ type Status struct {
 // Lab states.
 const (
 	StateUp         = "up"         // everything the topology says is there
+	StateBuilding   = "building"   // an Up is running now
 	StateIncomplete = "incomplete" // Up did not finish (failed or killed)
 	StateDamaged    = "damaged"    // complete once, but something is missing or changed
 )

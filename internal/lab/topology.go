@@ -40,6 +40,15 @@ type NodeSpec struct {
 	Routes  []RouteSpec `json:"routes,omitempty"`
 }
 
+// Addresses returns the addresses of all the node's links, in order.
+func (n NodeSpec) Addresses() []netip.Prefix {
+	var out []netip.Prefix
+	for _, l := range n.Links {
+		out = append(out, l.Addresses...)
+	}
+	return out
+}
+
 // LinkSpec is one veth pair: Name inside the node, Port on the switch side.
 // MTU is the node side's MTU, PortMTU the switch side's: frames larger than
 // PortMTU are dropped without an ICMP error. RateBitsPerSec, when not zero,
@@ -651,4 +660,88 @@ func assignPorts(t *Topology) {
 			l.Port = name
 		}
 	}
+}
+
+// Validate checks a topology built or changed in Go (Parse has already
+// checked one read from a file, with line numbers) and names the switch
+// side of every link. Up calls it before it creates anything.
+func (t *Topology) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("lab %s: %w: %s", t.Name, ErrInvalid, fmt.Sprintf(format, a...))
+	}
+	if err := checkLabName(t.Name); err != nil {
+		return bad("name %v", err)
+	}
+	switchMTU := map[string]int{}
+	for _, s := range t.Switches {
+		if err := checkIface(s.Name); err != nil {
+			return bad("switch name %v", err)
+		}
+		if _, dup := switchMTU[s.Name]; dup {
+			return bad("switch %s given twice", s.Name)
+		}
+		if s.MTU < MinMTU || s.MTU > MaxMTU {
+			return bad("switch %s: MTU %d out of range %d..%d", s.Name, s.MTU, MinMTU, MaxMTU)
+		}
+		switchMTU[s.Name] = s.MTU
+	}
+	if len(t.Nodes) == 0 {
+		return bad("no nodes")
+	}
+	nodes := map[string]bool{}
+	addrs := map[netip.Addr]string{}
+	for _, n := range t.Nodes {
+		if err := checkLabName(n.Name); err != nil {
+			return bad("node name %v", err)
+		}
+		if nodes[n.Name] {
+			return bad("node %s given twice", n.Name)
+		}
+		nodes[n.Name] = true
+		links := map[string]bool{}
+		for _, l := range n.Links {
+			where := fmt.Sprintf("node %s link %s", n.Name, l.Name)
+			if err := checkIface(l.Name); err != nil || l.Name == "lo" {
+				return bad("%s: bad interface name", where)
+			}
+			if links[l.Name] {
+				return bad("%s given twice", where)
+			}
+			links[l.Name] = true
+			if _, ok := switchMTU[l.Switch]; !ok {
+				return bad("%s: unknown switch %q", where, l.Switch)
+			}
+			for _, m := range []int{l.MTU, l.PortMTU} {
+				if m < MinMTU || m > MaxMTU {
+					return bad("%s: MTU %d out of range %d..%d", where, m, MinMTU, MaxMTU)
+				}
+			}
+			if l.RateBitsPerSec != 0 && (l.RateBitsPerSec < MinRateBitsPerSec || l.RateBitsPerSec > MaxRateBitsPerSec) {
+				return bad("%s: rate %d bit/s out of range", where, l.RateBitsPerSec)
+			}
+			for _, a := range l.Addresses {
+				if _, err := parseAddress(a.String()); err != nil {
+					return bad("%s: %v", where, err)
+				}
+				if a.Addr().Is6() && l.MTU < MinMTU6 {
+					return bad("%s: MTU %d is below %d with IPv6 address %s", where, l.MTU, MinMTU6, a)
+				}
+				if other, dup := addrs[a.Addr()]; dup {
+					return bad("%s: duplicate address %s (also on %s)", where, a.Addr(), other)
+				}
+				addrs[a.Addr()] = where
+			}
+		}
+		for _, r := range n.Routes {
+			onLink := false
+			for _, a := range n.Addresses() {
+				onLink = onLink || a.Masked().Contains(r.Via) && a.Addr() != r.Via
+			}
+			if !onLink || r.To.Addr().Is4() != r.Via.Is4() {
+				return bad("node %s: route to %s via %s: the gateway is not on a link of the node, or of another IP version", n.Name, r.To, r.Via)
+			}
+		}
+	}
+	assignPorts(t)
+	return nil
 }
