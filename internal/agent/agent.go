@@ -36,7 +36,9 @@
 //		return StreamReply{Port: ep.Port()}, nil
 //	}
 //
-// The handler's ctx is the session's context. Data endpoints opened through
+// The handler's ctx is the session's context; Session.Store and
+// Session.Load keep per-session state between requests (an endpoint opened
+// by one request, used by the next). Data endpoints opened through
 // the Session (ListenUDP, ListenTCP) accept only traffic tagged for the live
 // session with its keys (wire.Sealer / wire.Opener, per-packet tag and
 // replay window) and close when the session ends. UDP endpoints learn their
@@ -44,6 +46,14 @@
 // A handler that answers a datagram must not send more bytes than it
 // received unless the traffic was requested over the control session (block
 // replies of a benchmark are), and then only through Session.Wait.
+//
+// Agent side, per endpoint: UDPEndpoint.Read returns only verified
+// datagrams (header in wire.Header), UDPEndpoint.Send seals and sends to the
+// learned peer after Session.Wait, UDPEndpoint.Reply answers a datagram
+// with at most as many bytes (else it refuses) and drops when the rate is
+// used up; TCPEndpoint.Accept returns only streams whose first 48 bytes are
+// a header sealed for the session. Session.AttachUDP adopts a socket the
+// handler configured itself (socket options such as DF or buffer sizes).
 //
 // On the client side Dial returns a Client; Client.Call sends a typed
 // request and decodes the response; Client.Sealer and Client.Opener tag and

@@ -113,3 +113,35 @@ func (p Path) From2Addr(nodes []Node) string {
 	}
 	return ""
 }
+
+// A node whose agent does not answer: its paths carry the error, the others
+// are measured.
+func TestRunDeadAgent(t *testing.T) {
+	tok := []byte("mesh-test-token-0123456789")
+	srv, err := agent.NewServer(agent.Config{Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); <-done }()
+	// 127.0.0.2:1: nothing listens there.
+	nodes := []Node{{Name: "up", Agent: ln.Addr().String()}, {Name: "down", Agent: "127.0.0.2:1"}}
+	res, err := Run(context.Background(), nodes, Options{Token: tok, Probe: agent.ProbeOptions{Expect: 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Paths) != 2 {
+		t.Fatalf("%d paths", len(res.Paths))
+	}
+	for _, p := range res.Paths {
+		if !p.Problem() || !strings.Contains(p.Error, "connect") || *p.MeetsExpect {
+			t.Errorf("%s -> %s: %+v", p.From, p.To, p)
+		}
+	}
+}

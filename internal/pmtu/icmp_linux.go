@@ -123,6 +123,10 @@ func sockaddr(a netip.Addr, port int) unix.Sockaddr {
 	return sa
 }
 
+// Unprivileged reports whether the prober uses a ping socket (no root
+// needed) rather than a raw socket.
+func (p *ICMPProber) Unprivileged() bool { return !p.raw }
+
 // Close closes the socket.
 func (p *ICMPProber) Close() error {
 	err := p.f.Close()

@@ -47,6 +47,9 @@ func (k *Conn) Method() string                                     { return "udp
 // ICMPProber is only implemented on Linux.
 type ICMPProber struct{ Conn }
 
+// Unprivileged is only implemented on Linux.
+func (p *ICMPProber) Unprivileged() bool { return false }
+
 // NewICMPProber is only implemented on Linux.
 func NewICMPProber(local, remote netip.Addr) (*ICMPProber, error) { return nil, errors.ErrUnsupported }
 

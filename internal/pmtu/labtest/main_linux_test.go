@@ -156,6 +156,17 @@ func agent(t testing.TB, n *lab.Node, listen, tokFile string) *syncBuf {
 	return log
 }
 
+// waitLog waits up to 5 s for the agent log to contain s (the agent logs
+// a session when it ends, which may be after the client has exited).
+func waitLog(log *syncBuf, s string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(log.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
 // run runs interlink with args as a process in node n and returns its
 // stdout, stderr and exit code.
 func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {

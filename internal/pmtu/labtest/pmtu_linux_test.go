@@ -3,9 +3,14 @@
 package labtest
 
 import (
+	"context"
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/pmtu"
 )
 
 // Healthy jumbo path: 9000 both ways, IPv4 and IPv6, exact to the byte.
@@ -136,5 +141,42 @@ func TestICMP(t *testing.T) {
 	r := decodePMTU(t, out)
 	if code != 3 || len(r.Directions) != 1 || r.Directions[0].Verdict != "unreachable" {
 		t.Errorf("no host: exit %d %+v", code, r.Directions)
+	}
+}
+
+// Unprivileged ping sockets (where net.ipv4.ping_group_range allows, set
+// here inside node1 only): ICMP errors from the router reach them through
+// the error queue too.
+func TestICMPPingSocket(t *testing.T) {
+	l := up(t, "routed", "", "ping")
+	n1 := node(t, l, "node1")
+	err := n1.Do(func() error {
+		// /proc/sys/net follows the calling thread's namespace: this
+		// changes node1 only.
+		if err := os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 0"), 0o644); err != nil {
+			return err
+		}
+		for _, c := range []struct{ dst, router string }{{"198.18.20.3", "198.18.10.254"}, {"fd00:20::3", "fd00:10::fe"}} {
+			p, err := pmtu.NewICMPProber(netip.Addr{}, netip.MustParseAddr(c.dst))
+			if err != nil {
+				return err
+			}
+			r, err := pmtu.Run(context.Background(), p, pmtu.Options{})
+			unpriv := p.Unprivileged()
+			p.Close()
+			if err != nil {
+				return err
+			}
+			if !unpriv {
+				t.Errorf("%s: raw socket used although ping sockets are allowed", c.dst)
+			}
+			if r.Verdict != pmtu.ICMP || r.PathMTU != 1400 || r.ICMPFrom != c.router || r.ICMPMTU != 1400 {
+				t.Errorf("%s over a ping socket: %s %d from %s (%d), want icmp 1400 from %s", c.dst, r.Verdict, r.PathMTU, r.ICMPFrom, r.ICMPMTU, c.router)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
