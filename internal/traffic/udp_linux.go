@@ -24,7 +24,7 @@ func batchFor(size int) int { return max(1, min(maxBatch, batchBytes/max(size, 1
 
 // coalesceSleep is how long a UDP receiver lets datagrams gather when it
 // found its queue nearly empty.
-const coalesceSleep = 50 * time.Microsecond
+const coalesceSleep = 200 * time.Microsecond
 
 // endMarkerDelays are when the sender repeats its end marker after the last
 // datagram: a marker stuck behind a full queue is lost like data, a later
@@ -57,14 +57,8 @@ func ReceiveUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) 
 // runEnd is the frame of a single-threaded end: normalise the spec, meter
 // the namespace, run the hot loop on its own locked thread, collect cost.
 func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot func(Spec) (time.Duration, error)) *Side {
-	spec, err := spec.Normalize()
-	if err != nil {
-		side.Error = err.Error()
-		return side
-	}
-	m, err := startMeter()
-	if err != nil {
-		side.Error = err.Error()
+	spec, m, ok := begin(spec, side)
+	if !ok {
 		return side
 	}
 	if err := blockingIO(conn); err != nil {
@@ -88,14 +82,8 @@ func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot f
 	side.CPU = CPU{Threads: 1, UserNs: int64(r.user), SystemNs: int64(r.sys), Pinned: spec.CPU}
 	if r.err != nil {
 		side.Error = r.err.Error()
-	} else if ctx.Err() != nil {
-		side.Error = "cancelled"
 	}
-	c, softirq, err := m.stop()
-	side.Counters, side.CPU.SoftIRQNs = c, softirq
-	if err != nil && side.Error == "" {
-		side.Error = err.Error()
-	}
+	m.finish(ctx, side)
 	return side
 }
 
@@ -106,6 +94,12 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	}
 	pc := ipv4.NewPacketConn(conn)
 	batch := batchFor(spec.Len)
+	if k := PacketsPerDatagram(spec.Len, side.MTU); k > 1 {
+		// Keep a call's packets (fragments) within one softirq budget (64
+		// per NAPI poll): a larger burst leaves receive work to ksoftirqd
+		// and overflows queues on the way.
+		batch = max(1, min(batch, maxBatch/k))
+	}
 	ms := make([]ipv4.Message, batch)
 	for i := range ms {
 		ms[i].Buffers = [][]byte{make([]byte, spec.Len)}
