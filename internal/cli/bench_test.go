@@ -85,8 +85,8 @@ func TestBenchAgainstAgent(t *testing.T) {
 		Schema string `json:"schema"`
 		Flows  []struct {
 			Client, Server struct {
-				Role      string            `json:"role"`
-				Intervals []json.RawMessage `json:"intervals"`
+				Role      string                   `json:"role"`
+				Intervals []json.RawMessage        `json:"intervals"`
 				CPU       struct{ SystemNs int64 } `json:"cpu"`
 			}
 			Summary struct {

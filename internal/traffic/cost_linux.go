@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"context"
 	"runtime"
 	"time"
 
@@ -80,4 +81,33 @@ func threadCPU() (user, sys time.Duration) {
 		return 0, 0
 	}
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// begin normalises spec and starts the meter of an end; on failure the
+// error is recorded in side and ok is false.
+func begin(spec Spec, side *Side) (_ Spec, _ *meter, ok bool) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		side.Error = err.Error()
+		return spec, nil, false
+	}
+	m, err := startMeter()
+	if err != nil {
+		side.Error = err.Error()
+		return spec, nil, false
+	}
+	return spec, m, true
+}
+
+// finish records the counter deltas and softirq time of an end, and a
+// cancellation when nothing worse went wrong.
+func (m *meter) finish(ctx context.Context, side *Side) {
+	if ctx.Err() != nil && side.Error == "" {
+		side.Error = "cancelled"
+	}
+	c, softirq, err := m.stop()
+	side.Counters, side.CPU.SoftIRQNs = c, softirq
+	if err != nil && side.Error == "" {
+		side.Error = err.Error()
+	}
 }

@@ -143,3 +143,16 @@ func TestLoopbackPinned(t *testing.T) {
 		t.Errorf("pinning to cpu 1000: error %q", e)
 	}
 }
+
+func TestLoopbackUDPUnpacedGSO(t *testing.T) {
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 64})
+	f := res.Flows[0]
+	s := f.Summary
+	t.Logf("64 B unpaced: %.0f datagrams/s sent %d lost %d gso %d", s.PerSec, s.Sent, s.Lost, f.Client.UDP.GSO)
+	if f.Client.UDP.GSO < 2 || s.FragmentsPerMessage != 1 || s.PacketsPerMessage != 0 {
+		t.Errorf("gso %d, fragments %.2f, packets %.2f", f.Client.UDP.GSO, s.FragmentsPerMessage, s.PacketsPerMessage)
+	}
+	if s.Sent == 0 || s.Messages+s.Lost != s.Sent || f.Server.UDP.Duplicates != 0 {
+		t.Errorf("sent %d delivered %d lost %d dup %d", s.Sent, s.Messages, s.Lost, f.Server.UDP.Duplicates)
+	}
+}

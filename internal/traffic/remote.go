@@ -40,17 +40,29 @@ type RunRef struct {
 	Stop bool   `json:"stop,omitempty"`
 }
 
-// guard seals and opens datagrams with a session's keys.
+// guard seals and opens datagrams with a session's keys. count, when set,
+// feeds the agent's per-session packet counters (its log line).
 type guard struct {
-	seal *wire.Sealer
-	open *wire.Opener
-	wait func(ctx context.Context, n int) error
+	seal  *wire.Sealer
+	open  *wire.Opener
+	wait  func(ctx context.Context, n int) error
+	count counter
+}
+
+// counter is what the agent's Session counts.
+type counter interface {
+	CountIn(bytes int)
+	CountOut(bytes int)
+	CountDrop()
 }
 
 func (g guard) Overhead() int { return wire.HeaderLen }
 
 func (g guard) Seal(pkt []byte) error {
 	_, err := g.seal.SealPacket(pkt, dataKind, 0)
+	if err == nil && g.count != nil {
+		g.count.CountOut(len(pkt))
+	}
 	return err
 }
 
@@ -58,6 +70,13 @@ func (g guard) Open(pkt []byte) error {
 	h, err := g.open.Open(pkt)
 	if err == nil && h.Kind != dataKind {
 		err = wire.ErrNotData
+	}
+	if g.count != nil {
+		if err != nil {
+			g.count.CountDrop()
+		} else {
+			g.count.CountIn(len(pkt))
+		}
 	}
 	return err
 }

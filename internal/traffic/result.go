@@ -105,6 +105,9 @@ type UDPStats struct {
 	Duplicates int64 `json:"duplicates"`
 	Jitter     int64 `json:"jitter_ns"`
 	Foreign    int64 `json:"foreign,omitempty"` // datagrams that were not ours (bad header or tag)
+	// GSO is how many datagrams the sender handed the kernel per buffer
+	// (UDP_SEGMENT); the kernel's IP counters then count a buffer once.
+	GSO int `json:"gso_segments,omitempty"`
 }
 
 // BlockStats is what a blocks requester counted (or a responder answered).
@@ -285,7 +288,12 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			s.Jitter = recv.UDP.Jitter
 			s.LossBy = lossPlaces(s.Lost, send.Counters, recv.Counters)
 		}
-		if send.Messages > 0 {
+		switch {
+		case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:
+			// IP counts a segmented buffer once; only datagrams that fit the
+			// MTU are segmented, so each is one packet on the wire.
+			s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
+		case send.Messages > 0:
 			s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
 		}
 	case ModeBlocks:
@@ -310,7 +318,7 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	if s.Sent > 0 {
 		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
 	}
-	if s.Messages > 0 {
+	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
 		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
 	}
 	perMsg := spec.Mode != ModeTCP

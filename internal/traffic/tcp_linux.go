@@ -34,14 +34,8 @@ func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Option
 
 func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt Options) *Side {
 	side := &Side{Role: role, Intervals: []Interval{}}
-	spec, err := spec.Normalize()
-	if err != nil {
-		side.Error = err.Error()
-		return side
-	}
-	m, err := startMeter()
-	if err != nil {
-		side.Error = err.Error()
+	spec, m, ok := begin(spec, side)
+	if !ok {
 		return side
 	}
 	dcs := make([]interface{ SetDeadline(time.Time) error }, len(conns))
@@ -169,14 +163,7 @@ loop:
 			side.Error = err.Error()
 		}
 	}
-	if ctx.Err() != nil && side.Error == "" {
-		side.Error = "cancelled"
-	}
-	c, softirq, err := m.stop()
-	side.Counters, side.CPU.SoftIRQNs = c, softirq
-	if err != nil && side.Error == "" {
-		side.Error = err.Error()
-	}
+	m.finish(ctx, side)
 	return side
 }
 

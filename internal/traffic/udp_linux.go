@@ -2,8 +2,10 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
+	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
@@ -24,7 +26,7 @@ func batchFor(size int) int { return max(1, min(maxBatch, batchBytes/max(size, 1
 
 // coalesceSleep is how long a UDP receiver lets datagrams gather when it
 // found its queue nearly empty.
-const coalesceSleep = 50 * time.Microsecond
+const coalesceSleep = 200 * time.Microsecond
 
 // endMarkerDelays are when the sender repeats its end marker after the last
 // datagram: a marker stuck behind a full queue is lost like data, a later
@@ -57,14 +59,8 @@ func ReceiveUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) 
 // runEnd is the frame of a single-threaded end: normalise the spec, meter
 // the namespace, run the hot loop on its own locked thread, collect cost.
 func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot func(Spec) (time.Duration, error)) *Side {
-	spec, err := spec.Normalize()
-	if err != nil {
-		side.Error = err.Error()
-		return side
-	}
-	m, err := startMeter()
-	if err != nil {
-		side.Error = err.Error()
+	spec, m, ok := begin(spec, side)
+	if !ok {
 		return side
 	}
 	if err := blockingIO(conn); err != nil {
@@ -88,14 +84,8 @@ func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot f
 	side.CPU = CPU{Threads: 1, UserNs: int64(r.user), SystemNs: int64(r.sys), Pinned: spec.CPU}
 	if r.err != nil {
 		side.Error = r.err.Error()
-	} else if ctx.Err() != nil {
-		side.Error = "cancelled"
 	}
-	c, softirq, err := m.stop()
-	side.Counters, side.CPU.SoftIRQNs = c, softirq
-	if err != nil && side.Error == "" {
-		side.Error = err.Error()
-	}
+	m.finish(ctx, side)
 	return side
 }
 
@@ -105,19 +95,22 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		return 0, errorf("udp: --len %d is below the %d bytes of headers", spec.Len, off+HeaderLen)
 	}
 	pc := ipv4.NewPacketConn(conn)
-	batch := batchFor(spec.Len)
-	ms := make([]ipv4.Message, batch)
-	for i := range ms {
-		ms[i].Buffers = [][]byte{make([]byte, spec.Len)}
+	// Segmentation offload only when unpaced: a paced sender sends a few
+	// datagrams at a time anyway, and its drops must count per datagram
+	// (a qdisc that refuses a segmented buffer is counted once).
+	mtu := side.MTU
+	if spec.Paced() {
+		mtu = 0
 	}
+	lay := newSendLayout(spec.Len, mtu)
 	start := time.Now()
 	end := start.Add(spec.Duration)
 	conn.SetWriteDeadline(end.Add(time.Second))
 	var p *pacer
 	if spec.Paced() {
 		// Forgive at most 10 ms of backlog (and never less than a batch).
-		perMs := int(float64(spec.RateBitsPerSec) / 8 / float64(spec.Len) / 100)
-		p = newPacer(start, spec.RateBitsPerSec, spec.Len, max(batch, perMs))
+		per10ms := int(float64(spec.RateBitsPerSec) / 8 / float64(spec.Len) / 100)
+		p = newPacer(start, spec.RateBitsPerSec, spec.Len, max(lay.capacity(), per10ms))
 	}
 	iv := newIntervals(start, spec.Interval, RoleSender, opt.Observer)
 	var seq uint64
@@ -130,10 +123,10 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 			iv.close(now, in)
 			in = Interval{}
 		}
-		n := batch
+		n := lay.capacity()
 		if p != nil {
 			var wait time.Duration
-			n, wait = p.due(now, batch)
+			n, wait = p.due(now, n)
 			if n == 0 {
 				nanosleep(min(wait, end.Sub(now), iv.next.Sub(now)))
 				now = time.Now()
@@ -146,25 +139,38 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		h.Stamp = now.UnixNano()
 		for i := 0; i < n; i++ {
 			h.Seq = seq + uint64(i)
-			h.Put(ms[i].Buffers[0][off:])
-			if err = opt.seal(ms[i].Buffers[0]); err != nil {
+			d := lay.slot(i)
+			h.Put(d[off:])
+			if err = opt.seal(d); err != nil {
 				break
 			}
 		}
 		if err != nil {
 			break
 		}
-		sent, werr := pc.WriteBatch(ms[:n], 0)
+		msgs := lay.fill(n)
+		sent, werr := pc.WriteBatch(lay.ms[:msgs], 0)
+		if werr != nil && sent == 0 && lay.segs > 1 && gsoRefused(werr) {
+			// No UDP segmentation offload here: send datagram by datagram
+			// and try this batch again.
+			lay = newSendLayout(spec.Len, 0)
+			now = time.Now()
+			continue
+		}
 		if sent > 0 {
-			seq += uint64(sent)
-			in.Messages += int64(sent)
-			in.Bytes += int64(sent) * int64(spec.Len)
+			got := lay.datagrams(sent, n)
+			seq += uint64(got)
+			in.Messages += int64(got)
+			in.Bytes += int64(got) * int64(spec.Len)
 		}
 		if werr != nil && !isTimeout(werr) {
 			err = werr
 			break
 		}
 		now = time.Now()
+	}
+	if lay.segs > 1 {
+		side.UDP.GSO = lay.segs
 	}
 	iv.finish(now, in)
 	d := now.Sub(start)
@@ -321,4 +327,81 @@ func closeUDPInterval(iv *intervals, now time.Time, in *Interval, tr *seqTracker
 func closeUDPIntervalFinal(iv *intervals, now time.Time, in *Interval, tr *seqTracker, jit *jitter, last *struct{ lost, reordered, dup uint64 }) {
 	udpInterval(in, tr, jit, last)
 	iv.finish(now, *in)
+}
+
+// sendLayout places a sender's datagrams in its sendmmsg messages. When a
+// datagram fits the path MTU, each message carries up to segs datagrams
+// back to back with a UDP_SEGMENT control message (UDP GSO, Linux 4.18):
+// the kernel cuts them into datagrams of exactly len bytes, so the stack
+// above the device runs once per message instead of once per datagram,
+// which is what bounds a small-datagram rate. Larger datagrams (which IP
+// fragments, the point of the exercise) go one per message, in batches
+// whose fragments stay within one softirq budget.
+type sendLayout struct {
+	len, segs int
+	ms        []ipv4.Message
+	full      [][]byte
+}
+
+// gsoMaxSegs is UDP_MAX_SEGMENTS of older kernels.
+const gsoMaxSegs = 64
+
+func newSendLayout(size, mtu int) *sendLayout {
+	l := &sendLayout{len: size, segs: 1}
+	msgs := batchFor(size)
+	switch k := PacketsPerDatagram(size, mtu); {
+	case k == 1:
+		l.segs = min(gsoMaxSegs, MaxDatagram/size)
+		msgs = max(1, min(8, batchBytes/(l.segs*size)))
+	case k > 1:
+		// Keep a call's fragments within one softirq budget (64 packets
+		// per NAPI poll): a larger burst leaves receive work to ksoftirqd
+		// and overflows queues on the way.
+		msgs = max(1, min(msgs, maxBatch/k))
+	}
+	l.ms = make([]ipv4.Message, msgs)
+	l.full = make([][]byte, msgs)
+	for i := range l.ms {
+		l.full[i] = make([]byte, l.segs*size)
+		l.ms[i].Buffers = [][]byte{l.full[i]}
+		if l.segs > 1 {
+			l.ms[i].OOB = gsoCmsg(size)
+		}
+	}
+	return l
+}
+
+func (l *sendLayout) capacity() int { return len(l.ms) * l.segs }
+
+// slot is the buffer of the i-th datagram of a batch.
+func (l *sendLayout) slot(i int) []byte {
+	m, j := i/l.segs, i%l.segs
+	return l.full[m][j*l.len : (j+1)*l.len]
+}
+
+// fill sizes the messages for n datagrams and returns how many are used.
+func (l *sendLayout) fill(n int) int {
+	msgs := (n + l.segs - 1) / l.segs
+	for m := 0; m < msgs; m++ {
+		k := min(l.segs, n-m*l.segs)
+		l.ms[m].Buffers[0] = l.full[m][:k*l.len]
+	}
+	return msgs
+}
+
+// datagrams is how many of n datagrams the first sent messages held.
+func (l *sendLayout) datagrams(sent, n int) int { return min(sent*l.segs, n) }
+
+func gsoCmsg(size int) []byte {
+	b := make([]byte, unix.CmsgSpace(2))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+	*(*uint16)(unsafe.Pointer(&b[unix.CmsgLen(0)])) = uint16(size)
+	return b
+}
+
+// gsoRefused reports an error that means UDP GSO is not available.
+func gsoRefused(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EIO) || errors.Is(err, unix.ENOPROTOOPT) || errors.Is(err, unix.EOPNOTSUPP)
 }
