@@ -157,14 +157,22 @@ func renderCheck(w io.Writer, r *Result) {
 		fmt.Fprintln(w, "  No warning or critical finding on any node.")
 		return
 	}
-	fmt.Fprintln(w, "  What check did find (host settings):")
+	everywhere := true
+	for _, f := range fs {
+		everywhere = everywhere && len(f.Nodes) == len(r.Checks)
+	}
+	if everywhere {
+		fmt.Fprintln(w, "  What check did find, on every node (host settings):")
+	} else {
+		fmt.Fprintln(w, "  What check did find (host settings):")
+	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range fs {
-		on := "on " + strings.Join(f.Nodes, ", ")
-		if len(f.Nodes) == len(r.Checks) {
-			on = "on every node"
+		on := ""
+		if !everywhere {
+			on = " (on " + strings.Join(f.Nodes, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "    %s\t%s\t%s: %s (%s)\n", f.Severity, f.Rule, f.Object, short(f.Message), on)
+		fmt.Fprintf(tw, "    %s\t%s\t%s: %s%s\n", f.Severity, f.Rule, f.Object, short(f.Message), on)
 	}
 	tw.Flush()
 }
@@ -359,9 +367,10 @@ func renderTCP(w io.Writer, r *Result) {
 		}
 	}
 	if len(segs) > 0 {
-		fmt.Fprintf(w, "  TCP never fragments: it sends segments that fit the path (%s). On one machine\n", strings.Join(segs, ", "))
-		fmt.Fprintln(w, "  segmentation offload (GSO/GRO) moves 64 KiB super-segments whatever the MTU, so the MTU changes")
-		fmt.Fprintln(w, "  TCP little here; on real NICs the source articles measured +42 % at 9000. UDP blocks show it directly.")
+		fmt.Fprintf(w, "  TCP never fragments: it sends segments that fit the path (%s).\n", strings.Join(segs, ", "))
+		fmt.Fprintln(w, "  On one machine segmentation offload (GSO/GRO) moves 64 KiB super-segments whatever the MTU,")
+		fmt.Fprintln(w, "  so the MTU changes TCP little here; on real NICs the source articles measured +42 % at 9000.")
+		fmt.Fprintln(w, "  UDP blocks show the MTU directly.")
 	}
 	for _, b := range r.TCP {
 		if b.Error != "" {
