@@ -82,7 +82,7 @@ the default --time.`,
 				}
 			}
 			if !asJSON {
-				demo.Header(e.stdout, opt)
+				demo.Header(e.stdout)
 				opt.Section = func(s demo.Section, r *demo.Result) {
 					mu.Lock()
 					defer mu.Unlock()

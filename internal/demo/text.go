@@ -14,7 +14,7 @@ import (
 )
 
 // Header is the first line of the text story.
-func Header(w io.Writer, opt Options) {
+func Header(w io.Writer) {
 	fmt.Fprintf(w, "interlink lab demo: a 3-node cluster whose hosts all say MTU %d on the interconnect, one switch port left at 1500\n", ExpectMTU)
 }
 
