@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // Header is the first line of the text story.
 func Header(w io.Writer) {
-	fmt.Fprintf(w, "interlink lab demo: a 3-node cluster whose hosts all say MTU %d on the interconnect, one switch port left at 1500\n", ExpectMTU)
+	fmt.Fprintf(w, "interlink lab demo: three nodes whose hosts all say MTU %d, one switch port left at 1500\n", ExpectMTU)
 }
 
 // Render writes one finished section of r as text.
@@ -146,7 +147,7 @@ func renderCheck(w io.Writer, r *Result) {
 	fs := Findings(r.Checks)
 	mtuRule := false
 	for _, f := range fs {
-		if strings.Contains(strings.ToLower(f.Message), "mtu") {
+		if strings.Contains(f.Rule, "MTU") {
 			mtuRule = true
 		}
 	}
@@ -172,18 +173,25 @@ func renderCheck(w io.Writer, r *Result) {
 		if !everywhere {
 			on = " (on " + strings.Join(f.Nodes, ", ") + ")"
 		}
-		fmt.Fprintf(tw, "    %s\t%s\t%s: %s%s\n", f.Severity, f.Rule, f.Object, short(f.Message), on)
+		fmt.Fprintf(tw, "    %s\t%s\t%s%s\n", f.Severity, f.Rule, seen(f), on)
 	}
 	tw.Flush()
 }
 
-// short cuts a finding's message before its explanation (the part after
-// the first colon), keeping the line readable; the full text is in --json.
-func short(msg string) string {
-	if i := strings.Index(msg, ": "); i > 0 {
-		return msg[:i]
+// seen says what a finding saw and what its rule detects, in one short
+// line: "net.core.rmem_default = 212992: UDP socket buffer sysctls below
+// Oracle's minimums". The full message, evidence and fix are in --json.
+func seen(f SharedFinding) string {
+	what := f.Object
+	if len(f.Evidence) > 0 {
+		what = f.Evidence[0].What + " = " + f.Evidence[0].Value
 	}
-	return msg
+	for _, rule := range rules.All() {
+		if rule.ID == f.Rule {
+			return what + ": " + rule.Title
+		}
+	}
+	return what + ": " + f.Message
 }
 
 func renderMesh(w io.Writer, r *Result) {
