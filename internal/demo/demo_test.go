@@ -19,6 +19,7 @@ import (
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
+	"github.com/interlink/interlink/internal/testbin"
 )
 
 // bin is the interlink binary built for these tests: the demo runs it
@@ -26,23 +27,14 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "t6-demo-bin-")
-	if err != nil {
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testbin.Build("t6-demo-bin-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// Readable by everyone: the not-root test runs it as nobody.
-	os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "interlink")
-	build := exec.Command("go", "build", "-o", bin, "github.com/interlink/interlink/cmd/interlink")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build interlink: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
@@ -97,7 +89,9 @@ func labProcesses(t *testing.T, name string) int {
 	return n
 }
 
-func runDemo(t *testing.T, tmp string, args ...string) (stdout, stderr string, code int) {
+// runDemo runs `interlink lab demo ARGS` with TMPDIR=tmp and fails the
+// test unless it exits 0.
+func runDemo(t *testing.T, tmp string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -106,11 +100,10 @@ func runDemo(t *testing.T, tmp string, args ...string) (stdout, stderr string, c
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
-	code = cmd.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		t.Fatalf("lab demo: %v\n%s", err, e.String())
+	if err != nil {
+		t.Fatalf("lab demo %v: %v\nstderr: %s\nstdout: %s", args, err, e.String(), o.String())
 	}
-	return o.String(), e.String(), code
+	return o.String(), e.String()
 }
 
 // TestDemoVerdicts runs the demo shortened and checks that its verdicts are
@@ -122,10 +115,7 @@ func TestDemoVerdicts(t *testing.T) {
 	const name = "t6demo"
 	cleanupLab(t, name)
 	tmp := t.TempDir()
-	stdout, stderr, code := runDemo(t, tmp, "--name", name, "--time", "2s", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", code, stderr, stdout)
-	}
+	stdout, stderr := runDemo(t, tmp, "--name", name, "--time", "2s", "--json")
 	if stderr != "" {
 		t.Errorf("stderr in a pipe should be empty (no progress), got %q", stderr)
 	}
@@ -227,10 +217,7 @@ func TestDemoTextKeep(t *testing.T) {
 	const name = "t6keep"
 	cleanupLab(t, name)
 	tmp := t.TempDir()
-	stdout, stderr, code := runDemo(t, tmp, "--name", name, "--time", "1s", "--keep")
-	if code != 0 {
-		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", code, stderr, stdout)
-	}
+	stdout, _ := runDemo(t, tmp, "--name", name, "--time", "1s", "--keep")
 	for _, want := range []string{
 		"1. The lab", "2. Every host looks fine", "3. The paths say otherwise", "is a blackhole at 1500",
 		`would have said "pmtu 9000"`, "fragments per block", "6.00", "5. What to do", "node3: the switch port",

@@ -307,12 +307,8 @@ func renderBlocks(w io.Writer, r *Result) {
 	if len(r.Blocks) == 0 {
 		return
 	}
-	b0 := r.Blocks[0]
-	d := time.Duration(0)
-	if b0.Result != nil {
-		d = b0.Result.Spec.Duration
-	}
-	title(w, 4, "What jumbo frames change for %s blocks: interlink bench --mode blocks, %s -> %s, %s each", blockSize(r), b0.From, b0.To, d)
+	title(w, 4, "What jumbo frames change for %s blocks: interlink bench --mode blocks, %s -> %s, %s each",
+		blockSize(r), r.Blocks[0].From, r.Blocks[0].To, duration(r.Blocks))
 	rtt := func(f func(*traffic.Latency) int64) func(*traffic.Summary) string {
 		return func(s *traffic.Summary) string {
 			if s.RTT == nil {
@@ -342,23 +338,31 @@ func renderBlocks(w io.Writer, r *Result) {
 			fmt.Fprintln(w, "  packets and fragments per block do not.")
 		}
 	}
-	for _, b := range r.Blocks {
+	runErrors(w, r.Blocks)
+}
+
+// runErrors says which runs failed and why.
+func runErrors(w io.Writer, runs []Bench) {
+	for _, b := range runs {
 		if b.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", b.Label, b.Error)
 		}
 	}
 }
 
+// duration is how long the runs were asked to last.
+func duration(runs []Bench) time.Duration {
+	if len(runs) == 0 || runs[0].Result == nil {
+		return 0
+	}
+	return runs[0].Result.Spec.Duration
+}
+
 func renderTCP(w io.Writer, r *Result) {
 	if len(r.TCP) == 0 {
 		return
 	}
-	b0 := r.TCP[0]
-	d := time.Duration(0)
-	if b0.Result != nil {
-		d = b0.Result.Spec.Duration
-	}
-	fmt.Fprintf(w, "\n  For contrast, one TCP stream: interlink bench --mode tcp, %s -> %s, %s each\n", b0.From, b0.To, d)
+	fmt.Fprintf(w, "\n  For contrast, one TCP stream: interlink bench --mode tcp, %s -> %s, %s each\n", r.TCP[0].From, r.TCP[0].To, duration(r.TCP))
 	table(w, r.TCP, []row{
 		{"throughput", func(s *traffic.Summary) string { return units.FormatRate(s.BitsPerSec) }},
 		{"retransmits", func(s *traffic.Summary) string { return fmt.Sprint(s.Retransmits) }},
@@ -377,14 +381,10 @@ func renderTCP(w io.Writer, r *Result) {
 	if len(segs) > 0 {
 		fmt.Fprintf(w, "  TCP never fragments: it sends segments that fit the path (%s).\n", strings.Join(segs, ", "))
 		fmt.Fprintln(w, "  On one machine segmentation offload (GSO/GRO) moves 64 KiB super-segments whatever the MTU,")
-		fmt.Fprintln(w, "  so the MTU changes TCP little here; on real NICs the source articles measured +42 % at 9000.")
+		fmt.Fprintln(w, "  so the MTU changes TCP little here; on real NICs, where every packet costs, it helps TCP too.")
 		fmt.Fprintln(w, "  UDP blocks show the MTU directly.")
 	}
-	for _, b := range r.TCP {
-		if b.Error != "" {
-			fmt.Fprintf(w, "  %s: %s\n", b.Label, b.Error)
-		}
-	}
+	runErrors(w, r.TCP)
 }
 
 func renderAdvice(w io.Writer, r *Result) {
