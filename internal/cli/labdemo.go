@@ -56,6 +56,10 @@ the default --time.`,
 			if err != nil || size < 64 || size > 64<<10 {
 				return usageError("lab demo: --block %q: want a size from 64 to 64K, e.g. 8K", block)
 			}
+			opt := demo.Options{Lab: name, Time: dur, Block: int(size), Keep: keep}
+			if err := opt.Validate(); err != nil {
+				return usageError("lab demo: --name: %v", err)
+			}
 			if err := lab.CheckPrivilege(); err != nil {
 				return fmt.Errorf("lab demo: %w", lab.ErrPrivilege)
 			}
@@ -63,7 +67,7 @@ the default --time.`,
 			if err != nil {
 				return fmt.Errorf("lab demo: find the interlink binary: %w", err)
 			}
-			opt := demo.Options{Lab: name, Binary: bin, Time: dur, Block: int(size), Keep: keep}
+			opt.Binary = bin
 			tty := isTerminal(e.stderr)
 			var mu sync.Mutex
 			clear := func() {

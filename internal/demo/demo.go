@@ -81,6 +81,7 @@ const (
 type Result struct {
 	Schema   string        `json:"schema"`
 	Lab      string        `json:"lab"`
+	Binary   string        `json:"binary"` // the interlink executable run in the nodes
 	Topology *lab.Topology `json:"topology"`
 	// LabUp is how long building the lab took.
 	LabUp time.Duration `json:"lab_up_ns"`

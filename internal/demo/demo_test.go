@@ -221,8 +221,8 @@ func TestDemoTextKeep(t *testing.T) {
 	for _, want := range []string{
 		"1. The lab", "2. Every host looks fine", "3. The paths say otherwise", "is a blackhole at 1500",
 		`would have said "pmtu 9000"`, "fragments per block", "6.00", "5. What to do", "node3: the switch port",
-		"interlink lab exec " + name + " node1 -- interlink mesh --token-file " + tmp,
-		"interlink lab down " + name,
+		bin + " lab exec " + name + " node1 -- " + bin + " mesh --token-file " + tmp,
+		bin + " lab down " + name,
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

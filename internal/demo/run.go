@@ -49,10 +49,8 @@ type nodeAddrs struct {
 	icIf       string
 	pubIf      string
 	icMTU      int
-	icPort     string
-	icPortMTU  int
+	icPort     string // the switch side of the interconnect link
 	pubMTU     int
-	agentCmd   *exec.Cmd
 	agentAddr  string
 	agentLogFn string
 }
@@ -74,16 +72,15 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if opt.Binary == "" {
 		return nil, errors.New("demo: no interlink binary to run in the nodes")
 	}
+	topo, err := opt.topology()
+	if err != nil {
+		return nil, err
+	}
 	if err := lab.CheckPrivilege(); err != nil {
 		return nil, err
 	}
-	topo, err := lab.Load(Builtin)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	topo.Name = opt.Lab
 	start := time.Now()
-	r := &run{opt: opt, res: &Result{Schema: Schema, Lab: opt.Lab, Topology: topo, Agents: []Agent{}, Checks: []NodeCheck{},
+	r := &run{opt: opt, res: &Result{Schema: Schema, Lab: opt.Lab, Binary: opt.Binary, Topology: topo, Agents: []Agent{}, Checks: []NodeCheck{},
 		Blocks: []Bench{}, TCP: []Bench{}, Advice: []string{}, Errors: []string{}}}
 	err = r.all(ctx, topo)
 	if ctx.Err() != nil {
@@ -96,6 +93,27 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	r.finish(err == nil && opt.Keep)
 	r.res.Elapsed = time.Since(start)
 	return r.res, err
+}
+
+// Validate checks the options that can be checked before anything is
+// built (the lab name); Run does the same.
+func (o Options) Validate() error {
+	_, err := o.topology()
+	return err
+}
+
+func (o Options) topology() (*lab.Topology, error) {
+	topo, err := lab.Load(Builtin)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if o.Lab != "" {
+		topo.Name = o.Lab
+	}
+	if err := topo.Validate(); err != nil {
+		return nil, err
+	}
+	return topo, nil
 }
 
 // all runs the steps in order; a failed step ends the demo, since the
@@ -191,7 +209,7 @@ func addrsOf(n *lab.Node, topo *lab.Topology) (nodeAddrs, error) {
 			}
 			switch l.Switch {
 			case icSwitch:
-				a.ic, a.icIf, a.icMTU, a.icPort, a.icPortMTU = v4, l.Name, l.MTU, l.Port, l.PortMTU
+				a.ic, a.icIf, a.icMTU, a.icPort = v4, l.Name, l.MTU, l.Port
 			case pubSwitch:
 				a.pub, a.pubIf, a.pubMTU = v4, l.Name, l.MTU
 			}
@@ -223,7 +241,6 @@ func (r *run) startAgent(ctx context.Context, n *nodeAddrs) error {
 	if err := n.node.Start(cmd); err != nil {
 		return fmt.Errorf("demo: start agent on %s: %w", n.name, err)
 	}
-	n.agentCmd = cmd
 	r.agents = append(r.agents, cmd)
 	r.res.Agents = append(r.res.Agents, Agent{Node: n.name, Address: n.agentAddr, PID: cmd.Process.Pid})
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -42,31 +43,31 @@ func Footer(w io.Writer, r *Result) {
 	fmt.Fprintln(w)
 	switch {
 	case r.Kept:
+		bin := r.Binary
 		fmt.Fprintf(w, "The lab %s is still up, with an agent on every node (token %s). Explore it:\n", r.Lab, r.TokenFile)
-		fmt.Fprintf(w, "  interlink lab status %s\n", r.Lab)
-		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink check --interconnect eth1\n", r.Lab)
+		fmt.Fprintf(w, "  %s lab status %s\n", bin, r.Lab)
+		fmt.Fprintf(w, "  %s lab exec %s node1 -- %s check --interconnect eth1\n", bin, r.Lab, bin)
 		var nodes []string
 		for _, a := range r.Agents {
 			for _, n := range r.Topology.Nodes {
-				if n.Name != a.Node {
-					continue
-				}
 				for _, l := range n.Links {
-					if l.Switch == icSwitch && len(l.Addresses) > 0 {
-						nodes = append(nodes, fmt.Sprintf("%s=%s@%s", a.Node, a.Address, l.Addresses[0].Addr()))
+					if n.Name == a.Node && l.Switch == icSwitch {
+						nodes = append(nodes, fmt.Sprintf("%s=%s@%s", a.Node, a.Address, firstAddr(l.Addresses)))
 					}
 				}
 			}
 		}
-		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink mesh --token-file %s --expect %d %s\n", r.Lab, r.TokenFile, ExpectMTU, strings.Join(nodes, " "))
+		exec := fmt.Sprintf("  %s lab exec %s node1 -- %s", bin, r.Lab, bin)
+		fmt.Fprintf(w, "%s mesh --token-file %s --expect %d %s\n", exec, r.TokenFile, ExpectMTU, strings.Join(nodes, " "))
 		if d := r.Diagnosis; d != nil && len(d.Ports) > 0 {
-			p := d.Ports[0]
-			fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink pmtu --token-file %s %s\n", r.Lab, r.TokenFile, agentOf(r, p.Node))
+			fmt.Fprintf(w, "%s pmtu --token-file %s %s\n", exec, r.TokenFile, agentOf(r, d.Ports[0].Node))
 		}
-		fmt.Fprintf(w, "  interlink lab exec %s node1 -- interlink bench --token-file %s --mode blocks %s\n", r.Lab, r.TokenFile, agentOf(r, "node2"))
-		fmt.Fprintf(w, "and remove it with: interlink lab down %s; rm -r %s\n", r.Lab, strings.TrimSuffix(r.TokenFile, "/token"))
+		fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, r.TokenFile, agentOf(r, "node2"))
+		fmt.Fprintf(w, "Remove it with: %s lab down %s; rm -r %s\n", bin, r.Lab, filepath.Dir(r.TokenFile))
 	case r.Interrupted:
 		fmt.Fprintf(w, "Interrupted after %s: the figures above are what was measured until then; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
+	case len(r.Errors) > 0:
+		fmt.Fprintf(w, "Stopped after %s: %s; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Errors[0], r.Lab)
 	default:
 		fmt.Fprintf(w, "Done in %s; lab %s removed (--keep leaves it up to explore with 'interlink lab exec').\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
 	}
