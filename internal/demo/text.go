@@ -60,9 +60,12 @@ func Footer(w io.Writer, r *Result) {
 		exec := fmt.Sprintf("  %s lab exec %s node1 -- %s", bin, r.Lab, bin)
 		fmt.Fprintf(w, "%s mesh --token-file %s --expect %d %s\n", exec, r.TokenFile, ExpectMTU, strings.Join(nodes, " "))
 		if d := r.Diagnosis; d != nil && len(d.Ports) > 0 {
-			fmt.Fprintf(w, "%s pmtu --token-file %s %s\n", exec, r.TokenFile, agentOf(r, d.Ports[0].Node))
+			p := d.Ports[0]
+			fmt.Fprintf(w, "%s pmtu --token-file %s --target %s %s\n", exec, r.TokenFile, p.Address, agentOf(r, p.Node))
 		}
-		fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, r.TokenFile, agentOf(r, "node2"))
+		if len(r.Blocks) > 0 {
+			fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, r.TokenFile, r.Blocks[0].Address)
+		}
 		fmt.Fprintf(w, "Remove it with: %s lab down %s; rm -r %s\n", bin, r.Lab, filepath.Dir(r.TokenFile))
 	case r.Interrupted:
 		fmt.Fprintf(w, "Interrupted after %s: the figures above are what was measured until then; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
