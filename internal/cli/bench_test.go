@@ -78,7 +78,7 @@ func TestBenchAgainstAgent(t *testing.T) {
 		}
 	}
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s")
-	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-1.00") || !strings.Contains(out, "jitter") {
+	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-") || !strings.Contains(out, "jitter") {
 		t.Errorf("udp: exit %d, no agent receiver lines:\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s", "--json")
