@@ -38,6 +38,7 @@ var (
 	rounds   = flag.Int("rounds", 3, "runs of each tool per scenario (alternating)")
 	duration = flag.Duration("time", 3*time.Second, "length of each run")
 	only     = flag.String("only", "", "run only scenarios whose name contains this")
+	verbose  = flag.Bool("v", false, "print every run with both ends' CPU use")
 )
 
 func main() {
@@ -178,7 +179,13 @@ type iperfSum struct {
 	LostPercent float64 `json:"lost_percent"`
 }
 
+type iperfCPU struct {
+	HostTotal   float64 `json:"host_total"`
+	RemoteTotal float64 `json:"remote_total"`
+}
+
 type iperfEnd struct {
+	CPU         iperfCPU `json:"cpu_utilization_percent"`
 	Sum         iperfSum `json:"sum"`
 	SumReceived iperfSum `json:"sum_received"`
 }
@@ -206,8 +213,12 @@ func sockperfRTT(p *pair, msg int) (float64, error) {
 	return 2 * half * 1e3, nil // ns
 }
 
-// sample is one run's figure and an optional second figure (loss).
-type sample struct{ v, loss float64 }
+// sample is one run's figure, an optional second figure (loss) and what to
+// print about it with -v.
+type sample struct {
+	v, loss float64
+	note    string
+}
 
 type scenario struct {
 	name, lab, unit, goal string
@@ -270,14 +281,14 @@ func run() error {
 	gbit := func(x float64) string { return units.FormatRate(x) }
 	tcp := func(p *pair) (sample, error) {
 		s, err := ours(p, traffic.Spec{Mode: traffic.ModeTCP})
-		return sample{v: s.BitsPerSec}, err
+		return sample{v: s.BitsPerSec, note: cpuNote(s)}, err
 	}
 	iperfTCP := func(p *pair) (sample, error) {
 		e, err := iperf3(p)
 		if err != nil {
 			return sample{}, err
 		}
-		return sample{v: e.SumReceived.BitsPerSec}, nil
+		return sample{v: e.SumReceived.BitsPerSec, note: e.cpu()}, nil
 	}
 	udpPeer := func(size string) func(p *pair) (sample, error) {
 		return func(p *pair) (sample, error) {
@@ -285,13 +296,13 @@ func run() error {
 			if err != nil {
 				return sample{}, err
 			}
-			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent}, nil
+			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: e.cpu()}, nil
 		}
 	}
 	udpOurs := func(size int) func(p *pair) (sample, error) {
 		return func(p *pair) (sample, error) {
 			s, err := ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: size, RateSet: true})
-			return sample{v: s.BitsPerSec, loss: s.LossPercent}, err
+			return sample{v: s.BitsPerSec, loss: s.LossPercent, note: cpuNote(s)}, err
 		}
 	}
 	pps := func(p *pair) (sample, error) {
@@ -300,11 +311,11 @@ func run() error {
 			return sample{}, err
 		}
 		r := e.SumReceived
-		return sample{v: float64(r.Packets-r.LostPackets) / r.Seconds, loss: r.LostPercent}, nil
+		return sample{v: float64(r.Packets-r.LostPackets) / r.Seconds, loss: r.LostPercent, note: e.cpu()}, nil
 	}
 	ppsOurs := func(p *pair) (sample, error) {
 		s, err := ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 64, RateSet: true})
-		return sample{v: s.PerSec, loss: s.LossPercent}, err
+		return sample{v: s.PerSec, loss: s.LossPercent, note: cpuNote(s)}, err
 	}
 	div := func(peer, ours float64) float64 { return ours / peer }
 	scenarios := []scenario{
@@ -356,6 +367,9 @@ func run() error {
 				return fmt.Errorf("%s: interlink: %w", sc.name, err)
 			}
 			os_ = append(os_, b)
+			if *verbose {
+				fmt.Printf("  run %d: %s %.4g %s | interlink %.4g %s\n", r+1, sc.peerName, a.v, a.note, b.v, b.note)
+			}
 		}
 		v := func(s sample) float64 { return s.v }
 		l := func(s sample) float64 { return s.loss }
@@ -380,3 +394,13 @@ func run() error {
 }
 
 func labDown(name string) error { return lab.Down(name) }
+
+func (e *iperfEnd) cpu() string {
+	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core)", e.CPU.HostTotal, e.CPU.RemoteTotal)
+}
+
+// cpuNote is interlink's CPU use of each end's test threads.
+func cpuNote(s traffic.Summary) string {
+	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core; host softirq %.0f%% of a core)",
+		100*s.ClientCost.Utilisation, 100*s.ServerCost.Utilisation, 100*float64(s.ClientCost.SoftIRQNs)/float64(max(s.Duration, 1)))
+}

@@ -240,6 +240,17 @@ func writeInterval(w io.Writer, mode traffic.Mode, d traffic.Direction, r traffi
 }
 
 func writeBenchSummary(w io.Writer, rep BenchReport) {
+	// The agent's lines, when they hold what this end could not see live:
+	// a UDP receiver's loss and jitter, a TCP sender's retransmits.
+	for _, f := range rep.Flows {
+		if sd := f.Server; sd != nil && len(sd.Intervals) > 0 &&
+			(rep.Spec.Mode == traffic.ModeUDP && sd.Role == traffic.RoleReceiver || rep.Spec.Mode == traffic.ModeTCP && sd.Role == traffic.RoleSender) {
+			fmt.Fprintf(w, "agent (%s):\n", sd.Role)
+			for _, in := range sd.Intervals {
+				writeInterval(w, rep.Spec.Mode, f.Direction, sd.Role, in)
+			}
+		}
+	}
 	fmt.Fprintln(w, strings.Repeat("- ", 40))
 	for _, f := range rep.Flows {
 		s := f.Summary

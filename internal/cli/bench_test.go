@@ -77,6 +77,10 @@ func TestBenchAgainstAgent(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s")
+	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-") || !strings.Contains(out, "jitter") {
+		t.Errorf("udp: exit %d, no agent receiver lines:\n%s%s", code, out, errOut)
+	}
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/wire"
 )
@@ -128,10 +130,8 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 	var wg sync.WaitGroup
 	for _, f := range flows {
 		wg.Add(1)
-		go func() {
+		err := goInThisNetns(func() {
 			defer wg.Done()
-			runtime.LockOSThread() // same namespace as the caller's thread
-			defer runtime.UnlockOSThread()
 			switch {
 			case spec.Mode == ModeTCP && f.dir == Forward:
 				f.cs = SendTCP(ctx, spec, f.conns, opt(f.dir))
@@ -144,7 +144,11 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			default:
 				f.cs = ReceiveUDP(ctx, spec, f.udp, opt(f.dir))
 			}
-		}()
+		})
+		if err != nil {
+			wg.Done()
+			f.cs = &Side{Role: "unknown", Error: err.Error()}
+		}
 	}
 	wg.Wait()
 	// An interrupted client asks the agent to stop and still collects what
@@ -196,4 +200,40 @@ func LinkRate(addr netip.Addr) int64 {
 		}
 	}
 	return 0
+}
+
+// goInThisNetns runs fn on a new goroutine locked to a thread in the
+// calling thread's network namespace, so an end started from a thread in a
+// lab node meters that node's counters (a new goroutine would otherwise run
+// in the process's namespace). When the two are the same, as in a normal
+// process, nothing needs switching (and no privilege).
+func goInThisNetns(fn func()) error {
+	here, err1 := os.Readlink("/proc/thread-self/ns/net")
+	proc, err2 := os.Readlink("/proc/self/ns/net")
+	if err1 != nil || err2 != nil || here == proc {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			fn()
+		}()
+		return nil
+	}
+	ns, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return fmt.Errorf("bench: network namespace: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer ns.Close()
+		// Never unlocked: the thread changed namespace, so it must end
+		// with this goroutine rather than return to the runtime's pool.
+		runtime.LockOSThread()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("bench: enter network namespace: %w", err)
+			return
+		}
+		errc <- nil
+		fn()
+	}()
+	return <-errc
 }

@@ -1,14 +1,19 @@
 package traffic
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/lab"
 )
 
@@ -242,5 +247,64 @@ func TestLabTCPShapedAndCancel(t *testing.T) {
 	f = runLab(t, ctx, Spec{Mode: ModeBlocks, Duration: time.Minute, Interval: 100 * time.Millisecond}, place(t, l, "node1"), place(t, l, "node2"))
 	if took := time.Since(t0); took > 3*time.Second || f.Summary.Messages == 0 || len(f.Client.Intervals) < 3 || f.Client.Error != "cancelled" {
 		t.Errorf("cancelled after 0.5 s: took %v, %d blocks, %d intervals, %q", took, f.Summary.Messages, len(f.Client.Intervals), f.Client.Error)
+	}
+}
+
+// TestLabThroughAgent runs the CLI's path end to end across two lab nodes:
+// this test binary as the agent in node2, RunRemote from a thread in node1.
+func TestLabThroughAgent(t *testing.T) {
+	l := upLab(t, pairTopo("t5-agent", 1500, ""))
+	n1, _ := l.Node("node1")
+	n2, _ := l.Node("node2")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "T5_AGENT_LISTEN="+n2.Addr("", 4).String()+":7471")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n2.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("agent did not start: %q %v", line, err)
+	}
+	err = n1.Do(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := agent.Dial(ctx, n2.Addr("", 4).String()+":7471", testToken, agent.DialOptions{})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		res, err := RunRemote(context.Background(), c, Spec{Mode: ModeBlocks, Duration: time.Second}, nil)
+		if err != nil {
+			return err
+		}
+		s := res.Flows[0].Summary
+		t.Logf("through the agent at MTU 1500: %.0f blocks/s, p50 %v, %.2f fragments/block, agent cpu %.1f us/block",
+			s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.ServerCost.CPUNsPerMsg/1e3)
+		if s.FragmentsPerMessage != 6 || s.ReasmOKs < s.Messages || s.ServerCost.CPUNs == 0 || s.Lost != 0 {
+			t.Errorf("blocks through the agent: %+v", s)
+		}
+		res, err = RunRemote(context.Background(), c, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 200e6, Reverse: true}, nil)
+		if err != nil {
+			return err
+		}
+		f := res.Flows[0]
+		sent := float64(f.Server.Bytes) * 8 / f.Server.Duration.Seconds()
+		t.Logf("agent sending 200 Mbit/s: sent %.1f, received %.1f Mbit/s, lost %d", sent/1e6, f.Summary.BitsPerSec/1e6, f.Summary.Lost)
+		if f.Server.Role != RoleSender || sent < 196e6 || sent > 204e6 || f.Summary.Lost != 0 || f.Client.Counters.ReasmOKs < f.Summary.Messages {
+			t.Errorf("reverse udp: %+v", f.Summary)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
