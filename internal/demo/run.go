@@ -134,13 +134,15 @@ func (r *run) all(ctx context.Context, topo *lab.Topology) error {
 		err := st.fn(ctx)
 		r.progress("")
 		if ctx.Err() != nil {
-			return ErrInterrupted
+			err = ErrInterrupted
+		}
+		// A measurement cut short still shows what it measured.
+		partial := st.s == SectionBlocks && len(r.res.Blocks) > 0 || st.s == SectionTCP && len(r.res.TCP) > 0
+		if r.opt.Section != nil && (err == nil || partial) {
+			r.opt.Section(st.s, r.res)
 		}
 		if err != nil {
 			return err
-		}
-		if r.opt.Section != nil {
-			r.opt.Section(st.s, r.res)
 		}
 	}
 	return nil
@@ -284,7 +286,7 @@ func (r *run) exec(ctx context.Context, n *nodeAddrs, args ...string) ([]byte, i
 		code = ee.ExitCode()
 	}
 	if code < 0 || code == 3 {
-		return stdout.Bytes(), code, fmt.Errorf("demo: interlink %s on %s: %s", strings.Join(args, " "), n.name, lastLine(stderr.Bytes()))
+		return stdout.Bytes(), code, fmt.Errorf("demo: interlink %s on %s: %s", args[0], n.name, lastLine(stderr.Bytes()))
 	}
 	return stdout.Bytes(), code, nil
 }
@@ -393,7 +395,9 @@ func (r *run) bench(ctx context.Context, label, mode string, from, to *nodeAddrs
 		}
 	}
 	b.Result = doc.Result
-	if err != nil {
+	// Interrupted, the bench printed what it measured and exited 3: that
+	// is the demo's interruption, not the run's failure.
+	if err != nil && ctx.Err() == nil {
 		b.Error = err.Error()
 	}
 	return b
