@@ -60,8 +60,10 @@ the default --time.`,
 			if err := opt.Validate(); err != nil {
 				return usageError("lab demo: --name: %v", err)
 			}
-			if err := lab.CheckPrivilege(); err != nil {
-				return fmt.Errorf("lab demo: %w", lab.ErrPrivilege)
+			if err := lab.CheckPrivilege(); errors.Is(err, lab.ErrPrivilege) {
+				return fmt.Errorf("lab demo: %w", lab.ErrPrivilege) // one line, without how it was found out
+			} else if err != nil {
+				return fmt.Errorf("lab demo: %w", err)
 			}
 			bin, err := demoBinary()
 			if err != nil {
