@@ -47,14 +47,10 @@ func Footer(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "The lab %s is still up, with an agent on every node (token %s). Explore it:\n", r.Lab, r.TokenFile)
 		fmt.Fprintf(w, "  %s lab status %s\n", bin, r.Lab)
 		fmt.Fprintf(w, "  %s lab exec %s node1 -- %s check --interconnect eth1\n", bin, r.Lab, bin)
-		var nodes []string
-		for _, a := range r.Agents {
-			for _, n := range r.Topology.Nodes {
-				for _, l := range n.Links {
-					if n.Name == a.Node && l.Switch == icSwitch {
-						nodes = append(nodes, fmt.Sprintf("%s=%s@%s", a.Node, a.Address, firstAddr(l.Addresses)))
-					}
-				}
+		var nodes []string // as the demo's mesh ran them
+		if r.Mesh != nil {
+			for _, n := range r.Mesh.Nodes {
+				nodes = append(nodes, fmt.Sprintf("%s=%s@%s", n.Name, n.Agent, n.Addrs[0]))
 			}
 		}
 		exec := fmt.Sprintf("  %s lab exec %s node1 -- %s", bin, r.Lab, bin)
