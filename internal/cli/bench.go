@@ -13,6 +13,7 @@ import (
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
+	"github.com/interlink/interlink/internal/wire"
 )
 
 func init() { commands = append(commands, newBenchCmd) }
@@ -107,8 +108,15 @@ the wire limit for the path MTU when the link rate is known.`,
 				}
 				spec.LinkRateBitsPerSec = r
 			}
-			if _, err := spec.Normalize(); err != nil {
+			norm, err := spec.Normalize()
+			if err != nil {
 				return usageError("bench: %v", strings.TrimPrefix(err.Error(), traffic.ErrSpec.Error()+": "))
+			}
+			// Every datagram of a session carries the session's tagged header
+			// before the engine's own.
+			if minLen := wire.HeaderLen + traffic.HeaderLen; norm.Mode == traffic.ModeUDP && norm.Len < minLen ||
+				norm.Mode == traffic.ModeBlocks && min(norm.Request, norm.Block) < minLen {
+				return usageError("bench: datagrams must hold at least %d bytes (the session's and the test's headers)", minLen)
 			}
 			tok, err := agent.ReadToken(tokenFile)
 			if err != nil {

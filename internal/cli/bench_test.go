@@ -53,6 +53,7 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--mode", "udp"},
 		{"bench", "127.0.0.1", "--mode", "udp", "--len", "8X", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "udp", "--len", "70000", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "udp", "--len", "64", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "udp", "--bidir", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "blocks", "--block", "2M", "--token-file", tok},
 		{"bench", "127.0.0.1", "--time", "2h", "--token-file", tok},
