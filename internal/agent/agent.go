@@ -1,0 +1,371 @@
+// Package agent is the responder each node runs (`interlink agent`) and the
+// client that talks to it. Nothing listens unless an agent runs, and nothing
+// but a peer holding the shared token gets anything from it.
+//
+// # Sessions
+//
+// A client opens a TCP control session (Dial); the handshake (package wire)
+// proves the token both ways without sending it and derives per-session
+// data keys from the token and both nonces. The agent then serves typed
+// requests on the session, one at a time, each answered by one response.
+// A Session ends when the client says Bye or disconnects, when its
+// MaxDuration passes, or when the agent stops; everything it opened (data
+// endpoints, running handlers) ends with it, and the agent logs one line
+// for it.
+//
+// # Limits, enforced here and nowhere else
+//
+//   - MaxSessions concurrent authenticated sessions (and a fixed bound on
+//     handshakes in progress, so unauthenticated peers cannot hold slots);
+//   - MaxDuration per session: Session.Context is cancelled then;
+//   - MaxRateBitsPerSec on what the agent sends for a session: every data
+//     sender calls Session.Wait (or Session.Allow) before sending;
+//   - MaxEndpoints data endpoints per session (Session.AddEndpoint).
+//
+// # Extension point (for bench and other test kinds)
+//
+// A test kind registers a Handler for a request kind in an init function:
+//
+//	func init() { agent.Register("bench.stream", serveStream) }
+//
+//	func serveStream(ctx context.Context, s *agent.Session, body json.RawMessage) (any, error) {
+//		var req StreamRequest
+//		if err := json.Unmarshal(body, &req); err != nil { ... }
+//		ep, err := s.ListenTCP(s.LocalAddr().Addr()) // session-scoped, tagged
+//		...
+//		return StreamReply{Port: ep.Port()}, nil
+//	}
+//
+// The handler's ctx is the session's context; Session.Store and
+// Session.Load keep per-session state between requests (an endpoint opened
+// by one request, used by the next). Data endpoints opened through
+// the Session (ListenUDP, ListenTCP) accept only traffic tagged for the live
+// session with its keys (wire.Sealer / wire.Opener, per-packet tag and
+// replay window) and close when the session ends. UDP endpoints learn their
+// data peer from the first authenticated datagram and send only to it.
+// A handler that answers a datagram must not send more bytes than it
+// received unless the traffic was requested over the control session (block
+// replies of a benchmark are), and then only through Session.Wait.
+//
+// Agent side, per endpoint: UDPEndpoint.Read returns only verified
+// datagrams (header in wire.Header), UDPEndpoint.Send seals and sends to the
+// learned peer after Session.Wait, UDPEndpoint.Reply answers a datagram
+// with at most as many bytes (else it refuses) and drops when the rate is
+// used up; TCPEndpoint.Accept returns only streams whose first 48 bytes are
+// a header sealed for the session. Session.AttachUDP adopts a socket the
+// handler configured itself (socket options such as DF or buffer sizes).
+//
+// On the client side Dial returns a Client; Client.Call sends a typed
+// request and decodes the response; Client.Sealer and Client.Opener tag and
+// verify data packets, Client.DialTCP opens a tagged data stream, and
+// Client.Keys exposes the session keys.
+//
+// Built-in request kinds (pmtu.go): "pmtu.open" (open a probe endpoint on
+// one of the agent's addresses), "pmtu.probe" (the agent probes back to the
+// client: the reverse direction) and "pmtu.peer" (the agent runs a
+// two-way path-MTU test to another agent, for mesh).
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/interlink/interlink/internal/wire"
+)
+
+// DefaultLimits are what an agent grants unless configured otherwise.
+var DefaultLimits = wire.Limits{
+	MaxDuration:       5 * time.Minute,
+	MaxRateBitsPerSec: 1e9,
+	MaxSessions:       16,
+	MaxEndpoints:      8,
+}
+
+// HandshakeTimeout bounds the whole handshake: a peer that does not finish
+// in time is dropped.
+const HandshakeTimeout = 5 * time.Second
+
+// maxHandshakes bounds handshakes in progress, so unauthenticated
+// connections cannot exhaust the agent.
+const maxHandshakes = 64
+
+// Handler serves one request kind. body is the raw JSON of the request; the
+// returned value is encoded as the response body. An error is sent to the
+// client as the response's error text (keep it one line, for a person).
+type Handler func(ctx context.Context, s *Session, body json.RawMessage) (any, error)
+
+var (
+	handlersMu sync.RWMutex
+	handlers   = map[string]Handler{}
+)
+
+// Register makes kind available on every agent in this binary. It panics on
+// a duplicate kind (a programming error, found at start-up).
+func Register(kind string, h Handler) {
+	handlersMu.Lock()
+	defer handlersMu.Unlock()
+	if _, dup := handlers[kind]; dup {
+		panic("agent: duplicate handler for " + kind)
+	}
+	if kind == "" || len(kind) > wire.MaxKindLen {
+		panic("agent: bad request kind " + kind)
+	}
+	handlers[kind] = h
+}
+
+// Kinds lists the registered request kinds.
+func Kinds() []string {
+	handlersMu.RLock()
+	defer handlersMu.RUnlock()
+	ks := make([]string, 0, len(handlers))
+	for k := range handlers {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func handler(kind string) Handler {
+	handlersMu.RLock()
+	defer handlersMu.RUnlock()
+	return handlers[kind]
+}
+
+// Config configures a Server.
+type Config struct {
+	Token    []byte      // shared token (see ReadToken); required
+	Limits   wire.Limits // zero fields take DefaultLimits
+	Software string      // announced to clients, e.g. "interlink v0.1.0"
+	// Log receives one line per session and per refused peer; nil discards.
+	Log io.Writer
+}
+
+// Server is an agent. The zero value is not usable; use NewServer.
+type Server struct {
+	cfg        Config
+	sessions   chan struct{} // semaphore: authenticated sessions
+	handshakes chan struct{} // semaphore: handshakes in progress
+	logMu      sync.Mutex
+	wg         sync.WaitGroup
+	active     atomic.Int64
+}
+
+// NewServer returns an agent for cfg.
+func NewServer(cfg Config) (*Server, error) {
+	if len(cfg.Token) == 0 {
+		return nil, errors.New("agent: no token")
+	}
+	l := &cfg.Limits
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = DefaultLimits.MaxDuration
+	}
+	if l.MaxRateBitsPerSec <= 0 {
+		l.MaxRateBitsPerSec = DefaultLimits.MaxRateBitsPerSec
+	}
+	if l.MaxSessions <= 0 {
+		l.MaxSessions = DefaultLimits.MaxSessions
+	}
+	if l.MaxEndpoints <= 0 {
+		l.MaxEndpoints = DefaultLimits.MaxEndpoints
+	}
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
+	}
+	return &Server{cfg: cfg, sessions: make(chan struct{}, l.MaxSessions), handshakes: make(chan struct{}, maxHandshakes)}, nil
+}
+
+// Limits returns the limits the server grants.
+func (s *Server) Limits() wire.Limits { return s.cfg.Limits }
+
+// Active returns the number of authenticated sessions now open.
+func (s *Server) Active() int { return int(s.active.Load()) }
+
+func (s *Server) logf(format string, a ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.cfg.Log, "%s "+format+"\n", append([]any{time.Now().UTC().Format("2006-01-02T15:04:05.000Z")}, a...)...)
+}
+
+// Serve accepts control sessions on ln until ctx is cancelled, then closes
+// ln, ends every session and returns nil. Other accept errors are returned.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	defer s.wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("agent: accept: %w", err)
+		}
+		select {
+		case s.handshakes <- struct{}{}:
+		default:
+			// Too many strangers at once: drop without a word.
+			c.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(ctx, c)
+		}()
+	}
+}
+
+// ListenAndServe listens on addr (host[:port], default port wire.DefaultPort)
+// and serves until ctx is cancelled. ready, if not nil, is called with the
+// bound address once listening.
+func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net.Addr)) error {
+	hp, err := HostPort(addr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", hp)
+	if err != nil {
+		return fmt.Errorf("agent: listen %s: %w", hp, err)
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	return s.Serve(ctx, ln)
+}
+
+// HostPort adds wire.DefaultPort to addr when it has no port. It accepts
+// "host", "host:port", "v6addr", "[v6addr]" and "[v6addr]:port".
+func HostPort(addr string) (string, error) {
+	if addr == "" {
+		return "", errors.New("empty address")
+	}
+	if a, err := netip.ParseAddr(strings.Trim(addr, "[]")); err == nil {
+		return netip.AddrPortFrom(a, wire.DefaultPort).String(), nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr, nil
+	}
+	if strings.ContainsAny(addr, "[]") {
+		return "", fmt.Errorf("address %q: bad brackets", addr)
+	}
+	return net.JoinHostPort(addr, fmt.Sprint(wire.DefaultPort)), nil
+}
+
+// refuse sends a reason and logs it.
+func (s *Server) refuse(c net.Conn, reason string) {
+	wire.Write(c, &wire.Refuse{Reason: reason})
+	s.logf("refused %s: %s", c.RemoteAddr(), reason)
+}
+
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	defer c.Close()
+	sess, ok := s.handshake(ctx, c)
+	<-s.handshakes
+	if !ok {
+		return
+	}
+	defer func() { <-s.sessions }()
+	s.active.Add(1)
+	defer s.active.Add(-1)
+	sess.serve()
+}
+
+// handshake runs the agent side of the handshake and returns a session on
+// success. On failure the peer got a Refuse (when it was an interlink peer)
+// and the agent logged one line.
+func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	m, err := wire.Read(c)
+	if err != nil {
+		if errors.Is(err, wire.ErrBadMessage) || errors.Is(err, wire.ErrBadType) || errors.Is(err, wire.ErrFrameTooLarge) {
+			s.refuse(c, "not an interlink client: "+oneLine(err.Error()))
+		} else {
+			s.logf("dropped %s: no hello: %s", c.RemoteAddr(), oneLine(err.Error()))
+		}
+		return nil, false
+	}
+	hello, ok := m.(*wire.Hello)
+	if !ok {
+		s.refuse(c, fmt.Sprintf("protocol error: expected hello, got %T", m))
+		return nil, false
+	}
+	if hello.Version != wire.Version {
+		s.refuse(c, fmt.Sprintf("protocol version %d not supported: this agent speaks version %d (upgrade interlink on one side)", hello.Version, wire.Version))
+		return nil, false
+	}
+	sn, err := wire.NewNonce()
+	if err != nil {
+		s.logf("dropped %s: %v", c.RemoteAddr(), err)
+		return nil, false
+	}
+	tok := s.cfg.Token
+	if err := wire.Write(c, &wire.Challenge{Version: wire.Version, Nonce: sn, Proof: wire.AgentProof(tok, hello.Nonce, sn)}); err != nil {
+		return nil, false
+	}
+	m, err = wire.Read(c)
+	if err != nil {
+		s.logf("dropped %s: no auth: %s", c.RemoteAddr(), oneLine(err.Error()))
+		return nil, false
+	}
+	switch v := m.(type) {
+	case *wire.Refuse:
+		s.logf("refused by %s: %s", c.RemoteAddr(), oneLine(v.Reason))
+		return nil, false
+	case *wire.Auth:
+		if !wire.ProofOK(wire.ClientProof(tok, hello.Nonce, sn), v.Proof) {
+			s.refuse(c, "authentication failed: the client's token does not match this agent's token")
+			return nil, false
+		}
+	default:
+		s.refuse(c, fmt.Sprintf("protocol error: expected auth, got %T", m))
+		return nil, false
+	}
+	select {
+	case s.sessions <- struct{}{}:
+	default:
+		s.refuse(c, fmt.Sprintf("busy: %d sessions already open (agent limit); try again later", s.cfg.Limits.MaxSessions))
+		return nil, false
+	}
+	id := randomID()
+	sess := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), hello.Software)
+	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: s.cfg.Limits, Agent: s.cfg.Software}); err != nil {
+		sess.cancel()
+		<-s.sessions
+		return nil, false
+	}
+	c.SetDeadline(time.Time{})
+	return sess, true
+}
+
+func randomID() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

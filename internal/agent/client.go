@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/interlink/interlink/internal/wire"
+)
+
+// ErrRefused is wrapped by every error that means the agent (or the client,
+// on checking the agent's proof) refused the session: wrong token, wrong
+// version, agent busy. Callers test with errors.Is.
+var ErrRefused = errors.New("refused")
+
+// RefusedError is a refusal with the reason meant for a person.
+type RefusedError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// RemoteError is a request that the agent answered with an error.
+type RemoteError struct {
+	Kind, Msg string
+}
+
+func (e *RemoteError) Error() string { return fmt.Sprintf("agent: %s: %s", e.Kind, e.Msg) }
+
+// DialOptions tune Dial. The zero value is fine.
+type DialOptions struct {
+	// Software is announced to the agent for its log.
+	Software string
+	// Local, when valid, is the source address of the control connection.
+	Local netip.Addr
+	// Dial, when set, opens the TCP connection (for a network namespace,
+	// or tests); it gets "tcp" and host:port.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Client is the client side of one control session. Calls are serialised:
+// one request is in flight at a time. Close ends the session.
+type Client struct {
+	Addr    string      // agent's control address, host:port
+	Session uint64      // session id granted by the agent
+	Keys    wire.Keys   // per-session data keys
+	Limits  wire.Limits // what the agent granted
+	Agent   string      // agent software version
+
+	conn net.Conn
+	seal *wire.Sealer
+	open *wire.Opener
+	mu   sync.Mutex
+	id   uint32
+}
+
+// Dial opens an authenticated session with the agent at addr (host[:port],
+// default port wire.DefaultPort). A refusal is a *RefusedError; the client
+// also refuses an agent that cannot prove the token, before sending its own
+// proof.
+func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Client, error) {
+	hp, err := HostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", addr, err)
+	}
+	if len(token) == 0 {
+		return nil, fmt.Errorf("agent %s: no token", hp)
+	}
+	dial := opt.Dial
+	if dial == nil {
+		d := &net.Dialer{Timeout: HandshakeTimeout}
+		if opt.Local.IsValid() {
+			d.LocalAddr = &net.TCPAddr{IP: opt.Local.AsSlice(), Zone: opt.Local.Zone()}
+		}
+		dial = d.DialContext
+	}
+	c, err := dial(ctx, "tcp", hp)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: connect: %w (is 'interlink agent' running there?)", hp, err)
+	}
+	cl, err := handshake(ctx, c, hp, token, opt.Software)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return cl, nil
+}
+
+func handshake(ctx context.Context, c net.Conn, hp string, token []byte, software string) (*Client, error) {
+	deadline := time.Now().Add(HandshakeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	c.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
+	fail := func(what string, err error) error {
+		return fmt.Errorf("agent %s: handshake: %s: %w", hp, what, err)
+	}
+	cn, err := wire.NewNonce()
+	if err != nil {
+		return nil, err
+	}
+	if err := wire.Write(c, &wire.Hello{Magic: wire.Magic, Version: wire.Version, Nonce: cn, Software: software}); err != nil {
+		return nil, fail("send hello", err)
+	}
+	m, err := wire.Read(c)
+	if err != nil {
+		return nil, fail("read challenge", err)
+	}
+	var ch *wire.Challenge
+	switch v := m.(type) {
+	case *wire.Refuse:
+		return nil, &RefusedError{Addr: hp, Reason: v.Reason}
+	case *wire.Challenge:
+		ch = v
+	default:
+		return nil, fail("expected challenge", fmt.Errorf("got %T", m))
+	}
+	if !wire.ProofOK(wire.AgentProof(token, cn, ch.Nonce), ch.Proof) {
+		// Tell the agent why, so its log says so too, and send no proof.
+		wire.Write(c, &wire.Refuse{Reason: "authentication failed: the agent's token does not match the client's"})
+		return nil, &RefusedError{Addr: hp, Reason: "authentication failed: the agent does not hold our token (wrong token on one side)"}
+	}
+	if err := wire.Write(c, &wire.Auth{Proof: wire.ClientProof(token, cn, ch.Nonce)}); err != nil {
+		return nil, fail("send auth", err)
+	}
+	m, err = wire.Read(c)
+	if err != nil {
+		return nil, fail("read welcome", err)
+	}
+	switch v := m.(type) {
+	case *wire.Refuse:
+		return nil, &RefusedError{Addr: hp, Reason: v.Reason}
+	case *wire.Welcome:
+		c.SetDeadline(time.Time{})
+		keys := wire.SessionKeys(token, cn, ch.Nonce)
+		return &Client{
+			Addr: hp, Session: v.Session, Keys: keys, Limits: v.Limits, Agent: v.Agent, conn: c,
+			seal: wire.NewSealer(keys.ClientToAgent, v.Session),
+			open: wire.NewOpener(keys.AgentToClient, v.Session),
+		}, nil
+	default:
+		return nil, fail("expected welcome", fmt.Errorf("got %T", m))
+	}
+}
+
+// Sealer tags what the client sends in this session.
+func (c *Client) Sealer() *wire.Sealer { return c.seal }
+
+// Opener verifies what the agent sends in this session.
+func (c *Client) Opener() *wire.Opener { return c.open }
+
+// LocalAddr is the client's end of the control connection.
+func (c *Client) LocalAddr() netip.AddrPort { return addrPort(c.conn.LocalAddr()) }
+
+// RemoteAddr is the agent's end of the control connection.
+func (c *Client) RemoteAddr() netip.AddrPort { return addrPort(c.conn.RemoteAddr()) }
+
+// Call sends a request of kind with req encoded as its body and decodes the
+// response body into resp (when resp is not nil). An error answer from the
+// agent is a *RemoteError. Cancelling ctx aborts the call and the session.
+func (c *Client) Call(ctx context.Context, kind string, req, resp any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("agent %s: %s: encode: %w", c.Addr, kind, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.id++
+	id := c.id
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
+	defer stop()
+	if err := wire.Write(c.conn, &wire.Request{ID: id, Kind: kind, Body: body}); err != nil {
+		return c.ctxErr(ctx, kind, err)
+	}
+	m, err := wire.Read(c.conn)
+	if err != nil {
+		return c.ctxErr(ctx, kind, err)
+	}
+	switch v := m.(type) {
+	case *wire.Refuse:
+		return &RefusedError{Addr: c.Addr, Reason: v.Reason}
+	case *wire.Response:
+		if v.ID != id {
+			return fmt.Errorf("agent %s: %s: response id %d, want %d", c.Addr, kind, v.ID, id)
+		}
+		if v.Error != "" {
+			return &RemoteError{Kind: kind, Msg: v.Error}
+		}
+		if resp != nil {
+			if err := json.Unmarshal(v.Body, resp); err != nil {
+				return fmt.Errorf("agent %s: %s: decode response: %w", c.Addr, kind, err)
+			}
+		}
+		return nil
+	default:
+		return fmt.Errorf("agent %s: %s: unexpected %T", c.Addr, kind, m)
+	}
+}
+
+func (c *Client) ctxErr(ctx context.Context, kind string, err error) error {
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return fmt.Errorf("agent %s: %s: %w", c.Addr, kind, err)
+}
+
+// Close says Bye and closes the control connection; the agent then closes
+// every endpoint of the session.
+func (c *Client) Close() error {
+	c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	wire.Write(c.conn, &wire.Bye{})
+	return c.conn.Close()
+}

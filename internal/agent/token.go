@@ -1,0 +1,49 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// MinTokenLen is the shortest token accepted: the handshake can be
+// observed, so a short token could be guessed offline.
+const MinTokenLen = 16
+
+// ErrToken marks a token file that is unusable (mode, content).
+var ErrToken = errors.New("bad token file")
+
+// ReadToken reads the shared token from path: the file's content without
+// surrounding white space. It refuses a file that others can read (the
+// token is a secret), an empty file and a token shorter than MinTokenLen.
+func ReadToken(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("token file %s: not a regular file: %w", path, ErrToken)
+	}
+	if st.Mode().Perm()&0o004 != 0 {
+		return nil, fmt.Errorf("token file %s: readable by everyone (mode %04o); run: chmod 600 %s: %w", path, st.Mode().Perm(), path, ErrToken)
+	}
+	if st.Size() > 4096 {
+		return nil, fmt.Errorf("token file %s: %d bytes, a token is at most 4096: %w", path, st.Size(), ErrToken)
+	}
+	b := make([]byte, 4097)
+	n, _ := f.Read(b)
+	tok := bytes.TrimSpace(b[:n])
+	if len(tok) == 0 {
+		return nil, fmt.Errorf("token file %s: empty; create one with: head -c 32 /dev/urandom | base64 > %s: %w", path, path, ErrToken)
+	}
+	if len(tok) < MinTokenLen {
+		return nil, fmt.Errorf("token file %s: token is %d bytes, need at least %d: %w", path, len(tok), MinTokenLen, ErrToken)
+	}
+	return tok, nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/units"
+	"github.com/interlink/interlink/internal/wire"
+)
+
+func init() { commands = append(commands, newAgentCmd) }
+
+func newAgentCmd(e *env) *cobra.Command {
+	var (
+		listen, tokenFile, rate string
+		maxSessions             int
+		maxDuration             time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "agent --listen ADDR[:PORT] --token-file FILE",
+		Short: "Run the authenticated responder for pmtu, mesh and bench",
+		Long: `Run the responder each node needs for 'interlink pmtu', 'interlink mesh' and
+'interlink bench'. Clients must prove the shared token (HMAC challenge, the token
+never crosses the wire); data endpoints answer only traffic tagged for a live
+session and never send more than they received. One log line per session on stderr.
+
+The token file must not be readable by others (chmod 600) and hold at least 16
+bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if listen == "" {
+				return usageError("agent: --listen ADDR[:PORT] is required (e.g. --listen 0.0.0.0 or the interconnect address)")
+			}
+			if tokenFile == "" {
+				return usageError("agent: --token-file FILE is required")
+			}
+			tok, err := agent.ReadToken(tokenFile)
+			if err != nil {
+				return usageError("agent: %v", trimToken(err))
+			}
+			rateBits, err := units.ParseRate(rate)
+			if err != nil || rateBits <= 0 {
+				return usageError("agent: --max-rate %q: want a rate such as 1gbit or 200M", rate)
+			}
+			if maxSessions < 1 {
+				return usageError("agent: --max-sessions must be at least 1")
+			}
+			if maxDuration < time.Second {
+				return usageError("agent: --max-duration must be at least 1s")
+			}
+			addr, err := agent.HostPort(listen)
+			if err != nil {
+				return usageError("agent: --listen %q: %v", listen, err)
+			}
+			srv, err := agent.NewServer(agent.Config{
+				Token:    tok,
+				Software: "interlink " + buildVersion().Version,
+				Log:      e.stderr,
+				Limits: wire.Limits{MaxSessions: maxSessions, MaxDuration: maxDuration,
+					MaxRateBitsPerSec: float64(rateBits), MaxEndpoints: agent.DefaultLimits.MaxEndpoints},
+			})
+			if err != nil {
+				return err
+			}
+			return srv.ListenAndServe(e.ctx, addr, func(a net.Addr) {
+				fmt.Fprintf(e.stderr, "interlink agent listening on %s (protocol %d; limits: %d sessions, %s each, %s per session)\n",
+					a, wire.Version, maxSessions, maxDuration, units.FormatRate(float64(rateBits)))
+			})
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&listen, "listen", "", "address to listen on, ADDR[:PORT] (default port 7471)")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the shared token (mode 600, at least 16 bytes)")
+	f.IntVar(&maxSessions, "max-sessions", agent.DefaultLimits.MaxSessions, "concurrent sessions")
+	f.DurationVar(&maxDuration, "max-duration", agent.DefaultLimits.MaxDuration, "longest session")
+	f.StringVar(&rate, "max-rate", "1gbit", "most the agent sends per session")
+	return c
+}
+
+// trimToken drops the sentinel's text from a token error: the line already
+// says what is wrong.
+func trimToken(err error) string {
+	s := err.Error()
+	if errors.Is(err, agent.ErrToken) {
+		s = s[:len(s)-len(": "+agent.ErrToken.Error())]
+	}
+	return s
+}

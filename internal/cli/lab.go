@@ -1,0 +1,385 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/units"
+)
+
+func init() { commands = append(commands, newLabCmd) }
+
+// labCommands lists further `lab` subcommands; a file that adds one (such as
+// `lab demo`) appends its constructor in an init function.
+var labCommands []func(*env) *cobra.Command
+
+// LabDoc is the JSON document of `lab up`, `lab status` and `lab list`
+// (schema interlink.lab/v1).
+type LabDoc struct {
+	Schema   string        `json:"schema"`
+	Builtins []lab.Builtin `json:"builtins,omitempty"` // lab list only
+	Labs     []*lab.Status `json:"labs"`
+}
+
+func newLabDoc() *LabDoc { return &LabDoc{Schema: "interlink.lab/v1", Labs: []*lab.Status{}} }
+
+func newLabCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "lab",
+		Short: "Build network-namespace labs: nodes, switches, routers, MTUs, rates",
+		Long: `lab builds a small cluster from network namespaces on this machine: nodes,
+switches (bridges), routers, links with their own MTU, switch-port MTU and
+rate. Nothing on the host changes; 'lab down' removes everything, also after
+a crash. Needs CAP_NET_ADMIN (root).
+
+Built-in topologies (see 'interlink lab list', 'interlink lab show NAME'):
+jumbo, blackhole, routed, mixed, shaped, rac.`,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	for _, sub := range []func(*env) *cobra.Command{newLabUpCmd, newLabDownCmd, newLabStatusCmd, newLabListCmd, newLabShowCmd, newLabExecCmd} {
+		c.AddCommand(sub(e))
+	}
+	for _, sub := range labCommands {
+		c.AddCommand(sub(e))
+	}
+	for _, sub := range c.Commands() {
+		sub.SilenceUsage, sub.SilenceErrors = true, true
+		if sub.Args == nil {
+			sub.Args = noArgs
+		}
+	}
+	return c
+}
+
+func newLabUpCmd(e *env) *cobra.Command {
+	var asJSON bool
+	var name string
+	c := &cobra.Command{
+		Use:   "up FILE|BUILTIN",
+		Short: "Build a lab from a topology file or a built-in (replaces a lab of the same name)",
+		Args:  exactArgs(1, "a topology FILE or BUILTIN name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := lab.Load(args[0])
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if name != "" {
+				t.Name = name
+			}
+			if _, err := lab.Up(e.ctx, t); err != nil {
+				return err
+			}
+			s, err := lab.Inspect(t.Name)
+			if err != nil {
+				return err
+			}
+			return renderLabs(e.stdout, asJSON, s)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
+	c.Flags().StringVar(&name, "name", "", "name the lab NAME instead of the file's name (run a built-in twice)")
+	return c
+}
+
+func newLabDownCmd(e *env) *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "down NAME|--all",
+		Short: "Remove a lab: its processes, namespaces, links and state",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if all && len(args) > 0 || !all && len(args) != 1 {
+				return usageError("%s: expected a lab NAME or --all", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := args
+			if all {
+				var err error
+				if names, err = lab.Labs(); err != nil {
+					return err
+				}
+			}
+			var errs []error
+			for _, n := range names {
+				err := lab.Down(n)
+				switch {
+				case errors.Is(err, lab.ErrNotFound):
+					fmt.Fprintf(e.stdout, "lab %s: not up, nothing to remove\n", n)
+				case err != nil:
+					errs = append(errs, err)
+				default:
+					fmt.Fprintf(e.stdout, "lab %s: down\n", n)
+				}
+			}
+			return errors.Join(errs...)
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "remove every lab recorded in the state directory")
+	return c
+}
+
+func newLabStatusCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show a lab (or all labs) as the kernel has it: nodes, links, addresses, MTUs, rates",
+		Long: `status reads the lab from the kernel and compares it with its topology.
+Exit 0 when every lab shown is up as described, 1 when one is incomplete or
+damaged, 3 when there is no such lab.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError("%s: expected at most one lab NAME", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := args
+			if len(names) == 0 {
+				var err error
+				if names, err = lab.Labs(); err != nil {
+					return err
+				}
+			}
+			var labs []*lab.Status
+			for _, n := range names {
+				s, err := lab.Inspect(n)
+				if err != nil {
+					return err
+				}
+				labs = append(labs, s)
+			}
+			if err := renderLabs(e.stdout, asJSON, labs...); err != nil {
+				return err
+			}
+			for _, s := range labs {
+				if s.State != lab.StateUp {
+					return withCode(ExitWarning)
+				}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
+	return c
+}
+
+func newLabListCmd(e *env) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in topologies and the labs that are up",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			doc := newLabDoc()
+			doc.Builtins = lab.Builtins()
+			names, err := lab.Labs()
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				s, err := lab.Inspect(n)
+				if err != nil {
+					// Without privilege (or with a damaged record) the
+					// lab is still listed, its state unknown.
+					s = &lab.Status{Name: n, State: "unknown: " + err.Error()}
+				}
+				doc.Labs = append(doc.Labs, s)
+			}
+			if asJSON {
+				return report.JSON(e.stdout, doc)
+			}
+			w := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "BUILT-IN\tDESCRIPTION")
+			for _, b := range doc.Builtins {
+				fmt.Fprintf(w, "%s\t%s\n", b.Name, b.Description)
+			}
+			w.Flush()
+			fmt.Fprintln(e.stdout)
+			if len(doc.Labs) == 0 {
+				fmt.Fprintln(e.stdout, "no labs are up")
+				return nil
+			}
+			w = tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "LAB\tSTATE\tNODES\tFROM")
+			for _, s := range doc.Labs {
+				nodes := make([]string, len(s.Nodes))
+				for i, n := range s.Nodes {
+					nodes[i] = n.Name
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, s.State, strings.Join(nodes, ","), s.File)
+			}
+			return w.Flush()
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
+	return c
+}
+
+func newLabShowCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show BUILTIN",
+		Short: "Print a built-in topology file (to copy and change)",
+		Args:  exactArgs(1, "a BUILTIN name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := lab.BuiltinYAML(args[0])
+			if err != nil {
+				return usageError("%v", err)
+			}
+			_, err = e.stdout.Write(data)
+			return err
+		},
+	}
+}
+
+func newLabExecCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "exec NAME NODE -- CMD [ARGS...]",
+		Short: "Run a command inside a lab node, with the node's own interfaces, /proc/net and /sys/class/net",
+		Long: `exec runs CMD inside node NODE of lab NAME, as 'ip netns exec' does: in the
+node's network namespace, with /sys remounted so /sys/class/net shows the
+node's interfaces. CMD's exit code is passed through (128+N when killed by
+signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) >= 3 && args[2] == "--" {
+				args = append(args[:2:2], args[3:]...)
+			}
+			if len(args) < 3 {
+				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[2] == "--" {
+				args = append(args[:2:2], args[3:]...)
+			}
+			if err := lab.CheckPrivilege(); err != nil {
+				return err
+			}
+			l, err := lab.Open(args[0])
+			if err != nil {
+				return err
+			}
+			n, err := l.Node(args[1])
+			if err != nil {
+				return usageError("%v", err)
+			}
+			x := exec.Command(args[2], args[3:]...)
+			x.Stdin, x.Stdout, x.Stderr = os.Stdin, e.stdout, e.stderr
+			x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
+			// SIGTERM and SIGHUP for interlink are meant for CMD (a
+			// terminal's Ctrl-C already reaches CMD, in the same process
+			// group).
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			if err := n.Start(x); err != nil {
+				return fmt.Errorf("lab exec: %w", err)
+			}
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				ctxDone := e.ctx.Done()
+				for {
+					select {
+					case s := <-sigs:
+						x.Process.Signal(s)
+					case <-ctxDone:
+						// Interrupted before the handler above was in place.
+						x.Process.Signal(syscall.SIGTERM)
+						ctxDone = nil
+					case <-done:
+						return
+					}
+				}
+			}()
+			err = x.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					return withCode(128 + int(ws.Signal()))
+				}
+				return withCode(ee.ExitCode())
+			}
+			return err
+		},
+	}
+	// Everything after NAME NODE belongs to CMD, flags included.
+	c.Flags().SetInterspersed(false)
+	return c
+}
+
+// renderLabs prints lab statuses as text or as one JSON document.
+func renderLabs(w io.Writer, asJSON bool, labs ...*lab.Status) error {
+	if asJSON {
+		doc := newLabDoc()
+		doc.Labs = append(doc.Labs, labs...)
+		return report.JSON(w, doc)
+	}
+	if len(labs) == 0 {
+		fmt.Fprintln(w, "no labs are up")
+		return nil
+	}
+	for i, s := range labs {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		renderLab(w, s)
+	}
+	return nil
+}
+
+func renderLab(w io.Writer, s *lab.Status) {
+	fmt.Fprintf(w, "lab %s: %s (%s, since %s)\n", s.Name, s.State, s.File, s.Created.Format("2006-01-02 15:04:05 MST"))
+	for _, sw := range s.Switches {
+		fmt.Fprintf(w, "  switch %s: MTU %d\n", sw.Name, sw.MTU)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODE\tLINK\tSWITCH\tMTU\tPORT MTU\tRATE\tSTATE\tADDRESSES")
+	for _, n := range s.Nodes {
+		name := n.Name
+		if n.Forward {
+			name += " (router)"
+		}
+		for _, l := range n.Links {
+			rate := "-"
+			if l.RateBitsPerSec > 0 {
+				rate = units.FormatRate(float64(l.RateBitsPerSec))
+			}
+			addrs := make([]string, len(l.Addresses))
+			for i, a := range l.Addresses {
+				addrs[i] = a.String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, l.Name, l.Switch, l.MTU, l.PortMTU, rate, l.State, strings.Join(addrs, " "))
+			name = ""
+		}
+		if len(n.Links) == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t\t\t\t\t\t\n", name)
+		}
+	}
+	tw.Flush()
+	for _, n := range s.Nodes {
+		if len(n.Routes) == 0 {
+			continue
+		}
+		rs := make([]string, len(n.Routes))
+		for i, r := range n.Routes {
+			rs[i] = fmt.Sprintf("%s via %s", r.To, r.Via)
+		}
+		fmt.Fprintf(w, "  routes %s: %s\n", n.Name, strings.Join(rs, ", "))
+	}
+	fmt.Fprintf(w, "  namespaces: %s (switches), %s.NODE (nodes)\n", s.Namespace, s.Namespace)
+	for _, p := range s.Problems {
+		fmt.Fprintf(w, "  problem: %s\n", p)
+	}
+}

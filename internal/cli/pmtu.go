@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/pmtu"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/units"
+)
+
+func init() { commands = append(commands, newPMTUCmd) }
+
+// PMTUReport is the result of `interlink pmtu` (schema interlink.pmtu/v1).
+type PMTUReport struct {
+	Schema     string      `json:"schema"`
+	Peer       string      `json:"peer"`
+	Target     string      `json:"target"`
+	Method     string      `json:"method"`
+	Expect     int         `json:"expect,omitempty"`
+	Directions []Direction `json:"directions"`
+	Status     string      `json:"status"` // ok, critical, unknown
+	Error      string      `json:"error,omitempty"`
+}
+
+// Direction is one direction's result with its check against --expect.
+type Direction struct {
+	pmtu.Result
+	MeetsExpect *bool `json:"meets_expect,omitempty"`
+}
+
+// probeFlags are the search flags pmtu and mesh share.
+type probeFlags struct {
+	tokenFile, expect, max string
+	tries                  int
+	asJSON                 bool
+	timeout                time.Duration
+}
+
+func (f *probeFlags) add(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the agents' shared token")
+	fs.StringVar(&f.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
+	fs.StringVar(&f.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
+	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fs.DurationVar(&f.timeout, "timeout", time.Minute, "give up after this long")
+}
+
+// parse checks the shared flags; cmd names the command for messages.
+func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.ProbeOptions, err error) {
+	if f.expect != "" {
+		v, err := units.ParseSize(f.expect)
+		if err != nil || v < 68 || v > 65535 {
+			return nil, opt, usageError("%s: --expect %q: want an MTU between 68 and 65535, e.g. 9000", cmd, f.expect)
+		}
+		opt.Expect = int(v)
+	}
+	if f.max != "" {
+		v, err := units.ParseSize(f.max)
+		if err != nil || v < 68 || v > 65535 {
+			return nil, opt, usageError("%s: --max %q: want a packet size between 68 and 65535", cmd, f.max)
+		}
+		opt.Max = int(v)
+	}
+	if f.tries < 1 || f.tries > 10 {
+		return nil, opt, usageError("%s: --tries must be 1 to 10", cmd)
+	}
+	opt.Tries = f.tries
+	if f.timeout <= 0 {
+		return nil, opt, usageError("%s: --timeout must be positive", cmd)
+	}
+	if needToken {
+		if f.tokenFile == "" {
+			return nil, opt, usageError("%s: --token-file FILE is required (the agents' shared token), or use --icmp", cmd)
+		}
+		if tok, err = agent.ReadToken(f.tokenFile); err != nil {
+			return nil, opt, usageError("%s: %v", cmd, trimToken(err))
+		}
+	}
+	return tok, opt, nil
+}
+
+func newPMTUCmd(e *env) *cobra.Command {
+	var (
+		pf             probeFlags
+		target, source string
+		icmpMode       bool
+	)
+	c := &cobra.Command{
+		Use:   "pmtu PEER[:PORT]",
+		Short: "Prove the path MTU to a peer, both directions (blackhole, ICMP or local limit)",
+		Long: `Prove the path MTU between this host and PEER, to the byte, in both directions:
+this host probes PEER's agent, then the agent probes back. Probes carry DF and
+ignore the kernel's cached path MTU; ICMP "fragmentation needed" / "packet too big"
+is read from the socket error queue; each failed size is retried.
+
+Verdicts: ok, local-limit (the sending interface is the limit), icmp (a hop
+reported its MTU), blackhole (larger packets vanish silently), unreachable.
+
+Without an agent on PEER, --icmp probes with ICMP echo (forward direction only;
+the echo reply is as large as the request). Exit 2 when --expect is not met.`,
+		Args: exactArgs(1, "a PEER (agent address)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tok, opt, err := pf.parse("pmtu", !icmpMode)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
+			defer cancel()
+			peer := args[0]
+			rep := &PMTUReport{Schema: "interlink.pmtu/v1", Peer: peer, Expect: opt.Expect, Method: "udp"}
+			var tgt, src netip.Addr
+			if target != "" {
+				if tgt, err = netip.ParseAddr(target); err != nil {
+					return usageError("pmtu: --target %q: not an IP address", target)
+				}
+			}
+			if source != "" {
+				if src, err = netip.ParseAddr(source); err != nil {
+					return usageError("pmtu: --source %q: not an IP address", source)
+				}
+			}
+			var results []pmtu.Result
+			if icmpMode {
+				rep.Method = "icmp"
+				if !tgt.IsValid() {
+					if tgt, err = resolveHost(ctx, peer); err != nil {
+						return usageError("pmtu: %v", err)
+					}
+				}
+				results, err = icmpPMTU(ctx, src, tgt, opt)
+			} else {
+				var c *agent.Client
+				c, err = agent.Dial(ctx, peer, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version, Local: src})
+				if err != nil {
+					return err // refused (wrong token, version): one line, exit 3, no probe sent
+				}
+				defer c.Close()
+				rep.Peer = c.Addr
+				results, err = c.PMTU(ctx, agent.PMTUOptions{Target: tgt, Source: src, Probe: opt})
+			}
+			if len(results) > 0 {
+				rep.Target = results[0].To
+			}
+			if err != nil {
+				rep.Error = err.Error()
+				if len(results) == 0 {
+					return err
+				}
+			}
+			code := rep.evaluate(results)
+			if pf.asJSON {
+				if jerr := report.JSON(e.stdout, rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				rep.render(e.stdout)
+			}
+			if err != nil {
+				return err
+			}
+			return withCode(code)
+		},
+	}
+	pf.add(c)
+	c.Flags().StringVar(&target, "target", "", "address to probe on the peer (default: PEER's address; e.g. its interconnect address)")
+	c.Flags().StringVar(&source, "source", "", "local address to probe from (default: chosen by routing)")
+	c.Flags().BoolVar(&icmpMode, "icmp", false, "probe with ICMP echo, no agent needed (forward direction only)")
+	return c
+}
+
+func icmpPMTU(ctx context.Context, src, dst netip.Addr, opt agent.ProbeOptions) ([]pmtu.Result, error) {
+	p, err := pmtu.NewICMPProber(src, dst)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	r, err := pmtu.Run(ctx, p, pmtu.Options{Tries: opt.Tries, Max: opt.Max, Expect: opt.Expect})
+	r.Direction = pmtu.Forward
+	return []pmtu.Result{r}, err
+}
+
+func resolveHost(ctx context.Context, hostport string) (netip.Addr, error) {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a, nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}, fmt.Errorf("cannot resolve %q: %v", host, err)
+	}
+	return addrs[0].Unmap(), nil
+}
+
+// evaluate fills Directions and Status and returns the exit code.
+func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
+	code := ExitOK
+	for _, r := range results {
+		d := Direction{Result: r}
+		if rep.Expect > 0 {
+			ok := r.PathMTU >= rep.Expect
+			d.MeetsExpect = &ok
+			if !ok {
+				code = max(code, ExitCritical)
+			}
+		}
+		if r.Verdict == pmtu.Unreachable && code < ExitCritical {
+			code = ExitUnknown
+		}
+		rep.Directions = append(rep.Directions, d)
+	}
+	rep.Status = map[int]string{ExitOK: "ok", ExitCritical: "critical", ExitUnknown: "unknown"}[code]
+	return code
+}
+
+func (rep *PMTUReport) render(w io.Writer) {
+	fmt.Fprintf(w, "interlink pmtu %s (%s probes)\n", rep.Peer, rep.Method)
+	for _, d := range rep.Directions {
+		r := d.Result
+		mark := ""
+		if d.MeetsExpect != nil {
+			if *d.MeetsExpect {
+				mark = fmt.Sprintf("  meets --expect %d", rep.Expect)
+			} else {
+				mark = fmt.Sprintf("  BELOW --expect %d", rep.Expect)
+			}
+		}
+		fmt.Fprintf(w, "%-8s %s -> %s  path MTU %d  %s%s\n", r.Direction, r.From, r.To, r.PathMTU, r.Verdict, mark)
+		fmt.Fprintf(w, "         %s\n", r.Line())
+		local := fmt.Sprintf("local MTU %d", r.LocalMTU)
+		if r.LocalIface != "" {
+			local += " (" + r.LocalIface + ")"
+		}
+		if r.PeerMTU > 0 {
+			local += fmt.Sprintf(", receiving interface MTU %d", r.PeerMTU)
+		}
+		fmt.Fprintf(w, "         %s; %d probes in %s\n", local, r.Probes, r.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(w, "         %s\n", r.Detail)
+	}
+	if rep.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", rep.Error)
+	}
+}

@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func mainOutput(args ...string) (string, string, int) {
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// Bad input to agent, pmtu and mesh: one line naming the problem, exit 3,
+// nothing on stdout.
+func TestAgentPMTUMeshUsage(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "token")
+	os.WriteFile(good, []byte("cli-test-token-0123456789\n"), 0o600)
+	world := filepath.Join(dir, "world")
+	os.WriteFile(world, []byte("cli-test-token-0123456789\n"), 0o644)
+	os.Chmod(world, 0o644)
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	nodes := filepath.Join(dir, "nodes")
+	os.WriteFile(nodes, []byte("node1 198.18.0.1 not-an-ip\n"), 0o600)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"agent", "--token-file", good}, "--listen ADDR[:PORT] is required"},
+		{[]string{"agent", "--listen", "127.0.0.1"}, "--token-file FILE is required"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", world}, "readable by everyone"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", empty}, "empty"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--max-rate", "fast"}, "--max-rate"},
+		{[]string{"pmtu"}, "expected a PEER"},
+		{[]string{"pmtu", "127.0.0.1"}, "--token-file FILE is required"},
+		{[]string{"pmtu", "127.0.0.1", "--token-file", world}, "readable by everyone"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "huge"}, "--expect"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "70000"}, "--expect"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--tries", "0"}, "--tries"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--target", "nope"}, "--target"},
+		{[]string{"mesh", "--token-file", good, "127.0.0.1"}, "at least 2 nodes"},
+		{[]string{"mesh", "--token-file", good, "a=127.0.0.1", "a=127.0.0.2"}, "listed twice"},
+		{[]string{"mesh", "--token-file", good, "--nodes", nodes}, "not an IP address"},
+		{[]string{"mesh", "--token-file", good, "--nodes", filepath.Join(dir, "missing")}, "no such file"},
+	} {
+		out, errOut, code := mainOutput(c.args...)
+		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 3 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// Nothing listens: a clear line, exit 3.
+func TestPMTUNoAgent(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tok, []byte("cli-test-token-0123456789\n"), 0o600)
+	_, errOut, code := mainOutput("pmtu", "127.0.0.1:1", "--token-file", tok)
+	if code != ExitUnknown || !strings.Contains(errOut, "is 'interlink agent' running there?") {
+		t.Fatalf("exit %d: %q", code, errOut)
+	}
+}

@@ -1,0 +1,74 @@
+package lab
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+)
+
+// Builtin is a topology that ships with interlink, usable by name.
+type Builtin struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+//go:embed builtin/*.yaml
+var builtinFS embed.FS
+
+// builtins lists the built-in topologies in the order `lab list` shows
+// them; each has builtin/NAME.yaml.
+var builtins = []Builtin{
+	{"jumbo", "healthy jumbo cluster: node1..node3 at MTU 9000 on one 9000 switch"},
+	{"blackhole", "switch-port blackhole: node1..node3 at 9000, node2's switch port left at 1500 (no ICMP)"},
+	{"routed", "routed hop: node1, node2 on a 9000 net, router r1, node3 behind a 1400 hop (ICMP frag-needed)"},
+	{"mixed", "mismatched MTUs: node1 at 9000, node2 at 1500, on a 9000 switch"},
+	{"shaped", "rate-limited link: node1 and node2 at 9000, node2's egress shaped to 100 Mbit/s"},
+	{"rac", "two-node RAC: private 9000 interconnect and 1500 public network"},
+}
+
+// Builtins returns the built-in topologies.
+func Builtins() []Builtin {
+	return append([]Builtin(nil), builtins...)
+}
+
+// BuiltinYAML returns the topology file of a built-in, as `lab show` or a
+// user copying it would want it.
+func BuiltinYAML(name string) ([]byte, error) {
+	for _, b := range builtins {
+		if b.Name == name {
+			return builtinFS.ReadFile(path.Join("builtin", name+".yaml"))
+		}
+	}
+	return nil, fmt.Errorf("lab: no built-in topology %q (built-ins: %s)", name, builtinNames())
+}
+
+func builtinNames() string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Load returns the topology of a built-in name, or else of the file at
+// nameOrPath. A name containing a '/' or ending in .yaml/.yml is always a
+// path.
+func Load(nameOrPath string) (*Topology, error) {
+	isPath := strings.ContainsRune(nameOrPath, '/') || strings.HasSuffix(nameOrPath, ".yaml") || strings.HasSuffix(nameOrPath, ".yml")
+	if !isPath {
+		if data, err := BuiltinYAML(nameOrPath); err == nil {
+			return Parse("builtin:"+nameOrPath, data)
+		}
+	}
+	data, err := os.ReadFile(nameOrPath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !isPath {
+			return nil, fmt.Errorf("lab: %q is neither a built-in topology (%s) nor a file", nameOrPath, builtinNames())
+		}
+		return nil, fmt.Errorf("lab: read topology: %w", err)
+	}
+	return Parse(nameOrPath, data)
+}

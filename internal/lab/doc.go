@@ -1,0 +1,51 @@
+// Package lab builds network-namespace labs from a topology: nodes are
+// network namespaces, switches are bridges in a namespace of the lab's own,
+// and every link is a veth pair created directly between the two
+// namespaces, so the host's interfaces, addresses, routes and sysctls never
+// change. A link's switch side can have a smaller MTU than the node side
+// (port_mtu: frames above it are dropped without ICMP, a real L2
+// blackhole), a node can forward (a router answering "fragmentation needed"
+// and "packet too big"), and a node's egress can be shaped with tbf.
+//
+// Use: Load (a built-in name or a file) or Parse gives a validated
+// Topology; Up builds it (replacing a lab of the same name) and returns a
+// Lab; Open finds a lab that is up; Lab.Node gives a Node, whose Do runs Go
+// code in the node and whose Start runs a process there; Inspect reads a
+// lab back from the kernel; Down removes it. Labs lists what is recorded.
+//
+// Namespaces are named il-LAB (the switches) and il-LAB.NODE, and appear in
+// `ip netns list`. Up records the lab in StateDir (/run/interlink/labs, or
+// $INTERLINK_LAB_DIR) before each namespace it creates, so Down removes
+// everything (processes in the nodes included) even after Up was killed.
+// All links live inside the lab's namespaces, so removing the namespaces
+// removes every veth and bridge; the host never holds any of them.
+//
+// Built-in topologies (Load by name; addresses are from the benchmarking
+// range 198.18.0.0/15 and ULA fd00::/8; every node link is eth1 unless
+// noted; IPv6 DAD is off so addresses work at once):
+//
+//	jumbo      switch ic (9000)
+//	           node1 198.18.10.1/24 fd00:10::1/64, node2 .2 ::2, node3 .3 ::3, all MTU 9000
+//	blackhole  as jumbo, but node2's switch port has MTU 1500 (node2's eth1 says 9000)
+//	routed     switch lan (9000): node1 198.18.10.1 fd00:10::1, node2 198.18.10.2 fd00:10::2,
+//	           r1 eth1 198.18.10.254 fd00:10::fe
+//	           switch wan (1400): r1 eth2 198.18.20.254 fd00:20::fe, node3 198.18.20.3 fd00:20::3
+//	           (all /24 and /64); node1, node2 route 198.18.20.0/24 and fd00:20::/64 via r1,
+//	           node3 routes 198.18.10.0/24 and fd00:10::/64 via r1; r1 forwards
+//	mixed      switch ic (9000): node1 198.18.10.1 fd00:10::1 MTU 9000,
+//	           node2 198.18.10.2 fd00:10::2 MTU 1500
+//	shaped     switch ic (9000): node1 198.18.10.1 fd00:10::1, node2 198.18.10.2 fd00:10::2,
+//	           node2's egress shaped to 100 Mbit/s
+//	rac        switch priv (9000): node1 eth1 198.18.10.1 fd00:10::1, node2 eth1 198.18.10.2 fd00:10::2
+//	           switch pub (1500): node1 eth0 198.18.99.1 fd00:99::1, node2 eth0 198.18.99.2 fd00:99::2
+//
+// A built-in's lab is named after it; set Topology.Name before Up to run
+// one under another name (tests do, to keep their labs apart).
+//
+// Go and namespaces: Node.Do runs a function on a locked OS thread inside
+// the node; sockets created there belong to the node for their whole life,
+// but goroutines started inside do not inherit the namespace, and
+// /proc/self/net shows the main thread's namespace (use /proc/thread-self).
+// Node.Start runs a process in the node with its own view of /sys and
+// /proc/net, as `ip netns exec` does.
+package lab

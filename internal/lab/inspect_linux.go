@@ -1,0 +1,179 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Inspect reads the lab called name from the kernel and compares it with
+// its topology. A lab that is damaged or incomplete is still inspected as
+// far as it exists; the differences are listed in Problems.
+func Inspect(name string) (*Status, error) {
+	if err := CheckPrivilege(); err != nil {
+		return nil, err
+	}
+	if err := validName(name); err != nil {
+		return nil, fmt.Errorf("lab: name %w", err)
+	}
+	st, err := readState(name)
+	if err != nil {
+		return nil, err
+	}
+	t := st.Topology
+	if t == nil {
+		return nil, fmt.Errorf("lab %s: state has no topology", name)
+	}
+	s := &Status{Name: name, File: t.File, State: StateUp, Namespace: switchNS(name), Created: st.Created}
+	problem := func(format string, a ...any) { s.Problems = append(s.Problems, fmt.Sprintf(format, a...)) }
+	open := func(ns string) (*netlink.Handle, func()) {
+		if !contains(st.Namespaces, ns) {
+			return nil, func() {}
+		}
+		nh, err := netns.GetFromPath(nsPath(ns))
+		if err != nil {
+			problem("namespace %s is missing", ns)
+			return nil, func() {}
+		}
+		h, err := netlink.NewHandleAt(nh, unix.NETLINK_ROUTE)
+		if err != nil {
+			nh.Close()
+			problem("namespace %s: netlink: %v", ns, err)
+			return nil, func() {}
+		}
+		return h, func() { h.Close(); nh.Close() }
+	}
+	swh, closeSw := open(switchNS(name))
+	defer closeSw()
+	for _, sw := range t.Switches {
+		ss := SwitchStatus{Name: sw.Name, Namespace: switchNS(name)}
+		if swh != nil {
+			if br, err := swh.LinkByName(sw.Name); err == nil {
+				ss.MTU = br.Attrs().MTU
+				if ss.MTU != sw.MTU {
+					problem("switch %s has MTU %d, topology says %d", sw.Name, ss.MTU, sw.MTU)
+				}
+			} else {
+				problem("switch %s is missing", sw.Name)
+			}
+		}
+		s.Switches = append(s.Switches, ss)
+	}
+	for _, n := range t.Nodes {
+		ns := nodeNS(name, n.Name)
+		h, closeNode := open(ns)
+		s.Nodes = append(s.Nodes, inspectNode(h, swh, n, ns, problem))
+		closeNode()
+	}
+	switch {
+	case !st.Complete && building(name):
+		s.State = StateBuilding
+	case !st.Complete:
+		s.State = StateIncomplete
+	case len(s.Problems) > 0:
+		s.State = StateDamaged
+	}
+	return s, nil
+}
+
+func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(string, ...any)) NodeStatus {
+	out := NodeStatus{Name: n.Name, Namespace: ns, Forward: n.Forward, Links: []LinkStatus{}, Routes: []RouteSpec{}}
+	for _, l := range n.Links {
+		ls := LinkStatus{Name: l.Name, Switch: l.Switch, Port: l.Port, State: "missing", Addresses: []netip.Prefix{}}
+		if h != nil {
+			if link, err := h.LinkByName(l.Name); err == nil {
+				a := link.Attrs()
+				ls.State, ls.MTU, ls.MAC = a.OperState.String(), a.MTU, a.HardwareAddr.String()
+				if ls.MTU != l.MTU {
+					problem("node %s link %s has MTU %d, topology says %d", n.Name, l.Name, ls.MTU, l.MTU)
+				}
+				addrs, _ := h.AddrList(link, netlink.FAMILY_ALL)
+				for _, ad := range addrs {
+					if ad.Scope != unix.RT_SCOPE_UNIVERSE {
+						continue
+					}
+					if ip, ok := netip.AddrFromSlice(ad.IP); ok {
+						ones, _ := ad.Mask.Size()
+						ls.Addresses = append(ls.Addresses, netip.PrefixFrom(ip.Unmap(), ones))
+					}
+				}
+				if qs, err := h.QdiscList(link); err == nil {
+					for _, q := range qs {
+						if tb, ok := q.(*netlink.Tbf); ok && q.Attrs().Parent == netlink.HANDLE_ROOT {
+							ls.RateBitsPerSec = int64(tb.Rate) * 8
+						}
+					}
+				}
+				// tbf keeps bytes per second: compare at that resolution.
+				if ls.RateBitsPerSec != l.RateBitsPerSec/8*8 {
+					problem("node %s link %s is shaped to %d bit/s, topology says %d", n.Name, l.Name, ls.RateBitsPerSec, l.RateBitsPerSec)
+				}
+			} else {
+				problem("node %s link %s is missing", n.Name, l.Name)
+			}
+		}
+		if swh != nil {
+			if port, err := swh.LinkByName(l.Port); err == nil {
+				// A port whose veth is wider than its port_mtu enforces it
+				// with its classifier (port_linux.go).
+				ls.PortMTU = min(port.Attrs().MTU, l.PortMTU)
+				if !hasPortFilter(swh, port) && port.Attrs().MTU != l.PortMTU {
+					problem("switch port %s has MTU %d and no port filter, topology says %d", l.Port, port.Attrs().MTU, l.PortMTU)
+				}
+			} else {
+				problem("switch port %s (node %s link %s) is missing", l.Port, n.Name, l.Name)
+			}
+		}
+		out.Links = append(out.Links, ls)
+	}
+	if h != nil {
+		routes, _ := h.RouteList(nil, netlink.FAMILY_ALL)
+		for _, r := range routes {
+			if r.Gw == nil {
+				continue
+			}
+			via, _ := netip.AddrFromSlice(r.Gw)
+			var to netip.Prefix
+			if r.Dst == nil {
+				to = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
+				if !via.Unmap().Is4() {
+					to = netip.PrefixFrom(netip.IPv6Unspecified(), 0)
+				}
+			} else if ip, ok := netip.AddrFromSlice(r.Dst.IP); ok {
+				ones, _ := r.Dst.Mask.Size()
+				to = netip.PrefixFrom(ip.Unmap(), ones)
+			}
+			out.Routes = append(out.Routes, RouteSpec{To: to, Via: via.Unmap()})
+		}
+	}
+	return out
+}
+
+func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
+	for _, parent := range []uint32{netlink.HANDLE_MIN_INGRESS, netlink.HANDLE_MIN_EGRESS} {
+		fs, err := h.FilterList(port, parent)
+		if err == nil && len(fs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// building reports whether an Up of the lab holds its lock right now.
+func building(name string) bool {
+	f, err := os.Open(lockPath(name))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		return errors.Is(err, unix.EWOULDBLOCK)
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}

@@ -1,0 +1,36 @@
+//go:build !linux
+
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+)
+
+// Labs are built from Linux network namespaces; elsewhere every operation
+// reports errors.ErrUnsupported.
+
+// CheckPrivilege reports that labs are not supported here.
+func CheckPrivilege() error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Up is not supported on this system.
+func Up(ctx context.Context, t *Topology) (*Lab, error) {
+	return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported)
+}
+
+// Open is not supported on this system.
+func Open(name string) (*Lab, error) { return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Down is not supported on this system.
+func Down(name string) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Do is not supported on this system.
+func (n *Node) Do(fn func() error) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Start is not supported on this system.
+func (n *Node) Start(cmd *exec.Cmd) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// Inspect is not supported on this system.
+func Inspect(name string) (*Status, error) { return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported) }

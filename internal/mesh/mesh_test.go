@@ -1,0 +1,147 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/pmtu"
+)
+
+func TestRounds(t *testing.T) {
+	for n := 2; n <= 9; n++ {
+		rounds := Rounds(n)
+		want := n - 1
+		if n%2 == 1 {
+			want = n
+		}
+		if len(rounds) != want {
+			t.Errorf("n=%d: %d rounds, want %d", n, len(rounds), want)
+		}
+		seen := map[[2]int]bool{}
+		for _, pairs := range rounds {
+			busy := map[int]bool{}
+			for _, p := range pairs {
+				if busy[p[0]] || busy[p[1]] {
+					t.Errorf("n=%d: node in two pairs of one round: %v", n, pairs)
+				}
+				busy[p[0]], busy[p[1]] = true, true
+				if seen[p] {
+					t.Errorf("n=%d: pair %v twice", n, p)
+				}
+				seen[p] = true
+			}
+		}
+		if len(seen) != n*(n-1)/2 {
+			t.Errorf("n=%d: %d pairs, want %d", n, len(seen), n*(n-1)/2)
+		}
+	}
+}
+
+func TestParseNodes(t *testing.T) {
+	nodes, err := ParseNodes(strings.NewReader(`
+# name  agent            interconnect addresses
+node1   198.18.0.1       198.18.10.1 fd00:10::1
+node2   198.18.0.2:7000  198.18.10.2 fd00:10::2   # comment
+node3   [fd00::3]
+`), "nodes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 3 || nodes[0].Agent != "198.18.0.1:7471" || nodes[1].Agent != "198.18.0.2:7000" ||
+		len(nodes[1].Addrs) != 2 || nodes[2].Addrs[0] != netip.MustParseAddr("fd00::3") {
+		t.Fatalf("%+v", nodes)
+	}
+	for _, bad := range []string{"node1\n", "n1 10.0.0.1 notanip\n", "n1 10.0.0.1\nn1 10.0.0.2\n", "n1 10.0.0.1\n", "n1 host.example\nn2 10.0.0.2\n"} {
+		if _, err := ParseNodes(strings.NewReader(bad), "f"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	n, err := ParseNode("db1=198.18.0.1:7000@198.18.10.1,fd00:10::1")
+	if err != nil || n.Name != "db1" || n.Agent != "198.18.0.1:7000" || len(n.Addrs) != 2 {
+		t.Fatalf("ParseNode: %+v %v", n, err)
+	}
+}
+
+// Three agents on loopback addresses: every path is tested both ways.
+func TestRunLoopback(t *testing.T) {
+	tok := []byte("mesh-test-token-0123456789")
+	var nodes []Node
+	for i := 1; i <= 3; i++ {
+		srv, err := agent.NewServer(agent.Config{Token: tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { srv.Serve(ctx, ln); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i), Agent: ln.Addr().String()})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := Run(ctx, nodes, Options{Token: tok, Probe: agent.ProbeOptions{Max: 9000, Expect: 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Paths) != 6 || res.Rounds != 3 {
+		t.Fatalf("%d paths in %d rounds: %+v", len(res.Paths), res.Rounds, res.Paths)
+	}
+	for _, p := range res.Paths {
+		if p.Problem() || p.Verdict != pmtu.OK || p.PathMTU != 9000 || p.FromAddr != p.From2Addr(nodes) {
+			t.Errorf("path %s -> %s: %+v", p.From, p.To, p)
+		}
+	}
+}
+
+// From2Addr finds the path's source node address, to check that probes
+// were sent from the node's own address.
+func (p Path) From2Addr(nodes []Node) string {
+	for _, n := range nodes {
+		if n.Name == p.From {
+			return n.Addrs[p.Network-1].String()
+		}
+	}
+	return ""
+}
+
+// A node whose agent does not answer: its paths carry the error, the others
+// are measured.
+func TestRunDeadAgent(t *testing.T) {
+	tok := []byte("mesh-test-token-0123456789")
+	srv, err := agent.NewServer(agent.Config{Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); <-done }()
+	// 127.0.0.2:1: nothing listens there.
+	nodes := []Node{{Name: "up", Agent: ln.Addr().String()}, {Name: "down", Agent: "127.0.0.2:1"}}
+	res, err := Run(context.Background(), nodes, Options{Token: tok, Probe: agent.ProbeOptions{Expect: 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Paths) != 2 {
+		t.Fatalf("%d paths", len(res.Paths))
+	}
+	for _, p := range res.Paths {
+		if !p.Problem() || !strings.Contains(p.Error, "connect") || *p.MeetsExpect {
+			t.Errorf("%s -> %s: %+v", p.From, p.To, p)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+//go:build linux
+
+// Package labtest runs interlink agent, pmtu and mesh end to end in
+// network-namespace labs: the interlink binary is built once, agents run as
+// real processes inside lab nodes, and clients run as processes in nodes
+// (or in-process inside Node.Do for the security probes).
+package labtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/lab"
+)
+
+// Every lab these tests create is named t4-...
+const prefix = "t4"
+
+var (
+	bin   string // the interlink binary under test
+	token = "t4-lab-token-0123456789abcdef"
+)
+
+func TestMain(m *testing.M) {
+	if err := lab.CheckPrivilege(); err != nil {
+		fmt.Fprintf(os.Stderr, "pmtu lab tests build network namespaces and need root: %v\n", err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "t4-interlink-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "interlink")
+	build := exec.Command("go", "build", "-o", bin, "github.com/interlink/interlink/cmd/interlink")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build interlink: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// tokenFile writes a token file with mode 600 and returns its path.
+func tokenFile(t testing.TB, name, tok string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// up brings up a topology (built-in name or YAML) as lab t4-<suffix> and
+// removes it when the test ends, pass or fail.
+func up(t testing.TB, builtin, yaml, suffix string) *lab.Lab {
+	t.Helper()
+	var topo *lab.Topology
+	var err error
+	if yaml != "" {
+		topo, err = lab.Parse(suffix+".yaml", []byte(yaml))
+	} else {
+		topo, err = lab.Load(builtin)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.Name = prefix + "-" + suffix
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l, err := lab.Up(ctx, topo)
+	if err != nil {
+		t.Fatalf("lab up %s: %v", topo.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(topo.Name); err != nil {
+			t.Errorf("lab down %s: %v", topo.Name, err)
+		}
+	})
+	return l
+}
+
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node {
+	t.Helper()
+	n, err := l.Node(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// agent runs `interlink agent` in node n and returns its log. It is stopped
+// by PID when the test ends.
+func agent(t testing.TB, n *lab.Node, listen, tokFile string) *syncBuf {
+	t.Helper()
+	cmd := exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start agent in %s: %v", n.Name(), err)
+	}
+	log := &syncBuf{}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			if strings.Contains(sc.Text(), "listening on") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by PID
+		<-exited
+		if t.Failed() {
+			t.Logf("agent log of %s:\n%s", n.Name(), log)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("agent in %s exited: %v\n%s", n.Name(), err, log)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("agent in %s not listening after 10s:\n%s", n.Name(), log)
+	}
+	return log
+}
+
+// waitLog waits up to 5 s for the agent log to contain s (the agent logs
+// a session when it ends, which may be after the client has exited).
+func waitLog(log *syncBuf, s string) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(log.String(), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs interlink with args as a process in node n and returns its
+// stdout, stderr and exit code.
+func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start interlink %v in %s: %v", args, n.Name(), err)
+	}
+	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("interlink %v in %s: %v", args, n.Name(), err)
+	}
+	t.Logf("%s$ interlink %s  (exit %d)\n%s%s", n.Name(), strings.Join(args, " "), code, stdout.String(), stderr.String())
+	return stdout.String(), stderr.String(), code
+}
+
+// pmtuJSON is the part of interlink.pmtu/v1 the tests check.
+type pmtuJSON struct {
+	Schema     string `json:"schema"`
+	Status     string `json:"status"`
+	Directions []struct {
+		Direction      string `json:"direction"`
+		From, To       string
+		Verdict        string `json:"verdict"`
+		PathMTU        int    `json:"path_mtu"`
+		PayloadPassed  int    `json:"payload_passed"`
+		SmallestFailed int    `json:"smallest_failed"`
+		LocalMTU       int    `json:"local_mtu"`
+		PeerMTU        int    `json:"peer_mtu"`
+		ICMPFrom       string `json:"icmp_from"`
+		ICMPMTU        int    `json:"icmp_mtu"`
+		ElapsedNS      int64  `json:"elapsed_ns"`
+		MeetsExpect    *bool  `json:"meets_expect"`
+	} `json:"directions"`
+}
+
+func decodePMTU(t *testing.T, out string) pmtuJSON {
+	t.Helper()
+	var r pmtuJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("pmtu --json output: %v\n%s", err, out)
+	}
+	if r.Schema != "interlink.pmtu/v1" {
+		t.Fatalf("schema %q", r.Schema)
+	}
+	return r
+}
+
+// want is the expected outcome of one direction.
+type want struct {
+	verdict string
+	mtu     int
+	failed  int // smallest failed size; 0: none
+}
+
+func checkDirections(t *testing.T, r pmtuJSON, wants ...want) {
+	t.Helper()
+	if len(r.Directions) != len(wants) {
+		t.Fatalf("%d directions, want %d: %+v", len(r.Directions), len(wants), r.Directions)
+	}
+	for i, w := range wants {
+		d := r.Directions[i]
+		if d.Verdict != w.verdict || d.PathMTU != w.mtu || d.SmallestFailed != w.failed {
+			t.Errorf("%s %s -> %s: %s path MTU %d (smallest failed %d), want %s %d (smallest failed %d)",
+				d.Direction, d.From, d.To, d.Verdict, d.PathMTU, d.SmallestFailed, w.verdict, w.mtu, w.failed)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package pmtu
+
+import (
+	"context"
+	"math/rand"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakePath simulates one direction: packets above pathMTU are dropped
+// (silently, or with an ICMP error from a router when icmp is set), a
+// fraction of all probes is lost at random, and the local interface
+// refuses sizes above localMTU.
+type fakePath struct {
+	localMTU, pathMTU, peerMTU int
+	icmp                       bool
+	loss                       float64
+	dead                       bool
+	drops                      map[int]int // size: how many of its first probes vanish (a loss burst)
+
+	mu     sync.Mutex
+	id     uint64
+	rng    *rand.Rand
+	events chan Event
+}
+
+func newFake(local, path int) *fakePath {
+	return &fakePath{localMTU: local, pathMTU: path, rng: rand.New(rand.NewSource(1)), events: make(chan Event, 1024)}
+}
+
+func (f *fakePath) Send(ctx context.Context, size int) (uint64, error) {
+	if size > f.localMTU {
+		return 0, ErrLocalTooBig
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.id++
+	id := f.id
+	switch {
+	case f.dead:
+	case f.drops[size] > 0:
+		f.drops[size]--
+	case size > f.pathMTU && f.icmp:
+		f.events <- Event{Kind: EvTooBig, ID: id, MTU: f.pathMTU, From: netip.MustParseAddr("198.18.9.1")}
+	case size > f.pathMTU:
+	case f.rng.Float64() < f.loss:
+	default:
+		f.events <- Event{Kind: EvAck, ID: id}
+	}
+	return id, nil
+}
+
+func (f *fakePath) Events() <-chan Event { return f.events }
+func (f *fakePath) HeaderBytes() int     { return 28 }
+func (f *fakePath) MinSize() int         { return 76 }
+func (f *fakePath) Local() (netip.Addr, string, int) {
+	return netip.MustParseAddr("198.18.0.1"), "eth1", f.localMTU
+}
+func (f *fakePath) Remote() netip.Addr { return netip.MustParseAddr("198.18.0.2") }
+func (f *fakePath) Method() string     { return "fake" }
+
+func TestSearch(t *testing.T) {
+	fast := Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond}
+	cases := []struct {
+		name    string
+		f       *fakePath
+		opt     Options
+		verdict Verdict
+		mtu     int
+		failed  int
+	}{
+		{"healthy", newFake(9000, 9000), fast, OK, 9000, 0},
+		{"blackhole", newFake(9000, 1500), fast, Blackhole, 1500, 1501},
+		{"blackhole odd", newFake(9000, 4321), fast, Blackhole, 4321, 4322},
+		{"icmp", func() *fakePath { f := newFake(9000, 1400); f.icmp = true; return f }(), fast, ICMP, 1400, 1401},
+		{"local limit (peer larger)", newFake(1500, 9000), Options{MinTimeout: 5 * time.Millisecond, PeerMTU: 9000}, LocalLimit, 1500, 0},
+		{"local limit (expect)", newFake(1500, 9000), Options{MinTimeout: 5 * time.Millisecond, Expect: 9000}, LocalLimit, 1500, 0},
+		{"unreachable", func() *fakePath { f := newFake(9000, 9000); f.dead = true; return f }(), fast, Unreachable, 0, 76},
+		{"loss burst at the top", func() *fakePath { f := newFake(9000, 9000); f.drops = map[int]int{9000: 3}; return f }(), fast, OK, 9000, 0},
+		{"loss burst at the boundary", func() *fakePath { f := newFake(9000, 3000); f.drops = map[int]int{3000: 3}; return f }(), fast, Blackhole, 3000, 3001},
+		{"lossy path at 4000", func() *fakePath { f := newFake(9000, 4000); f.loss = 0.4; return f }(), fast, Blackhole, 4000, 4001},
+		{"lossy blackhole", func() *fakePath { f := newFake(9000, 2000); f.loss = 0.2; return f }(), Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond, Tries: 6}, Blackhole, 2000, 2001},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Run(context.Background(), c.f, c.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != c.verdict || r.PathMTU != c.mtu || r.SmallestFailed != c.failed {
+				t.Fatalf("got %s %d (failed %d), want %s %d (failed %d): %+v", r.Verdict, r.PathMTU, r.SmallestFailed, c.verdict, c.mtu, c.failed, r)
+			}
+			if r.PathMTU > 0 && r.PayloadPassed != r.PathMTU-28 {
+				t.Fatalf("payload %d for %d", r.PayloadPassed, r.PathMTU)
+			}
+			if c.verdict == ICMP && (r.ICMPFrom != "198.18.9.1" || r.ICMPMTU != 1400) {
+				t.Fatalf("icmp reporter: %+v", r)
+			}
+			if (strings.HasPrefix(c.name, "lossy") || strings.HasPrefix(c.name, "loss burst")) && r.Lost == 0 {
+				t.Fatalf("20%% loss not reported: %+v", r)
+			}
+			t.Logf("%s: %s (%s) %d probes in %s", r.Verdict, r.Line(), r.Detail, r.Probes, r.Elapsed)
+		})
+	}
+}
+
+func TestLine(t *testing.T) {
+	r := Result{PathMTU: 9000, PayloadPassed: 8972, SmallestFailed: 9001, PayloadFailed: 8973}
+	if got, want := r.Line(), "8972 bytes of payload, 9000 on the wire, pass; 8973 do not"; got != want {
+		t.Fatalf("Line() = %q, want %q", got, want)
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if got := spread(1500, 1503, 7); len(got) != 2 || got[0] != 1501 || got[1] != 1502 {
+		t.Fatalf("spread(1500,1503) = %v", got)
+	}
+	got := spread(1500, 9001, 7)
+	if len(got) != 7 || got[0] <= 1500 || got[6] >= 9001 {
+		t.Fatalf("spread(1500,9001) = %v", got)
+	}
+}

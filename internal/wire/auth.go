@@ -1,0 +1,63 @@
+package wire
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+)
+
+// Labels keep the proofs and keys of the handshake apart, so one can never
+// be replayed as another.
+const (
+	labelAgentProof  = "interlink/1 agent proof"
+	labelClientProof = "interlink/1 client proof"
+	labelC2A         = "interlink/1 key client-to-agent"
+	labelA2C         = "interlink/1 key agent-to-client"
+)
+
+// NewNonce returns NonceLen random bytes.
+func NewNonce() ([]byte, error) {
+	n := make([]byte, NonceLen)
+	if _, err := rand.Read(n); err != nil {
+		return nil, fmt.Errorf("nonce: %w", err)
+	}
+	return n, nil
+}
+
+func mac(token []byte, label string, parts ...[]byte) []byte {
+	h := hmac.New(sha256.New, token)
+	h.Write([]byte(label))
+	for _, p := range parts {
+		h.Write(p)
+	}
+	return h.Sum(nil)
+}
+
+// AgentProof is what the agent sends in Challenge.
+func AgentProof(token, clientNonce, agentNonce []byte) []byte {
+	return mac(token, labelAgentProof, clientNonce, agentNonce)
+}
+
+// ClientProof is what the client sends in Auth.
+func ClientProof(token, clientNonce, agentNonce []byte) []byte {
+	return mac(token, labelClientProof, clientNonce, agentNonce)
+}
+
+// ProofOK compares a received proof with the expected one in constant time.
+func ProofOK(want, got []byte) bool { return hmac.Equal(want, got) }
+
+// Keys are the per-session data keys, one per direction, derived from the
+// token and both nonces; they exist only in the two processes of a session.
+type Keys struct {
+	ClientToAgent []byte // tags what the client (session initiator) sends
+	AgentToClient []byte // tags what the agent sends
+}
+
+// SessionKeys derives the data keys of a session.
+func SessionKeys(token, clientNonce, agentNonce []byte) Keys {
+	return Keys{
+		ClientToAgent: mac(token, labelC2A, clientNonce, agentNonce),
+		AgentToClient: mac(token, labelA2C, clientNonce, agentNonce),
+	}
+}
