@@ -199,4 +199,3 @@ func listRules(e *env, asJSON bool) error {
 	}
 	return tw.Flush()
 }
-

@@ -206,4 +206,3 @@ func family(res *mesh.Result, net int) string {
 	}
 	return " (" + fam + ")"
 }
-
