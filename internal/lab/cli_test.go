@@ -96,25 +96,57 @@ func labNamespaces(t *testing.T) []string {
 	return out
 }
 
-// hostLinks lists the host's interfaces with their MTUs and addresses.
-func hostLinks(t *testing.T) []string {
+// hostLinks maps the host's interfaces to their MTU, master and addresses.
+func hostLinks(t *testing.T) map[string]string {
 	t.Helper()
 	links, err := netlink.LinkList()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	out := map[string]string{}
 	for _, l := range links {
 		a := l.Attrs()
 		addrs, _ := netlink.AddrList(l, netlink.FAMILY_ALL)
-		s := fmt.Sprintf("%s mtu %d master %d", a.Name, a.MTU, a.MasterIndex)
+		s := fmt.Sprintf("mtu %d master %d", a.MTU, a.MasterIndex)
 		for _, ad := range addrs {
 			s += " " + ad.IPNet.String()
 		}
-		out = append(out, s)
+		out[a.Name] = s
 	}
-	slices.Sort(out)
 	return out
+}
+
+// sameHost fails the test if a host interface that existed before changed,
+// or if one appeared with the name of a lab interface (a switch, a port, a
+// node link). Other users of this machine may add their own interfaces
+// meanwhile; those are not ours to judge.
+func sameHost(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	ours := map[string]bool{}
+	for _, b := range lab.Builtins() {
+		top, err := lab.Load(b.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range top.Switches {
+			ours[s.Name] = true
+		}
+		for _, n := range top.Nodes {
+			for _, l := range n.Links {
+				ours[l.Name], ours[l.Port] = true, true
+			}
+		}
+	}
+	for name, was := range before {
+		if now, ok := after[name]; ok && now != was {
+			t.Errorf("host interface %s changed: %s -> %s", name, was, now)
+		}
+	}
+	for name := range after {
+		if _, existed := before[name]; !existed && ours[name] {
+			t.Errorf("lab interface %s appeared on the host", name)
+		}
+	}
 }
 
 func nothingLeft(t *testing.T, name, dir string) {
@@ -158,9 +190,7 @@ func TestCLIBadTopologiesCreateNothing(t *testing.T) {
 	if after := labNamespaces(t); !slices.Equal(before, after) {
 		t.Errorf("namespaces changed: before %v, after %v", before, after)
 	}
-	if after := hostLinks(t); !slices.Equal(hostBefore, after) {
-		t.Errorf("host links changed:\nbefore %v\nafter  %v", hostBefore, after)
-	}
+	sameHost(t, hostBefore, hostLinks(t))
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("state written for a refused topology: %v", entries)
 	}
@@ -202,9 +232,7 @@ func TestCLIKillDuringUp(t *testing.T) {
 			})
 		}
 	}
-	if after := hostLinks(t); !slices.Equal(hostBefore, after) {
-		t.Errorf("host links changed:\nbefore %v\nafter  %v", hostBefore, after)
-	}
+	sameHost(t, hostBefore, hostLinks(t))
 }
 
 // killDuringUp starts `lab up routed` with the pause hook, waits until it
@@ -380,9 +408,6 @@ func TestCLINotRoot(t *testing.T) {
 func TestHostUnchanged(t *testing.T) {
 	snapshot := func() string {
 		var b strings.Builder
-		for _, l := range hostLinks(t) {
-			b.WriteString(l + "\n")
-		}
 		routes, err := netlink.RouteList(nil, netlink.FAMILY_ALL)
 		if err != nil {
 			t.Fatal(err)
@@ -390,17 +415,19 @@ func TestHostUnchanged(t *testing.T) {
 		for _, r := range routes {
 			b.WriteString(r.String() + "\n")
 		}
-		for _, k := range []string{"net/ipv4/ip_forward", "net/ipv6/conf/all/forwarding", "net/ipv6/conf/default/accept_dad", "net/ipv6/conf/default/disable_ipv6"} {
+		for _, k := range []string{"net/ipv4/ip_forward", "net/ipv6/conf/all/forwarding", "net/ipv6/conf/default/accept_dad", "net/ipv6/conf/default/disable_ipv6", "net/bridge/bridge-nf-call-iptables"} {
 			v, _ := os.ReadFile("/proc/sys/" + k)
 			b.WriteString(k + "=" + string(v))
 		}
 		return b.String()
 	}
+	links := hostLinks(t)
 	before := snapshot()
 	for _, top := range []string{"routed", "shaped", "blackhole"} {
 		up(t, top, "host-"+top)
 	}
 	if during := snapshot(); during != before {
-		t.Errorf("host changed while labs are up:\nbefore:\n%s\nduring:\n%s", before, during)
+		t.Errorf("host routes or sysctls changed while labs are up:\nbefore:\n%s\nduring:\n%s", before, during)
 	}
+	sameHost(t, links, hostLinks(t))
 }

@@ -322,7 +322,11 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	}
 	// When port and node disagree, the port's veth gets the larger MTU and
 	// a classifier drops what is too big without a trace (port_linux.go).
-	filtered := l.PortMTU != l.MTU
+	// It is also needed when other ports of the switch take in larger frames
+	// than this one may deliver: the bridge checks single frames, but lets
+	// GSO packets with larger segments through.
+	limit := min(l.PortMTU, l.MTU)
+	filtered := l.PortMTU != l.MTU || limit < b.largestFrame(l.Switch)
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{
 			Name: l.Port, MTU: max(l.PortMTU, l.MTU), MasterIndex: br.Attrs().Index,
@@ -343,7 +347,7 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 		}
 		port, err := swh.LinkByName(l.Port)
 		if err == nil {
-			err = portFilter(swh, port, fromNode, min(l.PortMTU, l.MTU))
+			err = portFilter(swh, port, fromNode, limit)
 		}
 		if err != nil {
 			return fail("switch port "+l.Port+" MTU", err)
@@ -368,6 +372,20 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 		return fail("up", err)
 	}
 	return nil
+}
+
+// largestFrame returns the largest MTU of a frame that can enter switch sw
+// from any of its ports.
+func (b *builder) largestFrame(sw string) int {
+	largest := 0
+	for _, n := range b.t.Nodes {
+		for _, l := range n.Links {
+			if l.Switch == sw {
+				largest = max(largest, min(l.MTU, l.PortMTU))
+			}
+		}
+	}
+	return largest
 }
 
 // tbf returns the token-bucket qdisc that shapes a link to rate: a bucket

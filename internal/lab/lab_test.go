@@ -419,7 +419,7 @@ func TestInspect(t *testing.T) {
 // TestDefaultRoutes: "to: default" works for IPv4 and IPv6, and a link can
 // carry several addresses of both versions.
 func TestDefaultRoutes(t *testing.T) {
-	top, err := lab.Parse("defaults.yaml", []byte(`name: t3-defaults
+	l := upYAML(t, "defaults.yaml", `name: t3-defaults
 switches: {a: {mtu: 9000}, b: {}}
 nodes:
   h1:
@@ -433,15 +433,7 @@ nodes:
   h2:
     links: [{switch: b, addresses: [198.19.2.1/24, "fd00:2::1/64"]}]
     routes: [{to: default, via: 198.19.2.254}, {to: default, via: "fd00:2::fe"}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.Up(context.Background(), top)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lab.Down(top.Name) })
+`)
 	h1, h2 := node(t, l, "h1"), node(t, l, "h2")
 	for _, a := range h2.Addrs() {
 		if err := reach(t, h1, h2, a.Addr()); err != nil {
@@ -453,4 +445,77 @@ nodes:
 			t.Error(err)
 		}
 	}
+}
+
+// TestGSOSegmentsChecked: UDP GSO packets (UDP_SEGMENT) from a 9000 node
+// are checked segment by segment at a 1500 port, as a real switch checks
+// each frame: 8000-byte segments never reach the 1500 node, 1000-byte
+// segments do, in one send.
+func TestGSOSegmentsChecked(t *testing.T) {
+	l := upYAML(t, "gso.yaml", `name: t3-gso
+switches: {ic: {mtu: 9000}}
+nodes:
+  big: {links: [{switch: ic, address: 198.18.30.1/24}]}
+  small: {links: [{switch: ic, address: 198.18.30.2/24, mtu: 1500, port_mtu: 1500}]}
+  peer: {links: [{switch: ic, address: 198.18.30.3/24}]}
+`)
+	big, small, peer := node(t, l, "big"), node(t, l, "small"), node(t, l, "peer")
+	for _, c := range []struct {
+		to      *lab.Node
+		segment int
+		arrive  bool
+	}{{peer, 8000, true}, {small, 8000, false}, {small, 1000, true}} {
+		dst := c.to.Addr("", 4)
+		rfd, port := udpListen(t, c.to, dst)
+		var sfd int
+		err := big.Do(func() error {
+			var err error
+			if sfd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+				return err
+			}
+			if err := unix.SetsockoptInt(sfd, unix.IPPROTO_UDP, unix.UDP_SEGMENT, c.segment); err != nil {
+				return err
+			}
+			return unix.Connect(sfd, sockaddr(dst, port))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := unix.Write(sfd, make([]byte, 2*c.segment)); err != nil {
+			t.Fatalf("GSO send of 2 x %d: %v", c.segment, err)
+		}
+		unix.Close(sfd)
+		got := 0
+		buf := make([]byte, 65536)
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for time.Now().Before(deadline) && got < 2 {
+			if n, _, err := unix.Recvfrom(rfd, buf, unix.MSG_DONTWAIT); err == nil && n == c.segment {
+				got++
+				continue
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if want := map[bool]int{true: 2, false: 0}[c.arrive]; got != want {
+			t.Errorf("2 segments of %d bytes from big to %s: %d arrived, want %d", c.segment, c.to.Name(), got, want)
+		}
+	}
+}
+
+// upYAML brings up the topology in text (its name starts with t3) and
+// removes it when the test ends.
+func upYAML(t *testing.T, file, text string) *lab.Lab {
+	t.Helper()
+	top, err := lab.Parse(file, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(top.Name, prefix) {
+		t.Fatalf("lab %s: test labs are named %s...", top.Name, prefix)
+	}
+	l, err := lab.Up(context.Background(), top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Down(top.Name) })
+	return l
 }

@@ -17,10 +17,11 @@ import (
 // its own MTU. A veth alone cannot do either exactly: it refuses frames
 // above its peer's MTU plus 4 bytes of VLAN slack, and with an error the
 // sender sees (ENOBUFS) rather than silently, and the bridge lets GSO
-// super-packets through unchecked. So when the two MTUs differ, the port's
-// veth gets the larger one and a small classifier on the port (clsact, in
-// the switch namespace, invisible to the node) drops every frame, or every
-// GSO segment, larger than the limit plus 14 bytes of Ethernet header.
+// super-packets through unchecked. So when the two MTUs differ (or larger
+// frames enter the switch at other ports), the port's veth gets the larger
+// MTU and a small classifier on the port (clsact, in the switch namespace,
+// invisible to the node) drops every frame, or every GSO segment, larger
+// than the limit plus 14 bytes of Ethernet header.
 
 // portFilter attaches the classifier to a switch port: frames from the node
 // (ingress) above fromNode bytes of MTU and frames to the node (egress)
