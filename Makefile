@@ -40,8 +40,13 @@ cross:
 	GOOS=aix GOARCH=ppc64 $(GO) build -o /dev/null ./cmd/interlink
 	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/interlink
 
+# Go benchmarks, then interlink against iperf3 and sockperf in a namespace lab
+# (root; installs the peers with apt-get if missing): medians and ratios.
+BENCHFLAGS ?= -rounds 5 -time 3s
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
+	$(GO) build -o bin/compare ./bench/compare
+	./bin/compare $(BENCHFLAGS)
 
 demo: build
 	./$(BIN) lab demo

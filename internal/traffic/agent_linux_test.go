@@ -1,0 +1,97 @@
+package traffic
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/wire"
+)
+
+var testToken = []byte("t5-bench-test-token-0123456789")
+
+// startAgent runs an agent on loopback for the test and dials a session.
+func startAgent(t *testing.T, limits wire.Limits) *agent.Client {
+	t.Helper()
+	srv, err := agent.NewServer(agent.Config{Token: testToken, Limits: limits, Software: "t5 test agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	c, err := agent.Dial(dctx, ln.Addr().String(), testToken, agent.DialOptions{Software: "t5 test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRemoteModes(t *testing.T) {
+	c := startAgent(t, wire.Limits{MaxRateBitsPerSec: 10e9})
+	for _, spec := range []Spec{
+		{Mode: ModeTCP, Duration: 500 * time.Millisecond, Parallel: 2},
+		{Mode: ModeTCP, Duration: 500 * time.Millisecond, Bidir: true},
+		{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateBitsPerSec: 50e6},
+		{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateBitsPerSec: 50e6, Reverse: true},
+		{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Outstanding: 4},
+		{Mode: ModeBlocks, Duration: 300 * time.Millisecond, Block: 256 << 10},
+	} {
+		res, err := RunRemote(context.Background(), c, spec, nil)
+		if err != nil {
+			t.Fatalf("%+v: %v", spec, err)
+		}
+		for _, f := range res.Flows {
+			s := f.Summary
+			t.Logf("%s %s: %.1f Mbit/s, %d msgs, lost %d, agent %s %d bytes", spec.Mode, f.Direction, s.BitsPerSec/1e6, s.Messages, s.Lost, f.Server.Role, f.Server.Bytes)
+			for _, sd := range []*Side{f.Client, f.Server} {
+				if sd.Error != "" {
+					t.Errorf("%s %s %s: %s", spec.Mode, f.Direction, sd.Role, sd.Error)
+				}
+			}
+			if s.Bytes == 0 || f.Server.CPU.UserNs+f.Server.CPU.SystemNs == 0 {
+				t.Errorf("%s %s: nothing measured: %+v", spec.Mode, f.Direction, s)
+			}
+			if spec.Mode != ModeTCP && (s.Lost != 0 || (f.Client.UDP != nil && f.Client.UDP.Foreign > 0 && f.Direction == Reverse)) {
+				t.Errorf("%s %s: lost %d on loopback", spec.Mode, f.Direction, s.Lost)
+			}
+		}
+	}
+}
+
+func TestRemoteRateLimitAndCancel(t *testing.T) {
+	// The agent never sends faster than the session allows, whatever the
+	// client asks.
+	c := startAgent(t, wire.Limits{MaxRateBitsPerSec: 20e6})
+	res, err := RunRemote(context.Background(), c, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 200e6, Reverse: true, Len: 1400}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Flows[0]
+	rate := float64(f.Server.Bytes) * 8 / f.Server.Duration.Seconds()
+	if rate > 22e6 {
+		t.Errorf("agent sent %.1f Mbit/s, its limit is 20", rate/1e6)
+	}
+	// Cancel mid-run: both ends report what they measured.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(400*time.Millisecond, cancel)
+	t0 := time.Now()
+	res, err = RunRemote(ctx, c, Spec{Mode: ModeBlocks, Duration: time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = res.Flows[0]
+	if time.Since(t0) > 5*time.Second || f.Summary.Messages == 0 || f.Server.Blocks.Completed == 0 {
+		t.Errorf("cancelled run: took %v, %d blocks, agent answered %d", time.Since(t0), f.Summary.Messages, f.Server.Blocks.Completed)
+	}
+}

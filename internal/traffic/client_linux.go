@@ -1,0 +1,239 @@
+package traffic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/wire"
+)
+
+// RunRemote runs a test against the agent behind c: this process runs the
+// client end of each direction, the agent the other, and the agent's Side
+// comes back over the control session so the result holds both ends.
+// Cancelling ctx stops both ends early; what they measured is still
+// returned. Call it on a thread in the client's network namespace (any
+// thread of a normal process).
+func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Direction, Role, Interval)) (*Result, error) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	res := &Result{Spec: spec, Start: time.Now()}
+	dirs := []Direction{Forward}
+	switch {
+	case spec.Mode == ModeTCP && spec.Bidir:
+		dirs = []Direction{Forward, Reverse}
+	case spec.Reverse && spec.Mode != ModeBlocks:
+		dirs = []Direction{Reverse}
+	}
+	type flow struct {
+		dir      Direction
+		run      uint64
+		conns    []*net.TCPConn
+		udp      *net.UDPConn
+		cs, ss   *Side
+		agentErr error
+	}
+	flows := make([]*flow, len(dirs))
+	defer func() {
+		for _, f := range flows {
+			if f == nil {
+				continue
+			}
+			for _, c := range f.conns {
+				c.Close()
+			}
+			if f.udp != nil {
+				f.udp.Close()
+			}
+		}
+	}()
+	setup, cancel := context.WithTimeout(ctx, 3*setupTimeout)
+	defer cancel()
+	peer := c.RemoteAddr().Addr()
+	g := guard{seal: c.Sealer(), open: c.Opener()}
+	for i, d := range dirs {
+		f := &flow{dir: d}
+		flows[i] = f
+		role := map[Mode]Role{ModeTCP: RoleReceiver, ModeUDP: RoleReceiver, ModeBlocks: RoleResponder}[spec.Mode]
+		if d == Reverse {
+			role = RoleSender
+		}
+		var open OpenReply
+		if err := c.Call(setup, KindOpen, OpenRequest{Spec: spec, Role: role}, &open); err != nil {
+			return nil, err
+		}
+		f.run = open.Run
+		to := netip.AddrPortFrom(peer, open.Port)
+		if spec.Mode == ModeTCP {
+			for j := 0; j < spec.Parallel; j++ {
+				conn, err := c.DialTCP(setup, to, dataKind, open.Run)
+				if err != nil {
+					return nil, err
+				}
+				f.conns = append(f.conns, conn.(*net.TCPConn))
+			}
+			if err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		f.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
+		if err != nil {
+			return nil, fmt.Errorf("bench: udp to %s: %w", to, err)
+		}
+		// Say hello until the agent has started: it learns our data address
+		// from the first authenticated datagram.
+		helloDone := make(chan struct{})
+		go func() {
+			hello := make([]byte, wire.HeaderLen)
+			for {
+				if _, err := c.Sealer().SealPacket(hello, wire.KindHello, open.Run); err == nil {
+					f.udp.Write(hello)
+				}
+				select {
+				case <-helloDone:
+					return
+				case <-time.After(helloEvery):
+				}
+			}
+		}()
+		err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil)
+		close(helloDone)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Run the client ends; then collect the agent's sides.
+	opt := func(d Direction) Options {
+		o := Options{Guard: g}
+		if obs != nil {
+			o.Observer = func(r Role, in Interval) { obs(d, r, in) }
+		}
+		return o
+	}
+	var wg sync.WaitGroup
+	for _, f := range flows {
+		wg.Add(1)
+		err := goInThisNetns(func() {
+			defer wg.Done()
+			switch {
+			case spec.Mode == ModeTCP && f.dir == Forward:
+				f.cs = SendTCP(ctx, spec, f.conns, opt(f.dir))
+			case spec.Mode == ModeTCP:
+				f.cs = ReceiveTCP(ctx, spec, f.conns, opt(f.dir))
+			case spec.Mode == ModeBlocks:
+				f.cs = Request(ctx, spec, f.udp, opt(f.dir))
+			case f.dir == Forward:
+				f.cs = SendUDP(ctx, spec, f.udp, opt(f.dir))
+			default:
+				f.cs = ReceiveUDP(ctx, spec, f.udp, opt(f.dir))
+			}
+		})
+		if err != nil {
+			wg.Done()
+			f.cs = &Side{Role: "unknown", Error: err.Error()}
+		}
+	}
+	wg.Wait()
+	// An interrupted client asks the agent to stop and still collects what
+	// it measured, within a bounded time.
+	stop := ctx.Err() != nil
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), spec.Duration+drainGrace+startupTimeout)
+	defer rcancel()
+	for _, f := range flows {
+		var side Side
+		if err := c.Call(rctx, KindResult, RunRef{Run: f.run, Stop: stop}, &side); err != nil {
+			f.agentErr = err
+			f.ss = &Side{Role: "unknown", Error: err.Error()}
+		} else {
+			f.ss = &side
+		}
+		res.Flows = append(res.Flows, Summarize(spec, f.dir, f.cs, f.ss))
+	}
+	var errs []error
+	for _, f := range flows {
+		if f.agentErr != nil {
+			errs = append(errs, f.agentErr)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// LinkRate reads the speed of the interface that holds addr (the local end
+// of a path) from sysfs, in bit/s; 0 when unknown (virtual interfaces
+// without a speed, or a down link).
+func LinkRate(addr netip.Addr) int64 {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return 0
+	}
+	for _, ifc := range ifs {
+		as, _ := ifc.Addrs()
+		for _, a := range as {
+			if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr() == addr {
+				b, err := os.ReadFile("/sys/class/net/" + ifc.Name + "/speed")
+				if err != nil {
+					return 0
+				}
+				mbit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+				if err != nil || mbit <= 0 {
+					return 0
+				}
+				return mbit * 1e6
+			}
+		}
+	}
+	return 0
+}
+
+// goInThisNetns runs fn on a new goroutine locked to a thread in the
+// calling thread's network namespace, so an end started from a thread in a
+// lab node meters that node's counters (a new goroutine would otherwise run
+// in the process's namespace). When the two are the same, as in a normal
+// process, nothing needs switching (and no privilege).
+func goInThisNetns(fn func()) error {
+	here, err1 := os.Readlink("/proc/thread-self/ns/net")
+	proc, err2 := os.Readlink("/proc/self/ns/net")
+	if err1 != nil || err2 != nil || here == proc {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			fn()
+		}()
+		return nil
+	}
+	ns, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return fmt.Errorf("bench: network namespace: %w", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer ns.Close()
+		// Never unlocked: the thread changed namespace, so it must end
+		// with this goroutine rather than return to the runtime's pool.
+		runtime.LockOSThread()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			errc <- fmt.Errorf("bench: enter network namespace: %w", err)
+			return
+		}
+		errc <- nil
+		fn()
+	}()
+	return <-errc
+}

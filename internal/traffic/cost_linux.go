@@ -1,0 +1,113 @@
+package traffic
+
+import (
+	"context"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/counters"
+)
+
+// meter measures the kernel counters of the calling thread's network
+// namespace and the host's softirq time between start and stop. Both must be
+// called on the thread that sits in the end's namespace.
+type meter struct {
+	before *counters.Snapshot
+}
+
+func startMeter() (*meter, error) {
+	s, err := counters.Take()
+	if err != nil {
+		return nil, err
+	}
+	return &meter{before: s}, nil
+}
+
+// stop returns the counter deltas and the host's softirq time since start.
+func (m *meter) stop() (Counters, int64, error) {
+	after, err := counters.Take()
+	if err != nil {
+		return Counters{}, 0, err
+	}
+	d := counters.Sub(m.before, after)
+	g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
+	c := Counters{
+		IPInReceives: g("Ip", "InReceives"), IPOutRequests: g("Ip", "OutRequests"), IPOutDiscards: g("Ip", "OutDiscards"),
+		FragOKs: g("Ip", "FragOKs"), FragCreates: g("Ip", "FragCreates"), FragFails: g("Ip", "FragFails"),
+		ReasmReqds: g("Ip", "ReasmReqds"), ReasmOKs: g("Ip", "ReasmOKs"), ReasmFails: g("Ip", "ReasmFails"), ReasmTimeout: g("Ip", "ReasmTimeout"),
+		UDPInDatagrams: g("Udp", "InDatagrams"), UDPOutDatagrams: g("Udp", "OutDatagrams"),
+		UDPRcvbufErrors: g("Udp", "RcvbufErrors"), UDPSndbufErrors: g("Udp", "SndbufErrors"), UDPInErrors: g("Udp", "InErrors"),
+		TCPInSegs: g("Tcp", "InSegs"), TCPOutSegs: g("Tcp", "OutSegs"), TCPRetransSegs: g("Tcp", "RetransSegs"),
+	}
+	softirq := int64(d.CPU.SoftIRQ) * int64(time.Second/counters.TicksPerSecond)
+	return c, softirq, nil
+}
+
+// threadResult is what a hot thread reports when it ends.
+type threadResult struct {
+	user, sys time.Duration
+	err       error
+}
+
+// startThread runs fn on a new goroutine locked to its own OS thread,
+// pinned to cpu when it is set, and reports fn's error with the thread's own
+// CPU time (RUSAGE_THREAD). The goroutine exits without unlocking, so the
+// runtime discards the thread and its pinning never leaks into the pool.
+func startThread(cpu *int, fn func() error) <-chan threadResult {
+	ch := make(chan threadResult, 1)
+	go func() {
+		runtime.LockOSThread()
+		if cpu != nil {
+			var set unix.CPUSet
+			set.Set(*cpu)
+			if err := unix.SchedSetaffinity(0, &set); err != nil {
+				ch <- threadResult{err: errorf("pin to cpu %d: %w", *cpu, err)}
+				return
+			}
+		}
+		u0, s0 := threadCPU()
+		err := fn()
+		u1, s1 := threadCPU()
+		ch <- threadResult{user: u1 - u0, sys: s1 - s0, err: err}
+	}()
+	return ch
+}
+
+func threadCPU() (user, sys time.Duration) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// begin normalises spec and starts the meter of an end; on failure the
+// error is recorded in side and ok is false.
+func begin(spec Spec, side *Side) (_ Spec, _ *meter, ok bool) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		side.Error = err.Error()
+		return spec, nil, false
+	}
+	m, err := startMeter()
+	if err != nil {
+		side.Error = err.Error()
+		return spec, nil, false
+	}
+	return spec, m, true
+}
+
+// finish records the counter deltas and softirq time of an end, and a
+// cancellation when nothing worse went wrong.
+func (m *meter) finish(ctx context.Context, side *Side) {
+	if ctx.Err() != nil && side.Error == "" {
+		side.Error = "cancelled"
+	}
+	c, softirq, err := m.stop()
+	side.Counters, side.CPU.SoftIRQNs = c, softirq
+	if err != nil && side.Error == "" {
+		side.Error = err.Error()
+	}
+}

@@ -1,0 +1,49 @@
+package traffic
+
+import "context"
+
+// Guard protects the datagrams of an authenticated session (the agent and
+// `interlink bench` use the session's keys): every datagram starts with
+// Overhead bytes that Seal fills and Open verifies, after which the
+// engine's own header follows. Wait applies the session's rate limit to an
+// end that sends on the agent's behalf. In-process runs need no Guard.
+type Guard interface {
+	Overhead() int
+	Seal(pkt []byte) error
+	Open(pkt []byte) error
+	Wait(ctx context.Context, bytes int) error
+}
+
+// Options are the optional parts of an end.
+type Options struct {
+	Observer Observer // per-interval lines as they close
+	Guard    Guard    // session protection of datagrams; nil in-process
+}
+
+func (o Options) overhead() int {
+	if o.Guard == nil {
+		return 0
+	}
+	return o.Guard.Overhead()
+}
+
+func (o Options) seal(pkt []byte) error {
+	if o.Guard == nil {
+		return nil
+	}
+	return o.Guard.Seal(pkt)
+}
+
+func (o Options) open(pkt []byte) error {
+	if o.Guard == nil {
+		return nil
+	}
+	return o.Guard.Open(pkt)
+}
+
+func (o Options) wait(ctx context.Context, n int) error {
+	if o.Guard == nil {
+		return nil
+	}
+	return o.Guard.Wait(ctx, n)
+}

@@ -1,0 +1,104 @@
+package traffic
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// HeaderLen is the size of the header at the start of every datagram the
+// UDP and blocks engines send. Sizes given by the user (--len, --request,
+// --block) include it, as iperf3's --len includes its own header, so an
+// 8 KiB block is an 8192-byte UDP payload on the wire.
+const HeaderLen = 40
+
+// magic marks interlink traffic datagrams ("ILtr").
+const magic = 0x494c7472
+
+// Kind is the type of a datagram.
+type Kind uint8
+
+// Datagram kinds.
+const (
+	KindData     Kind = 1 // udp stream payload
+	KindEnd      Kind = 2 // udp stream end marker; Seq holds the number sent
+	KindRequest  Kind = 3 // blocks: a request
+	KindResponse Kind = 4 // blocks: one chunk of a block
+)
+
+// Header is the decoded datagram header. Layout, big-endian:
+//
+//	0  magic  uint32
+//	4  kind   uint8
+//	5  flags  uint8 (reserved, zero)
+//	6  chunk  uint16  index of this chunk within its block
+//	8  seq    uint64  datagram or request sequence number
+//	16 stamp  int64   sender's clock in ns (a request's, echoed in its response)
+//	24 size   uint32  block size (requests and responses)
+//	28 chunks uint16  chunks in the block
+//	30 (reserved, zero)
+//	32 tag    uint64  session tag, checked by the agent; zero in-process
+type Header struct {
+	Kind   Kind
+	Chunk  uint16
+	Seq    uint64
+	Stamp  int64
+	Size   uint32
+	Chunks uint16
+	Tag    uint64
+}
+
+var errHeader = errors.New("not an interlink traffic datagram")
+
+// Put writes h into b, which must hold HeaderLen bytes.
+func (h *Header) Put(b []byte) {
+	_ = b[HeaderLen-1]
+	binary.BigEndian.PutUint32(b[0:], magic)
+	b[4] = byte(h.Kind)
+	b[5] = 0
+	binary.BigEndian.PutUint16(b[6:], h.Chunk)
+	binary.BigEndian.PutUint64(b[8:], h.Seq)
+	binary.BigEndian.PutUint64(b[16:], uint64(h.Stamp))
+	binary.BigEndian.PutUint32(b[24:], h.Size)
+	binary.BigEndian.PutUint16(b[28:], h.Chunks)
+	b[30], b[31] = 0, 0
+	binary.BigEndian.PutUint64(b[32:], h.Tag)
+}
+
+// Parse decodes the header at the start of b.
+func (h *Header) Parse(b []byte) error {
+	if len(b) < HeaderLen || binary.BigEndian.Uint32(b) != magic {
+		return errHeader
+	}
+	h.Kind = Kind(b[4])
+	h.Chunk = binary.BigEndian.Uint16(b[6:])
+	h.Seq = binary.BigEndian.Uint64(b[8:])
+	h.Stamp = int64(binary.BigEndian.Uint64(b[16:]))
+	h.Size = binary.BigEndian.Uint32(b[24:])
+	h.Chunks = binary.BigEndian.Uint16(b[28:])
+	h.Tag = binary.BigEndian.Uint64(b[32:])
+	if h.Kind < KindData || h.Kind > KindResponse {
+		return errHeader
+	}
+	return nil
+}
+
+// chunking splits a block of size bytes into UDP datagrams: one when it
+// fits (an 8 KiB block is one datagram, fragmented by IP below MTU 8220),
+// otherwise n datagrams of nearly equal size whose sizes add up to the
+// block, each at most MaxDatagram. A block above 64 KiB cannot be one UDP
+// datagram at all; Oracle's own UDP IPC splits such messages too.
+func chunking(size, overhead int) (n int, sizes []int) {
+	_ = overhead // every chunk is a whole datagram: its headers are inside size
+	n = (size + MaxDatagram - 1) / MaxDatagram
+	if n < 1 {
+		n = 1
+	}
+	sizes = make([]int, n)
+	for i := range sizes {
+		sizes[i] = size / n
+		if i < size%n {
+			sizes[i]++
+		}
+	}
+	return n, sizes
+}

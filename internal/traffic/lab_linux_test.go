@@ -1,0 +1,310 @@
+package traffic
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/lab"
+)
+
+// Lab tests build labs named t5-* (this package's prefix) and remove them
+// when the test ends, pass or fail. They need root (CAP_NET_ADMIN).
+
+// pairTopo is two nodes on one switch at an MTU; rate shapes node1's
+// egress when not empty.
+func pairTopo(name string, mtu int, rate string) string {
+	shaped := ""
+	if rate != "" {
+		shaped = ", rate: " + rate
+	}
+	return fmt.Sprintf(`name: %s
+switches:
+  ic: {mtu: %d}
+nodes:
+  node1:
+    links:
+      - {name: eth1, switch: ic, addresses: [198.18.50.1/24]%s}
+  node2:
+    links:
+      - {name: eth1, switch: ic, addresses: [198.18.50.2/24]}
+`, name, mtu, shaped)
+}
+
+// routedTopo puts a router between node1 and node2 whose egress toward
+// node2 is shaped: its queue is a switch buffer that overflows.
+func routedTopo(name, rate string) string {
+	return fmt.Sprintf(`name: %s
+switches:
+  a: {mtu: 9000}
+  b: {mtu: 9000}
+nodes:
+  node1:
+    links:
+      - {name: eth1, switch: a, addresses: [198.18.51.1/24]}
+    routes:
+      - {to: 198.18.52.0/24, via: 198.18.51.254}
+  r1:
+    forward: true
+    links:
+      - {name: eth1, switch: a, addresses: [198.18.51.254/24]}
+      - {name: eth2, switch: b, addresses: [198.18.52.254/24], rate: %s}
+  node2:
+    links:
+      - {name: eth1, switch: b, addresses: [198.18.52.2/24]}
+    routes:
+      - {to: 198.18.51.0/24, via: 198.18.52.254}
+`, name, rate)
+}
+
+func upLab(t *testing.T, yaml string) *lab.Lab {
+	t.Helper()
+	if err := lab.CheckPrivilege(); err != nil {
+		t.Fatalf("lab tests build network namespaces and need root: %v", err)
+	}
+	topo, err := lab.Parse("test", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Down(topo.Name) // a leftover of an earlier killed run
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := lab.Up(ctx, topo)
+	if err != nil {
+		t.Fatalf("lab up %s: %v", topo.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(topo.Name); err != nil {
+			t.Errorf("lab down %s: %v", topo.Name, err)
+		}
+	})
+	return l
+}
+
+func place(t *testing.T, l *lab.Lab, node string) Place {
+	t.Helper()
+	n, err := l.Node(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Place{Do: n.Do, Addr: n.Addr("", 4)}
+}
+
+func runLab(t *testing.T, ctx context.Context, spec Spec, c, s Place) Flow {
+	t.Helper()
+	res, err := RunLocal(ctx, spec, c, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Flows[0]
+	for _, sd := range []*Side{f.Client, f.Server} {
+		if sd.Error != "" && ctx.Err() == nil {
+			t.Errorf("%s: %s", sd.Role, sd.Error)
+		}
+	}
+	return f
+}
+
+func TestLabBlocksFragments(t *testing.T) {
+	for _, c := range []struct {
+		mtu  int
+		want float64
+	}{{1500, 6}, {9000, 1}} {
+		l := upLab(t, pairTopo(fmt.Sprintf("t5-frag%d", c.mtu), c.mtu, ""))
+		f := runLab(t, context.Background(), Spec{Mode: ModeBlocks, Duration: time.Second, Block: 8 << 10, Outstanding: 4},
+			place(t, l, "node1"), place(t, l, "node2"))
+		s := f.Summary
+		t.Logf("MTU %d: %.0f blocks/s, %.2f fragments/block, %.2f packets/block, p50 %v, reasm %d/%d, client %.1f us/block",
+			c.mtu, s.PerSec, s.FragmentsPerMessage, s.PacketsPerMessage, time.Duration(s.RTT.P50), s.ReasmOKs, s.ReasmReqds, s.ClientCost.CPUNsPerMsg/1e3)
+		if s.Messages < 100 || s.MTU != c.mtu {
+			t.Fatalf("MTU %d: %d blocks, path MTU %d", c.mtu, s.Messages, s.MTU)
+		}
+		if math.Abs(s.FragmentsPerMessage-c.want) > 0.02 {
+			t.Errorf("MTU %d: %.3f fragments per block, want %.1f", c.mtu, s.FragmentsPerMessage, c.want)
+		}
+		// The requester reassembles every block it received at 1500, none at 9000.
+		if c.mtu == 1500 && (s.ReasmOKs < s.Messages || s.ReasmReqds != 6*s.ReasmOKs) {
+			t.Errorf("reassembly: %d OK from %d fragments for %d blocks", s.ReasmOKs, s.ReasmReqds, s.Messages)
+		}
+		if c.mtu == 9000 && s.ReasmReqds != 0 {
+			t.Errorf("reassembly at 9000: %d", s.ReasmReqds)
+		}
+		// CPU: non-zero, per-block figures consistent with the totals.
+		for _, cs := range []Cost{s.ClientCost, s.ServerCost} {
+			if cs.CPUNs <= 0 || math.Abs(cs.CPUNsPerMsg*float64(s.Messages)-float64(cs.CPUNs)) > 1 {
+				t.Errorf("cost %+v for %d blocks", cs, s.Messages)
+			}
+			if cs.CPUNsPerGiB <= 0 || math.Abs(cs.CPUNsPerGiB*float64(s.Bytes)/(1<<30)-float64(cs.CPUNs)) > 1 {
+				t.Errorf("cost per GiB %+v for %d bytes", cs, s.Bytes)
+			}
+		}
+		if s.ClientCost.SoftIRQNs <= 0 {
+			t.Errorf("no softirq time seen: %+v", s.ClientCost)
+		}
+	}
+}
+
+func TestLabUDPPaced(t *testing.T) {
+	l := upLab(t, pairTopo("t5-paced", 9000, ""))
+	const rate = 200e6
+	f := runLab(t, context.Background(), Spec{Mode: ModeUDP, Duration: 2 * time.Second, RateBitsPerSec: rate, Len: 8 << 10},
+		place(t, l, "node1"), place(t, l, "node2"))
+	s := f.Summary
+	sent := float64(f.Client.Bytes) * 8 / f.Client.Duration.Seconds()
+	t.Logf("sent %.1f Mbit/s, received %.1f Mbit/s, lost %d of %d, jitter %v", sent/1e6, s.BitsPerSec/1e6, s.Lost, s.Sent, time.Duration(s.Jitter))
+	for what, got := range map[string]float64{"sent": sent, "received": s.BitsPerSec} {
+		if math.Abs(got-rate) > 0.02*rate {
+			t.Errorf("%s %.1f Mbit/s, want 200 within 2 %%", what, got/1e6)
+		}
+	}
+	if s.Lost != 0 || s.Jitter <= 0 {
+		t.Errorf("unshaped 200 Mbit/s: lost %d, jitter %d", s.Lost, s.Jitter)
+	}
+}
+
+// qdiscDrops reads the drop counter of the root qdisc of a node's link.
+func qdiscDrops(t *testing.T, l *lab.Lab, node, link string) int64 {
+	t.Helper()
+	n, err := l.Node(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drops int64 = -1
+	err = n.Do(func() error {
+		ln, err := netlink.LinkByName(link)
+		if err != nil {
+			return err
+		}
+		qs, err := netlink.QdiscList(ln)
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			if q.Type() == "tbf" && q.Attrs().Statistics != nil && q.Attrs().Statistics.Queue != nil {
+				drops = int64(q.Attrs().Statistics.Queue.Drops)
+			}
+		}
+		return nil
+	})
+	if err != nil || drops < 0 {
+		t.Fatalf("qdisc of %s %s: drops %d, %v", node, link, drops, err)
+	}
+	return drops
+}
+
+// TestLabShapedLoss overflows a shaped queue twice: in a router (the loss
+// is the network's) and on the sender's own link (its own queue), and checks
+// the reported loss against what the receiver counted and the qdisc dropped.
+func TestLabShapedLoss(t *testing.T) {
+	spec := Spec{Mode: ModeUDP, Duration: 1500 * time.Millisecond, RateBitsPerSec: 200e6, Len: 8 << 10}
+	check := func(f Flow, drops int64, place string) {
+		s := f.Summary
+		t.Logf("%s: sent %d, received %d, lost %d (%.1f %%), places %+v, qdisc drops %d",
+			place, s.Sent, f.Server.UDP.Received, s.Lost, s.LossPercent, *s.LossBy, drops)
+		if s.Lost < s.Sent/4 {
+			t.Fatalf("%s: queue did not overflow: lost %d of %d", place, s.Lost, s.Sent)
+		}
+		if s.Lost != s.Sent-f.Server.UDP.Received || s.Messages != f.Server.UDP.Received {
+			t.Errorf("%s: lost %d, but the receiver counted %d of %d", place, s.Lost, f.Server.UDP.Received, s.Sent)
+		}
+		// Each 8 KiB datagram is one packet at 9000: one drop, one datagram.
+		got := map[string]int64{"network": s.LossBy.Network, "sender queue": s.LossBy.SenderQueue}[place]
+		if got != s.Lost || drops != s.Lost {
+			t.Errorf("%s: %d of %d lost attributed there, qdisc dropped %d", place, got, s.Lost, drops)
+		}
+	}
+	routed := upLab(t, routedTopo("t5-routed", "100mbit"))
+	f := runLab(t, context.Background(), spec, place(t, routed, "node1"), place(t, routed, "node2"))
+	check(f, qdiscDrops(t, routed, "r1", "eth2"), "network")
+
+	own := upLab(t, pairTopo("t5-ownq", 9000, "100mbit"))
+	f = runLab(t, context.Background(), spec, place(t, own, "node1"), place(t, own, "node2"))
+	check(f, qdiscDrops(t, own, "node1", "eth1"), "sender queue")
+}
+
+func TestLabTCPShapedAndCancel(t *testing.T) {
+	l := upLab(t, pairTopo("t5-tcp", 1500, "200mbit"))
+	spec := Spec{Mode: ModeTCP, Duration: 1500 * time.Millisecond, LinkRateBitsPerSec: 200e6, LinkOverheadBytes: 14}
+	f := runLab(t, context.Background(), spec, place(t, l, "node1"), place(t, l, "node2"))
+	s := f.Summary
+	t.Logf("tcp at 200 Mbit/s shaped: %.1f Mbit/s = %.1f %% of %.1f, retrans %d, rtt %v",
+		s.BitsPerSec/1e6, s.PercentOfWireLimit, s.WireLimitBitsPerSec/1e6, s.Retransmits, time.Duration(f.Client.Streams[0].RTT))
+	if s.MTU != 1500 || s.PercentOfWireLimit < 90 || s.PercentOfWireLimit > 101 {
+		t.Errorf("MTU %d, %.1f %% of the wire limit", s.MTU, s.PercentOfWireLimit)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	t0 := time.Now()
+	f = runLab(t, ctx, Spec{Mode: ModeBlocks, Duration: time.Minute, Interval: 100 * time.Millisecond}, place(t, l, "node1"), place(t, l, "node2"))
+	if took := time.Since(t0); took > 3*time.Second || f.Summary.Messages == 0 || len(f.Client.Intervals) < 3 || f.Client.Error != "cancelled" {
+		t.Errorf("cancelled after 0.5 s: took %v, %d blocks, %d intervals, %q", took, f.Summary.Messages, len(f.Client.Intervals), f.Client.Error)
+	}
+}
+
+// TestLabThroughAgent runs the CLI's path end to end across two lab nodes:
+// this test binary as the agent in node2, RunRemote from a thread in node1.
+func TestLabThroughAgent(t *testing.T) {
+	l := upLab(t, pairTopo("t5-agent", 1500, ""))
+	n1, _ := l.Node("node1")
+	n2, _ := l.Node("node2")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "T5_AGENT_LISTEN="+n2.Addr("", 4).String()+":7471")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n2.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("agent did not start: %q %v", line, err)
+	}
+	err = n1.Do(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := agent.Dial(ctx, n2.Addr("", 4).String()+":7471", testToken, agent.DialOptions{})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		res, err := RunRemote(context.Background(), c, Spec{Mode: ModeBlocks, Duration: time.Second}, nil)
+		if err != nil {
+			return err
+		}
+		s := res.Flows[0].Summary
+		t.Logf("through the agent at MTU 1500: %.0f blocks/s, p50 %v, %.2f fragments/block, agent cpu %.1f us/block",
+			s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.ServerCost.CPUNsPerMsg/1e3)
+		if s.FragmentsPerMessage != 6 || s.ReasmOKs < s.Messages || s.ServerCost.CPUNs == 0 || s.Lost != 0 {
+			t.Errorf("blocks through the agent: %+v", s)
+		}
+		res, err = RunRemote(context.Background(), c, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 200e6, Reverse: true}, nil)
+		if err != nil {
+			return err
+		}
+		f := res.Flows[0]
+		sent := float64(f.Server.Bytes) * 8 / f.Server.Duration.Seconds()
+		t.Logf("agent sending 200 Mbit/s: sent %.1f, received %.1f Mbit/s, lost %d", sent/1e6, f.Summary.BitsPerSec/1e6, f.Summary.Lost)
+		if f.Server.Role != RoleSender || sent < 196e6 || sent > 204e6 || f.Summary.Lost != 0 || f.Client.Counters.ReasmOKs < f.Summary.Messages {
+			t.Errorf("reverse udp: %+v", f.Summary)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,158 @@
+package traffic
+
+import (
+	"context"
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+var lo = Place{Addr: netip.MustParseAddr("127.0.0.1")}
+
+func runLo(t *testing.T, ctx context.Context, spec Spec) *Result {
+	t.Helper()
+	res, err := RunLocal(ctx, spec, lo, lo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Flows {
+		for _, sd := range []*Side{f.Client, f.Server} {
+			if sd == nil {
+				t.Fatalf("flow %s: missing side", f.Direction)
+			}
+			if sd.Error != "" && ctx.Err() == nil {
+				t.Errorf("flow %s %s: %s", f.Direction, sd.Role, sd.Error)
+			}
+		}
+	}
+	return res
+}
+
+func TestLoopbackTCP(t *testing.T) {
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: time.Second, Interval: 250 * time.Millisecond, Parallel: 2})
+	f := res.Flows[0]
+	s := f.Summary
+	t.Logf("tcp: %.2f Gbit/s, retrans %d, client %+v", s.BitsPerSec/1e9, s.Retransmits, f.Client.CPU)
+	if s.Bytes <= 0 || s.Bytes != f.Client.Bytes {
+		t.Errorf("receiver got %d bytes, sender wrote %d", s.Bytes, f.Client.Bytes)
+	}
+	if len(f.Client.Streams) != 2 || f.Client.Streams[0].RTT <= 0 || f.Client.Streams[0].MSS <= 0 {
+		t.Errorf("streams = %+v", f.Client.Streams)
+	}
+	if n := len(f.Client.Intervals); n < 3 || n > 5 {
+		t.Errorf("%d sender intervals, want about 4", n)
+	}
+	if f.Client.CPU.UserNs+f.Client.CPU.SystemNs <= 0 || s.ClientCost.CPUNsPerGiB <= 0 {
+		t.Errorf("no CPU: %+v %+v", f.Client.CPU, s.ClientCost)
+	}
+}
+
+func TestLoopbackTCPBidir(t *testing.T) {
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 500 * time.Millisecond, Bidir: true})
+	if len(res.Flows) != 2 || res.Flows[1].Direction != Reverse || res.Flows[1].Server.Role != RoleSender || res.Flows[1].Summary.Bytes == 0 {
+		t.Fatalf("flows = %+v", res.Flows)
+	}
+}
+
+func TestLoopbackUDPPaced(t *testing.T) {
+	const rate = 100e6
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400})
+	s := res.Flows[0].Summary
+	t.Logf("udp: %.1f Mbit/s sent %d lost %d jitter %dns", s.BitsPerSec/1e6, s.Sent, s.Lost, s.Jitter)
+	sent := res.Flows[0].Client
+	got := float64(sent.Bytes) * 8 / sent.Duration.Seconds()
+	if got < rate*0.98 || got > rate*1.02 {
+		t.Errorf("sender rate %.1f Mbit/s, want 100 +- 2 %%", got/1e6)
+	}
+	if s.Sent == 0 || s.Messages+s.Lost != s.Sent {
+		t.Errorf("sent %d, delivered %d, lost %d: do not add up", s.Sent, s.Messages, s.Lost)
+	}
+	if s.LossBy == nil || s.LossBy.Network+s.LossBy.SocketBuffer+s.LossBy.Reassembly+s.LossBy.SenderQueue != s.Lost {
+		t.Errorf("loss places %+v do not add up to %d", s.LossBy, s.Lost)
+	}
+}
+
+func TestLoopbackUDPReverse(t *testing.T) {
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateBitsPerSec: 10e6, Reverse: true})
+	f := res.Flows[0]
+	if f.Direction != Reverse || f.Server.Role != RoleSender || f.Client.UDP.Received == 0 {
+		t.Fatalf("reverse flow = %+v / %+v", f.Client, f.Server)
+	}
+}
+
+func TestLoopbackBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		block, outstanding, chunks int
+	}{{8 << 10, 1, 1}, {8 << 10, 8, 1}, {1 << 20, 2, 17}} {
+		res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: tc.block, Outstanding: tc.outstanding})
+		f := res.Flows[0]
+		s := f.Summary
+		if s.RTT == nil || s.Messages == 0 {
+			t.Fatalf("block %d: no blocks: %+v", tc.block, f.Client.Blocks)
+		}
+		t.Logf("blocks %d x%d: %.0f/s p50 %v p99 %v lost %d", tc.block, tc.outstanding, s.PerSec, time.Duration(s.RTT.P50), time.Duration(s.RTT.P99), s.Lost)
+		if s.Chunks != tc.chunks {
+			t.Errorf("block %d: %d chunks, want %d", tc.block, s.Chunks, tc.chunks)
+		}
+		if f.Server.Blocks.Completed < s.Messages {
+			t.Errorf("responder answered %d, requester completed %d", f.Server.Blocks.Completed, s.Messages)
+		}
+		if s.RTT.P50 > s.RTT.P99 || s.RTT.P99 > s.RTT.Max || s.RTT.Min > s.RTT.P50 {
+			t.Errorf("percentiles out of order: %+v", s.RTT)
+		}
+		if got := s.ClientCost.CPUNsPerMsg * float64(s.Messages); got < 0.99*float64(s.ClientCost.CPUNs) || got > 1.01*float64(s.ClientCost.CPUNs) {
+			t.Errorf("per-block CPU %f x %d != total %d", s.ClientCost.CPUNsPerMsg, s.Messages, s.ClientCost.CPUNs)
+		}
+	}
+}
+
+func TestLoopbackCancel(t *testing.T) {
+	for _, mode := range []Mode{ModeTCP, ModeUDP, ModeBlocks} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(400*time.Millisecond, cancel)
+		t0 := time.Now()
+		res := runLo(t, ctx, Spec{Mode: mode, Duration: 30 * time.Second, RateBitsPerSec: 50e6, Interval: 100 * time.Millisecond})
+		took := time.Since(t0)
+		cancel()
+		f := res.Flows[0]
+		if took > 3*time.Second {
+			t.Errorf("%s: cancel took %v", mode, took)
+		}
+		if f.Client.Error != "cancelled" || f.Client.Bytes == 0 || len(f.Client.Intervals) < 2 {
+			t.Errorf("%s: after cancel: error %q, %d bytes, %d intervals", mode, f.Client.Error, f.Client.Bytes, len(f.Client.Intervals))
+		}
+	}
+}
+
+func TestLoopbackPinned(t *testing.T) {
+	c0, c1 := 0, runtime.NumCPU()-1
+	res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond, CPU: &c0, PeerCPU: &c1})
+	f := res.Flows[0]
+	if f.Client.CPU.Pinned == nil || *f.Client.CPU.Pinned != c0 || f.Server.CPU.Pinned == nil || *f.Server.CPU.Pinned != c1 || f.Summary.Messages == 0 {
+		t.Errorf("pinned run: client %+v server %+v, %d blocks", f.Client.CPU, f.Server.CPU, f.Summary.Messages)
+	}
+	// A CPU this machine does not have is an error the side reports.
+	bad := 1000
+	res, err := RunLocal(context.Background(), Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, CPU: &bad}, lo, lo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Flows[0].Client.Error; !strings.Contains(e, "pin to cpu 1000") {
+		t.Errorf("pinning to cpu 1000: error %q", e)
+	}
+}
+
+func TestLoopbackUDPUnpacedGSO(t *testing.T) {
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 64})
+	f := res.Flows[0]
+	s := f.Summary
+	t.Logf("64 B unpaced: %.0f datagrams/s sent %d lost %d gso %d", s.PerSec, s.Sent, s.Lost, f.Client.UDP.GSO)
+	if f.Client.UDP.GSO < 2 || s.FragmentsPerMessage != 1 || s.PacketsPerMessage != 0 {
+		t.Errorf("gso %d, fragments %.2f, packets %.2f", f.Client.UDP.GSO, s.FragmentsPerMessage, s.PacketsPerMessage)
+	}
+	if s.Sent == 0 || s.Messages+s.Lost != s.Sent || f.Server.UDP.Duplicates != 0 {
+		t.Errorf("sent %d delivered %d lost %d dup %d", s.Sent, s.Messages, s.Lost, f.Server.UDP.Duplicates)
+	}
+}

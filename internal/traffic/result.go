@@ -1,0 +1,379 @@
+package traffic
+
+import (
+	"time"
+)
+
+// Role is what one end does in a flow.
+type Role string
+
+// Roles.
+const (
+	RoleSender    Role = "sender"
+	RoleReceiver  Role = "receiver"
+	RoleRequester Role = "requester"
+	RoleResponder Role = "responder"
+)
+
+// Direction of a flow relative to the end that started the test (the
+// client, where `interlink bench` runs).
+type Direction string
+
+// Directions.
+const (
+	Forward Direction = "forward" // client sends (or requests blocks)
+	Reverse Direction = "reverse" // peer sends
+)
+
+// Result is one test: what was asked, and one Flow per direction (two with
+// --bidir).
+type Result struct {
+	Spec  Spec      `json:"spec"`
+	Start time.Time `json:"start"`
+	Flows []Flow    `json:"flows"`
+}
+
+// Flow is one direction of a test, measured at both ends.
+type Flow struct {
+	Direction Direction `json:"direction"`
+	Client    *Side     `json:"client"`
+	Server    *Side     `json:"server"`
+	Summary   Summary   `json:"summary"`
+}
+
+// Side is what one end measured of one flow. Counters are the deltas of the
+// end's network namespace over its run; CPU is its hot threads' own time.
+type Side struct {
+	Role      Role          `json:"role"`
+	Duration  time.Duration `json:"duration_ns"`
+	Bytes     int64         `json:"bytes"`    // payload bytes sent or received
+	Messages  int64         `json:"messages"` // writes, datagrams or blocks (for a responder: blocks sent)
+	MTU       int           `json:"mtu,omitempty"`
+	Intervals []Interval    `json:"intervals"`
+	Streams   []Stream      `json:"streams,omitempty"`
+	UDP       *UDPStats     `json:"udp,omitempty"`
+	Blocks    *BlockStats   `json:"blocks,omitempty"`
+	CPU       CPU           `json:"cpu"`
+	Counters  Counters      `json:"counters"`
+	// Error is set when the end stopped early on an error; what it measured
+	// until then is kept.
+	Error string `json:"error,omitempty"`
+}
+
+// Interval is one per-interval line, from one end's point of view.
+type Interval struct {
+	Start      time.Duration `json:"start_ns"` // since the end started
+	End        time.Duration `json:"end_ns"`
+	Bytes      int64         `json:"bytes"`
+	Messages   int64         `json:"messages"`
+	BitsPerSec float64       `json:"bits_per_sec"`
+	// TCP sender: retransmitted segments in the interval and the smoothed
+	// RTT at its end (the mean over streams).
+	Retransmits int64 `json:"retransmits,omitempty"`
+	RTT         int64 `json:"rtt_ns,omitempty"`
+	CwndBytes   int64 `json:"cwnd_bytes,omitempty"`
+	// UDP receiver: gaps opened in the interval (late arrivals subtract),
+	// reordered and duplicate datagrams, jitter at the end of the interval.
+	Lost       int64 `json:"lost,omitempty"`
+	Reordered  int64 `json:"reordered,omitempty"`
+	Duplicates int64 `json:"duplicates,omitempty"`
+	Jitter     int64 `json:"jitter_ns,omitempty"`
+	// Blocks requester: latency of the interval's blocks and blocks lost.
+	RTTPercentiles *Latency `json:"rtt,omitempty"`
+	LostBlocks     int64    `json:"lost_blocks,omitempty"`
+}
+
+// Stream is one TCP connection's figures (TCP_INFO at the sender).
+type Stream struct {
+	Bytes       int64 `json:"bytes"`
+	Retransmits int64 `json:"retransmits"`
+	RTT         int64 `json:"rtt_ns"`
+	RTTVar      int64 `json:"rttvar_ns"`
+	MinRTT      int64 `json:"min_rtt_ns"`
+	MSS         int   `json:"mss"`
+	PMTU        int   `json:"pmtu"`
+	CwndBytes   int64 `json:"cwnd_bytes"`
+}
+
+// UDPStats is the sequence accounting of a UDP receiver, or the send count
+// of a sender.
+type UDPStats struct {
+	Sent       int64 `json:"sent,omitempty"` // sender: datagrams handed to the kernel
+	Received   int64 `json:"received"`       // unique datagrams
+	Lost       int64 `json:"lost"`           // gaps below the highest number seen
+	Reordered  int64 `json:"reordered"`
+	Duplicates int64 `json:"duplicates"`
+	Jitter     int64 `json:"jitter_ns"`
+	Foreign    int64 `json:"foreign,omitempty"` // datagrams that were not ours (bad header or tag)
+	// GSO is how many datagrams the sender handed the kernel per buffer
+	// (UDP_SEGMENT); the kernel's IP counters then count a buffer once.
+	GSO int `json:"gso_segments,omitempty"`
+}
+
+// BlockStats is what a blocks requester counted (or a responder answered).
+type BlockStats struct {
+	Requests  int64    `json:"requests"`  // requests sent (responder: received)
+	Completed int64    `json:"completed"` // blocks received whole (responder: answered)
+	Lost      int64    `json:"lost"`      // no whole block within the timeout
+	Late      int64    `json:"late"`      // chunks that arrived after their block was declared lost
+	Chunks    int      `json:"chunks"`    // UDP datagrams per block (more than 1 above 64 KiB)
+	RTT       *Latency `json:"rtt,omitempty"`
+	Foreign   int64    `json:"foreign,omitempty"`
+}
+
+// Latency summarises round-trip times, in ns.
+type Latency struct {
+	Count int64   `json:"count"`
+	Min   int64   `json:"min_ns"`
+	Mean  float64 `json:"mean_ns"`
+	P50   int64   `json:"p50_ns"`
+	P90   int64   `json:"p90_ns"`
+	P99   int64   `json:"p99_ns"`
+	P999  int64   `json:"p99_9_ns"`
+	Max   int64   `json:"max_ns"`
+}
+
+// CPU is the processor time of one end's part in a flow. User and System
+// are its hot threads' own time (getrusage RUSAGE_THREAD); SoftIRQ is the
+// host's softirq time over the same span (/proc/stat, all CPUs), where the
+// kernel does most receive work and which per-thread accounting never
+// shows. Two ends on one host see the same softirq.
+type CPU struct {
+	Threads   int   `json:"threads"`
+	UserNs    int64 `json:"user_ns"`
+	SystemNs  int64 `json:"system_ns"`
+	SoftIRQNs int64 `json:"softirq_ns"`
+	Pinned    *int  `json:"pinned_cpu,omitempty"`
+}
+
+// Counters are kernel counter deltas of one end's network namespace over its
+// run (/proc/net/snmp and netstat).
+type Counters struct {
+	IPInReceives    int64 `json:"ip_in_receives"`
+	IPOutRequests   int64 `json:"ip_out_requests"`
+	IPOutDiscards   int64 `json:"ip_out_discards"`
+	FragOKs         int64 `json:"ip_frag_oks"`
+	FragCreates     int64 `json:"ip_frag_creates"`
+	FragFails       int64 `json:"ip_frag_fails"`
+	ReasmReqds      int64 `json:"ip_reasm_reqds"`
+	ReasmOKs        int64 `json:"ip_reasm_oks"`
+	ReasmFails      int64 `json:"ip_reasm_fails"`
+	ReasmTimeout    int64 `json:"ip_reasm_timeout"`
+	UDPInDatagrams  int64 `json:"udp_in_datagrams"`
+	UDPOutDatagrams int64 `json:"udp_out_datagrams"`
+	UDPRcvbufErrors int64 `json:"udp_rcvbuf_errors"`
+	UDPSndbufErrors int64 `json:"udp_sndbuf_errors"`
+	UDPInErrors     int64 `json:"udp_in_errors"`
+	TCPInSegs       int64 `json:"tcp_in_segs"`
+	TCPOutSegs      int64 `json:"tcp_out_segs"`
+	TCPRetransSegs  int64 `json:"tcp_retrans_segs"`
+}
+
+// PacketsOut is the number of IP packets the namespace sent: each
+// fragmented datagram counts as its fragments.
+func (c Counters) PacketsOut() int64 { return c.IPOutRequests - c.FragOKs + c.FragCreates }
+
+// Summary is a flow's result, combining both ends.
+type Summary struct {
+	Duration   time.Duration `json:"duration_ns"`
+	Bytes      int64         `json:"bytes"` // payload delivered to the receiver
+	BitsPerSec float64       `json:"bits_per_sec"`
+	Messages   int64         `json:"messages"` // datagrams or blocks delivered
+	PerSec     float64       `json:"messages_per_sec"`
+	MTU        int           `json:"mtu,omitempty"`
+
+	// TCP.
+	Retransmits int64 `json:"retransmits,omitempty"`
+
+	// UDP and blocks: messages sent and lost (sent minus delivered, the
+	// receiver's own count), and where they were lost.
+	Sent        int64       `json:"sent,omitempty"`
+	Lost        int64       `json:"lost"`
+	LossPercent float64     `json:"loss_percent"`
+	Reordered   int64       `json:"reordered,omitempty"`
+	Duplicates  int64       `json:"duplicates,omitempty"`
+	Jitter      int64       `json:"jitter_ns,omitempty"`
+	LossBy      *LossPlaces `json:"loss_by_place,omitempty"`
+	RTT         *Latency    `json:"rtt,omitempty"`
+	Chunks      int         `json:"chunks_per_block,omitempty"`
+
+	// Packets: FragmentsPerMessage is the IP packets one message travels in
+	// (1.0: not fragmented; 6.0 for 8 KiB at MTU 1500); PacketsPerMessage
+	// counts every IP packet both ends sent (requests, ACKs) per message
+	// delivered. Reassembly counters are the receiving end's.
+	FragmentsPerMessage float64 `json:"fragments_per_message,omitempty"`
+	PacketsPerMessage   float64 `json:"packets_per_message,omitempty"`
+	ReasmReqds          int64   `json:"reasm_reqds"`
+	ReasmOKs            int64   `json:"reasm_oks"`
+	ReasmFails          int64   `json:"reasm_fails"`
+
+	// Cost of each end, per GiB delivered and per message delivered.
+	ClientCost Cost `json:"client_cost"`
+	ServerCost Cost `json:"server_cost"`
+
+	// The wire limit for the path's MTU at the known link rate, and the
+	// goodput as a share of it (absent when the link rate is unknown).
+	WireLimitBitsPerSec float64 `json:"wire_limit_bits_per_sec,omitempty"`
+	PercentOfWireLimit  float64 `json:"percent_of_wire_limit,omitempty"`
+}
+
+// LossPlaces splits lost messages by where they were lost: the sender's own
+// queue (the local qdisc or device refused the datagram: Udp SndbufErrors at
+// the sender), the receiver's socket buffer (Udp RcvbufErrors), IP
+// reassembly at the receiver (Ip ReasmFails, at most what remains), and the
+// rest, which was lost in the network between.
+type LossPlaces struct {
+	SenderQueue  int64 `json:"sender_queue"`
+	SocketBuffer int64 `json:"socket_buffer"`
+	Reassembly   int64 `json:"reassembly"`
+	Network      int64 `json:"network"`
+}
+
+// Cost is an end's CPU normalised by what was delivered, in ns.
+type Cost struct {
+	CPUNs           int64   `json:"cpu_ns"` // user + system of the end's threads
+	SoftIRQNs       int64   `json:"softirq_ns"`
+	CPUNsPerGiB     float64 `json:"cpu_ns_per_gib"`
+	SoftIRQNsPerGiB float64 `json:"softirq_ns_per_gib"`
+	CPUNsPerMsg     float64 `json:"cpu_ns_per_message,omitempty"`
+	SoftIRQNsPerMsg float64 `json:"softirq_ns_per_message,omitempty"`
+	// Utilisation is CPU time over the flow's duration: 1.0 is one core
+	// busy. An end near 1.0 was the bottleneck.
+	Utilisation float64 `json:"utilisation"`
+}
+
+// Summarize computes a flow's summary from its two sides.
+func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
+	f := Flow{Direction: dir, Client: client, Server: server}
+	s := &f.Summary
+	send, recv := client, server
+	if dir == Reverse {
+		send, recv = server, client
+	}
+	if spec.Mode == ModeBlocks {
+		send, recv = server, client // blocks flow from the responder
+	}
+	if send == nil || recv == nil {
+		return f
+	}
+	s.Duration = recv.Duration
+	if spec.Mode == ModeBlocks {
+		s.Duration = client.Duration
+	}
+	s.MTU = send.MTU
+	if s.MTU == 0 {
+		s.MTU = recv.MTU
+	}
+	s.Bytes = recv.Bytes
+	s.Messages = recv.Messages
+	if sec := s.Duration.Seconds(); sec > 0 {
+		s.BitsPerSec = float64(s.Bytes) * 8 / sec
+		s.PerSec = float64(s.Messages) / sec
+	}
+	s.ReasmReqds = recv.Counters.ReasmReqds
+	s.ReasmOKs = recv.Counters.ReasmOKs
+	s.ReasmFails = recv.Counters.ReasmFails
+	switch spec.Mode {
+	case ModeTCP:
+		for _, st := range send.Streams {
+			s.Retransmits += st.Retransmits
+		}
+		s.PerSec, s.Messages = 0, 0
+	case ModeUDP:
+		if send.UDP != nil && recv.UDP != nil {
+			s.Sent = send.UDP.Sent
+			s.Lost = max(s.Sent-recv.UDP.Received, 0)
+			s.Reordered = recv.UDP.Reordered
+			s.Duplicates = recv.UDP.Duplicates
+			s.Jitter = recv.UDP.Jitter
+			s.LossBy = lossPlaces(s.Lost, send.Counters, recv.Counters)
+		}
+		switch {
+		case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:
+			// IP counts a segmented buffer once; only datagrams that fit the
+			// MTU are segmented, so each is one packet on the wire.
+			s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
+		case send.Messages > 0:
+			s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
+		}
+	case ModeBlocks:
+		if b := client.Blocks; b != nil {
+			s.Sent = b.Requests
+			s.Lost = b.Lost
+			s.RTT = b.RTT
+			s.Chunks = b.Chunks
+			// A lost block is a lost request or a lost response: count the
+			// drops at both ends.
+			both := Counters{
+				UDPSndbufErrors: client.Counters.UDPSndbufErrors + server.Counters.UDPSndbufErrors,
+				UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
+				ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
+			}
+			s.LossBy = lossPlaces(s.Lost, both, both)
+		}
+		if server.Messages > 0 {
+			s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
+		}
+	}
+	if s.Sent > 0 {
+		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
+	}
+	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
+		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
+	}
+	perMsg := spec.Mode != ModeTCP
+	s.ClientCost = cost(client, s.Bytes, s.Messages, s.Duration, perMsg)
+	s.ServerCost = cost(server, s.Bytes, s.Messages, s.Duration, perMsg)
+	if spec.LinkRateBitsPerSec > 0 && s.MTU > 0 {
+		var eff float64
+		switch spec.Mode {
+		case ModeTCP:
+			eff = TCPWireEfficiency(s.MTU, spec.LinkOverheadBytes)
+		case ModeUDP:
+			eff = UDPWireEfficiency(spec.Len, s.MTU, spec.LinkOverheadBytes)
+		case ModeBlocks:
+			eff = UDPWireEfficiency(min(spec.Block, MaxDatagram), s.MTU, spec.LinkOverheadBytes)
+		}
+		s.WireLimitBitsPerSec = eff * float64(spec.LinkRateBitsPerSec)
+		if s.WireLimitBitsPerSec > 0 {
+			s.PercentOfWireLimit = 100 * s.BitsPerSec / s.WireLimitBitsPerSec
+		}
+	}
+	return f
+}
+
+// lossPlaces attributes lost messages: first to counters that name a place
+// (the sender's queue, the receiver's socket buffer, reassembly), each at
+// most what is still unexplained, then the rest to the network. ReasmFails
+// can count fragments rather than datagrams (a fragment dropped because
+// reassembly memory is full counts once per fragment), hence the cap.
+func lossPlaces(lost int64, send, recv Counters) *LossPlaces {
+	p := &LossPlaces{}
+	rest := lost
+	take := func(n int64) int64 {
+		n = max(min(n, rest), 0)
+		rest -= n
+		return n
+	}
+	p.SenderQueue = take(send.UDPSndbufErrors)
+	p.SocketBuffer = take(recv.UDPRcvbufErrors)
+	p.Reassembly = take(recv.ReasmFails)
+	p.Network = rest
+	return p
+}
+
+func cost(sd *Side, bytes, msgs int64, d time.Duration, perMsg bool) Cost {
+	c := Cost{CPUNs: sd.CPU.UserNs + sd.CPU.SystemNs, SoftIRQNs: sd.CPU.SoftIRQNs}
+	if gib := float64(bytes) / (1 << 30); gib > 0 {
+		c.CPUNsPerGiB = float64(c.CPUNs) / gib
+		c.SoftIRQNsPerGiB = float64(c.SoftIRQNs) / gib
+	}
+	if perMsg && msgs > 0 {
+		c.CPUNsPerMsg = float64(c.CPUNs) / float64(msgs)
+		c.SoftIRQNsPerMsg = float64(c.SoftIRQNs) / float64(msgs)
+	}
+	if d > 0 {
+		c.Utilisation = float64(c.CPUNs) / float64(d)
+	}
+	return c
+}

@@ -1,0 +1,224 @@
+package traffic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// startupTimeout is how long a receiving end waits for the first byte.
+const startupTimeout = 5 * time.Second
+
+// drainGrace is how long past the spec's duration a receiving end keeps
+// listening before it gives up on the sender's end of stream.
+const drainGrace = 3 * time.Second
+
+// SendTCP writes spec.Len-byte buffers on every conn for spec.Duration, one
+// locked thread per stream, then closes the write side and waits for the
+// receiver to close. Call it on a thread in the sender's network namespace.
+// What was measured is returned even when ctx is cancelled or a stream fails
+// (Side.Error says why).
+func SendTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Options) *Side {
+	return runTCP(ctx, spec, conns, RoleSender, opt)
+}
+
+// ReceiveTCP reads every conn until the sender closes it (or spec.Duration
+// plus a grace period passes), one locked thread per stream. Call it on a
+// thread in the receiver's network namespace.
+func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Options) *Side {
+	return runTCP(ctx, spec, conns, RoleReceiver, opt)
+}
+
+func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt Options) *Side {
+	side := &Side{Role: role, Intervals: []Interval{}}
+	spec, m, ok := begin(spec, side)
+	if !ok {
+		return side
+	}
+	dcs := make([]interface{ SetDeadline(time.Time) error }, len(conns))
+	for i, c := range conns {
+		if err := blockingIO(c); err != nil {
+			side.Error = errorf("tcp: %w", err).Error()
+			return side
+		}
+		dcs[i] = c
+	}
+	stopWatch := cancelOnDone(ctx, dcs...)
+	defer stopWatch()
+
+	bytes := make([]atomic.Int64, len(conns))
+	var started atomic.Int64 // unix ns of the first byte (receiver)
+	start := time.Now()
+	end := start.Add(spec.Duration)
+	if role == RoleReceiver {
+		end = end.Add(drainGrace + startupTimeout)
+	}
+	results := make([]<-chan threadResult, len(conns))
+	for i, c := range conns {
+		c.SetDeadline(end)
+		if role == RoleSender {
+			results[i] = startThread(spec.CPU, func() error { return tcpWrite(ctx, c, spec.Len, end, &bytes[i], opt) })
+		} else {
+			results[i] = startThread(spec.CPU, func() error { return tcpRead(c, &bytes[i], &started) })
+		}
+	}
+
+	// Sample streams every interval on this thread; hot threads only count.
+	done := make(chan struct{})
+	side.CPU.Threads = len(conns)
+	side.CPU.Pinned = spec.CPU
+	errs := make(chan error, len(conns))
+	go func() {
+		for i, ch := range results {
+			r := <-ch
+			side.CPU.UserNs += int64(r.user)
+			side.CPU.SystemNs += int64(r.sys)
+			if r.err != nil {
+				errs <- errorf("tcp stream %d: %w", i, r.err)
+			}
+		}
+		close(done)
+	}()
+	if role == RoleReceiver {
+		// The receiver's clock starts with the first byte.
+		deadline := time.Now().Add(startupTimeout)
+	wait:
+		for started.Load() == 0 && time.Now().Before(deadline) {
+			select {
+			case <-done:
+				break wait
+			case <-time.After(time.Millisecond):
+			}
+		}
+		if s := started.Load(); s != 0 {
+			start = time.Unix(0, s)
+		}
+	}
+	iv := newIntervals(start, spec.Interval, role, opt.Observer)
+	var lastBytes, lastRetrans int64
+	sample := func() Interval {
+		var in Interval
+		var total int64
+		for i := range bytes {
+			total += bytes[i].Load()
+		}
+		in.Bytes = total - lastBytes
+		lastBytes = total
+		if role == RoleSender {
+			var retrans, rtt, cwnd int64
+			for _, c := range conns {
+				if ti, err := readTCPInfo(c); err == nil {
+					retrans += ti.retrans
+					rtt += ti.rtt
+					cwnd += ti.cwndBytes
+				}
+			}
+			in.Retransmits = retrans - lastRetrans
+			lastRetrans = retrans
+			in.RTT = rtt / int64(len(conns))
+			in.CwndBytes = cwnd
+		}
+		return in
+	}
+	tick := time.NewTimer(time.Until(iv.next))
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-tick.C:
+			now := time.Now()
+			iv.close(now, sample())
+			tick.Reset(time.Until(iv.next))
+		}
+	}
+	tick.Stop()
+	now := time.Now()
+	iv.finish(now, sample())
+	side.Intervals = iv.list
+	side.Duration = now.Sub(start)
+	side.Bytes = lastBytes
+	if role == RoleSender {
+		side.Messages = (side.Bytes + int64(spec.Len) - 1) / int64(spec.Len)
+	}
+	for _, c := range conns {
+		st := Stream{}
+		if ti, err := readTCPInfo(c); err == nil {
+			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
+			if side.MTU == 0 {
+				side.MTU = ti.pmtu
+			}
+		}
+		side.Streams = append(side.Streams, st)
+	}
+	for i := range side.Streams {
+		side.Streams[i].Bytes = bytes[i].Load()
+	}
+	close(errs)
+	for err := range errs {
+		if side.Error == "" {
+			side.Error = err.Error()
+		}
+	}
+	m.finish(ctx, side)
+	return side
+}
+
+func tcpWrite(ctx context.Context, c *net.TCPConn, size int, end time.Time, n *atomic.Int64, opt Options) error {
+	buf := make([]byte, size)
+	for ctx.Err() == nil && time.Now().Before(end) {
+		if err := opt.wait(ctx, size); err != nil {
+			break
+		}
+		w, err := c.Write(buf)
+		n.Add(int64(w))
+		if err != nil {
+			if isTimeout(err) {
+				break
+			}
+			return err
+		}
+	}
+	// Half-close, then wait (bounded) for the receiver to read everything
+	// and close its side, so the last TCP_INFO sees the whole transfer.
+	c.CloseWrite()
+	if ctx.Err() != nil {
+		return nil
+	}
+	c.SetReadDeadline(time.Now().Add(drainGrace))
+	var b [512]byte
+	for {
+		if _, err := c.Read(b[:]); err != nil {
+			if errors.Is(err, io.EOF) || isTimeout(err) || ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func tcpRead(c *net.TCPConn, n *atomic.Int64, started *atomic.Int64) error {
+	buf := make([]byte, 256<<10)
+	for {
+		r, err := c.Read(buf)
+		if r > 0 {
+			if started.Load() == 0 {
+				started.CompareAndSwap(0, time.Now().UnixNano())
+			}
+			n.Add(int64(r))
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				c.CloseWrite()
+				return nil
+			}
+			if isTimeout(err) {
+				return nil
+			}
+			return err
+		}
+	}
+}
