@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command compare runs interlink's traffic engines and the tools an
 // operator would pick instead (iperf3, sockperf) side by side in the same
 // namespace lab, alternating runs, and prints medians and ratios. It is

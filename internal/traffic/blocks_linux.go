@@ -23,7 +23,7 @@ const slotBits = 10
 // network namespace.
 func Request(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleRequester, Intervals: []Interval{}, Blocks: &BlockStats{}}
-	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
+	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
 		return blocksRequest(ctx, spec, conn, side, opt)
 	})
 }
@@ -34,7 +34,7 @@ func Request(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Si
 // plus grace. Call it on a thread in the responder's network namespace.
 func Respond(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleResponder, Intervals: []Interval{}, Blocks: &BlockStats{}}
-	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
+	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
 		return blocksRespond(ctx, spec, conn, side, opt)
 	})
 }

@@ -47,6 +47,7 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 		udp      *net.UDPConn
 		cs, ss   *Side
 		agentErr error
+		meter    *meter // started before the agent starts sending
 	}
 	flows := make([]*flow, len(dirs))
 	defer func() {
@@ -87,6 +88,9 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 				}
 				f.conns = append(f.conns, conn.(*net.TCPConn))
 			}
+			if f.meter, err = startMeter(); err != nil {
+				return nil, fmt.Errorf("bench: %w", err)
+			}
 			if err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil); err != nil {
 				return nil, err
 			}
@@ -112,6 +116,10 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 				}
 			}
 		}()
+		if f.meter, err = startMeter(); err != nil {
+			close(helloDone)
+			return nil, fmt.Errorf("bench: %w", err)
+		}
 		err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil)
 		close(helloDone)
 		if err != nil {
@@ -120,9 +128,10 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 	}
 
 	// Run the client ends; then collect the agent's sides.
-	opt := func(d Direction) Options {
-		o := Options{Guard: g}
+	opt := func(f *flow) Options {
+		o := Options{Guard: g, meter: f.meter}
 		if obs != nil {
+			d := f.dir
 			o.Observer = func(r Role, in Interval) { obs(d, r, in) }
 		}
 		return o
@@ -134,15 +143,15 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			defer wg.Done()
 			switch {
 			case spec.Mode == ModeTCP && f.dir == Forward:
-				f.cs = SendTCP(ctx, spec, f.conns, opt(f.dir))
+				f.cs = SendTCP(ctx, spec, f.conns, opt(f))
 			case spec.Mode == ModeTCP:
-				f.cs = ReceiveTCP(ctx, spec, f.conns, opt(f.dir))
+				f.cs = ReceiveTCP(ctx, spec, f.conns, opt(f))
 			case spec.Mode == ModeBlocks:
-				f.cs = Request(ctx, spec, f.udp, opt(f.dir))
+				f.cs = Request(ctx, spec, f.udp, opt(f))
 			case f.dir == Forward:
-				f.cs = SendUDP(ctx, spec, f.udp, opt(f.dir))
+				f.cs = SendUDP(ctx, spec, f.udp, opt(f))
 			default:
-				f.cs = ReceiveUDP(ctx, spec, f.udp, opt(f.dir))
+				f.cs = ReceiveUDP(ctx, spec, f.udp, opt(f))
 			}
 		})
 		if err != nil {

@@ -10,13 +10,6 @@ import (
 	"github.com/interlink/interlink/internal/counters"
 )
 
-// meter measures the kernel counters of the calling thread's network
-// namespace and the host's softirq time between start and stop. Both must be
-// called on the thread that sits in the end's namespace.
-type meter struct {
-	before *counters.Snapshot
-}
-
 func startMeter() (*meter, error) {
 	s, err := counters.Take()
 	if err != nil {
@@ -83,13 +76,17 @@ func threadCPU() (user, sys time.Duration) {
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
-// begin normalises spec and starts the meter of an end; on failure the
-// error is recorded in side and ok is false.
-func begin(spec Spec, side *Side) (_ Spec, _ *meter, ok bool) {
+// begin normalises spec and starts the meter of an end, unless the caller
+// started it already (opt.meter); on failure the error is recorded in side
+// and ok is false.
+func begin(spec Spec, side *Side, opt Options) (_ Spec, _ *meter, ok bool) {
 	spec, err := spec.Normalize()
 	if err != nil {
 		side.Error = err.Error()
 		return spec, nil, false
+	}
+	if opt.meter != nil {
+		return spec, opt.meter, true
 	}
 	m, err := startMeter()
 	if err != nil {

@@ -1,5 +1,7 @@
 package traffic
 
+import "github.com/interlink/interlink/internal/counters"
+
 import "context"
 
 // Guard protects the datagrams of an authenticated session (the agent and
@@ -18,6 +20,18 @@ type Guard interface {
 type Options struct {
 	Observer Observer // per-interval lines as they close
 	Guard    Guard    // session protection of datagrams; nil in-process
+
+	// meter, when set, was started by the caller before the peer was told
+	// to begin, so the first packets fall inside the counter deltas (an end
+	// that starts its own meter can miss what the peer sent before it).
+	meter *meter
+}
+
+// meter measures the kernel counters of the calling thread's network
+// namespace and the host's softirq time between start and stop. Both must be
+// called on a thread that sits in the end's namespace.
+type meter struct {
+	before *counters.Snapshot
 }
 
 func (o Options) overhead() int {

@@ -150,12 +150,20 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 			return nil, fmt.Errorf("bench: connect to %s: %w", r.udp.Peer(), err)
 		}
 	}
+	// Meter before answering: the client sends as soon as it hears back.
+	m, err := startMeter()
+	if err != nil {
+		for _, c := range conns {
+			c.Close()
+		}
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	runCtx, stop := context.WithCancel(s.Context())
 	r.cancel = stop
 	go func() {
 		defer close(r.done)
 		defer stop()
-		opt := Options{Guard: g}
+		opt := Options{Guard: g, meter: m}
 		var side *Side
 		switch {
 		case r.tcp != nil && r.role == RoleSender:

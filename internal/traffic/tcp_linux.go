@@ -34,7 +34,7 @@ func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Option
 
 func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt Options) *Side {
 	side := &Side{Role: role, Intervals: []Interval{}}
-	spec, m, ok := begin(spec, side)
+	spec, m, ok := begin(spec, side, opt)
 	if !ok {
 		return side
 	}

@@ -191,7 +191,7 @@ func TestSpecNormalize(t *testing.T) {
 func TestSummarizeUDPLoss(t *testing.T) {
 	spec, _ := Spec{Mode: ModeUDP, Len: 8192, LinkRateBitsPerSec: 1e9}.Normalize()
 	snd := &Side{Role: RoleSender, Duration: time.Second, Messages: 1000, UDP: &UDPStats{Sent: 1000},
-		MTU: 1500, Counters: Counters{IPOutRequests: 1000, FragOKs: 1000, FragCreates: 6000, UDPSndbufErrors: 30}}
+		MTU: 1500, Counters: Counters{IPOutRequests: 1040, TCPOutSegs: 40, UDPOutDatagrams: 1000, FragOKs: 1000, FragCreates: 6000, UDPSndbufErrors: 30}}
 	rcv := &Side{Role: RoleReceiver, Duration: time.Second, Messages: 900, Bytes: 900 * 8192,
 		UDP: &UDPStats{Received: 900}, Counters: Counters{UDPRcvbufErrors: 20, ReasmFails: 500},
 		CPU: CPU{UserNs: 1000, SystemNs: 8000, SoftIRQNs: 9000}}
@@ -205,6 +205,7 @@ func TestSummarizeUDPLoss(t *testing.T) {
 	if *s.LossBy != (LossPlaces{SenderQueue: 30, SocketBuffer: 20, Reassembly: 50}) {
 		t.Errorf("places %+v", *s.LossBy)
 	}
+	// The 40 TCP segments of the control session are not the test's packets.
 	if s.FragmentsPerMessage != 6 {
 		t.Errorf("fragments per message %.2f", s.FragmentsPerMessage)
 	}

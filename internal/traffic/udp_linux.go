@@ -39,7 +39,7 @@ var endMarkerDelays = []time.Duration{0, 10 * time.Millisecond, 50 * time.Millis
 // it on a thread in the sender's network namespace.
 func SendUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleSender, Intervals: []Interval{}, UDP: &UDPStats{}}
-	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
+	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
 		return udpSend(ctx, spec, conn, side, opt)
 	})
 }
@@ -51,15 +51,15 @@ func SendUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Si
 // receiver's network namespace.
 func ReceiveUDP(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleReceiver, Intervals: []Interval{}, UDP: &UDPStats{}}
-	return runEnd(ctx, spec, conn, side, func(spec Spec) (time.Duration, error) {
+	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
 		return udpReceive(ctx, spec, conn, side, opt)
 	})
 }
 
 // runEnd is the frame of a single-threaded end: normalise the spec, meter
 // the namespace, run the hot loop on its own locked thread, collect cost.
-func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, hot func(Spec) (time.Duration, error)) *Side {
-	spec, m, ok := begin(spec, side)
+func runEnd(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options, hot func(Spec) (time.Duration, error)) *Side {
+	spec, m, ok := begin(spec, side, opt)
 	if !ok {
 		return side
 	}
