@@ -44,7 +44,7 @@ rate. Nothing on the host changes; 'lab down' removes everything, also after
 a crash. Needs CAP_NET_ADMIN (root).
 
 Built-in topologies (see 'interlink lab list', 'interlink lab show NAME'):
-jumbo, blackhole, routed, mixed, shaped, rac.`,
+` + builtinNames() + ".",
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	for _, sub := range []func(*env) *cobra.Command{newLabUpCmd, newLabDownCmd, newLabStatusCmd, newLabListCmd, newLabShowCmd, newLabExecCmd} {
@@ -382,4 +382,13 @@ func renderLab(w io.Writer, s *lab.Status) {
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "  problem: %s\n", p)
 	}
+}
+
+// builtinNames lists the built-in topologies for the help text.
+func builtinNames() string {
+	var names []string
+	for _, b := range lab.Builtins() {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
 }
