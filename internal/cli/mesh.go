@@ -138,7 +138,7 @@ func renderMesh(w io.Writer, res *mesh.Result) {
 		for _, from := range res.Nodes {
 			fmt.Fprintf(tw, "%-*s\t", width, from.Name)
 			for _, to := range res.Nodes {
-				fmt.Fprintf(tw, "%s\t", cell(res, net, from.Name, to.Name))
+				fmt.Fprintf(tw, "%s\t", res.Cell(net, from.Name, to.Name))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -164,25 +164,6 @@ func renderMesh(w io.Writer, res *mesh.Result) {
 		fmt.Fprintf(tw, "  %s -> %s\t%s -> %s\t%s\t%d\t%s\n", p.From, p.To, p.FromAddr, p.ToAddr, p.Verdict, p.PathMTU, p.Detail)
 	}
 	tw.Flush()
-}
-
-func cell(res *mesh.Result, net int, from, to string) string {
-	if from == to {
-		return "-"
-	}
-	for _, p := range res.Paths {
-		if p.Network == net && p.From == from && p.To == to {
-			if p.Error != "" {
-				return "error!"
-			}
-			s := fmt.Sprint(p.PathMTU)
-			if p.Problem() {
-				s += "!"
-			}
-			return s
-		}
-	}
-	return " "
 }
 
 // family names the address family of a network when all nodes agree.

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
@@ -205,7 +204,7 @@ func renderMesh(w io.Writer, r *Result) {
 	for _, from := range m.Nodes {
 		line := []string{from.Name}
 		for _, to := range m.Nodes {
-			line = append(line, meshCell(m, from.Name, to.Name))
+			line = append(line, m.Cell(1, from.Name, to.Name)) // the demo meshes one network: the interconnect
 		}
 		cells = append(cells, line)
 	}
@@ -230,25 +229,6 @@ func renderMesh(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  %s -> %s: not measured: %s\n", p.From, p.To, p.Error)
 		}
 	}
-}
-
-func meshCell(m *mesh.Result, from, to string) string {
-	if from == to {
-		return "-"
-	}
-	for _, p := range m.Paths {
-		if p.From == from && p.To == to {
-			if p.Error != "" {
-				return "error!"
-			}
-			s := fmt.Sprint(p.PathMTU)
-			if p.Problem() {
-				s += "!"
-			}
-			return s
-		}
-	}
-	return " "
 }
 
 // row is one line of a side-by-side table: a name and a value per run.

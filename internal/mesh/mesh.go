@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -167,6 +168,29 @@ type Path struct {
 // other than ok, or a path MTU below the expected one.
 func (p Path) Problem() bool {
 	return p.Error != "" || p.Verdict != pmtu.OK || (p.MeetsExpect != nil && !*p.MeetsExpect)
+}
+
+// Cell is the matrix entry for the path from one node to another on a
+// network (1-based): "-" on the diagonal, the path MTU with "!" when the
+// path is a problem, "error!" when it could not be measured, " " when the
+// result holds no such path.
+func (r *Result) Cell(network int, from, to string) string {
+	if from == to {
+		return "-"
+	}
+	for _, p := range r.Paths {
+		if p.Network == network && p.From == from && p.To == to {
+			if p.Error != "" {
+				return "error!"
+			}
+			s := strconv.Itoa(p.PathMTU)
+			if p.Problem() {
+				s += "!"
+			}
+			return s
+		}
+	}
+	return " "
 }
 
 // Result is the outcome of a mesh run (schema interlink.mesh/v1).

@@ -145,3 +145,23 @@ func TestRunDeadAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestResultCell(t *testing.T) {
+	no := false
+	r := &Result{Paths: []Path{
+		{Network: 1, From: "a", To: "b", Result: pmtu.Result{PathMTU: 9000, Verdict: pmtu.OK}},
+		{Network: 1, From: "b", To: "a", Result: pmtu.Result{PathMTU: 1500, Verdict: pmtu.Blackhole}},
+		{Network: 2, From: "a", To: "b", Result: pmtu.Result{PathMTU: 9000, Verdict: pmtu.OK}, MeetsExpect: &no},
+		{Network: 2, From: "b", To: "a", Error: "refused", Result: pmtu.Result{Verdict: pmtu.OK}},
+	}}
+	cases := []struct {
+		net      int
+		from, to string
+		want     string
+	}{{1, "a", "a", "-"}, {1, "a", "b", "9000"}, {1, "b", "a", "1500!"}, {2, "a", "b", "9000!"}, {2, "b", "a", "error!"}, {3, "a", "b", " "}}
+	for _, c := range cases {
+		if got := r.Cell(c.net, c.from, c.to); got != c.want {
+			t.Errorf("Cell(%d, %s, %s) = %q, want %q", c.net, c.from, c.to, got, c.want)
+		}
+	}
+}
