@@ -18,6 +18,7 @@ import (
 	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/testbin"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/check")
@@ -257,12 +258,11 @@ func TestCheckLive(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	bin := filepath.Join(dir, "interlink")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/interlink")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, cleanup, err := testbin.Build("interlink-check-bin-")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(cleanup)
 	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
 	t.Run("unreadable tree", func(t *testing.T) {
 		// A node whose sysfs, network scripts and grid home an ordinary

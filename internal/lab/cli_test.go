@@ -21,6 +21,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testbin"
 )
 
 // binary is the interlink command built for these tests.
@@ -29,20 +30,13 @@ var binary string
 // runMain builds cmd/interlink so the tests can run `interlink lab` as a
 // user would, kill it, and run it as another user.
 func runMain(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "t3-lab-bin-")
+	bin, cleanup, err := testbin.Build("t3-lab-bin-") // reachable by nobody, for the not-root test
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755) // the not-root test runs it as nobody
-	binary = filepath.Join(dir, "interlink")
-	build := exec.Command("go", "build", "-o", binary, "github.com/interlink/interlink/cmd/interlink")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build interlink: %v\n%s", err, out)
-		return 1
-	}
+	defer cleanup()
+	binary = bin
 	return m.Run()
 }
 

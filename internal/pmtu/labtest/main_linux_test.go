@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testbin"
 )
 
 // Every lab these tests create is named t4-...
@@ -39,21 +40,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "pmtu lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)
 	}
-	dir, err := os.MkdirTemp("", "t4-interlink-")
-	if err != nil {
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testbin.Build("t4-interlink-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "interlink")
-	build := exec.Command("go", "build", "-o", bin, "github.com/interlink/interlink/cmd/interlink")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build interlink: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 
