@@ -47,8 +47,12 @@ cross:
 # Go benchmarks, then interlink against iperf3 and sockperf in a namespace lab
 # (root; installs the peers with apt-get if missing): medians and ratios.
 BENCHFLAGS ?= -rounds 5 -time 3s
+# The Go benchmarks (lab up/down, check, pmtu verdict time) run six times
+# each and benchstat prints their medians.
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: build
-	$(GO) test -run='^$$' -bench=. -benchtime=1x -count=1 ./...
+	$(GO) test -run='^$$' -bench=. -benchtime=3x -count=6 ./... | tee bin/bench.txt
+	$(GO) run $(BENCHSTAT) bin/bench.txt
 	$(GO) build -o bin/compare ./bench/compare
 	./bin/compare $(BENCHFLAGS)
 
