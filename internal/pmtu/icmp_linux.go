@@ -202,14 +202,16 @@ func (p *ICMPProber) Send(ctx context.Context, size int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var serr error
-	err = p.rc.Write(func(fd uintptr) bool {
-		_, serr = unix.Write(int(fd), b)
-		return serr != unix.EAGAIN
+	err = sendProbe(func() error {
+		var serr error
+		if err := p.rc.Write(func(fd uintptr) bool {
+			_, serr = unix.Write(int(fd), b)
+			return serr != unix.EAGAIN
+		}); err != nil {
+			return err
+		}
+		return serr
 	})
-	if err == nil {
-		err = serr
-	}
 	if err != nil {
 		if errors.Is(err, unix.EMSGSIZE) {
 			return uint64(seq), ErrLocalTooBig

@@ -236,3 +236,26 @@ func Iface(addr netip.Addr) (string, int, error) {
 }
 
 func isMsgSize(err error) bool { return errors.Is(err, unix.EMSGSIZE) }
+
+// sendTries bounds the attempts of sendProbe.
+const sendTries = 3
+
+// sendProbe calls send, which sends one probe, and tells a local limit from
+// a stale error. A socket with IP_RECVERR/IPV6_RECVERR not only queues each
+// ICMP error it receives ("fragmentation needed", "packet too big") but also
+// keeps it as the pending socket error (sk_err), and the next send on the
+// socket returns that error instead of sending (sock_alloc_send_pskb checks
+// sock_error first) unless a read consumed it before. So after a hop
+// reports its MTU, the next probe of any size, even one that fits, can fail
+// with EMSGSIZE without leaving. A probe that really exceeds the local
+// limit fails every time; a stale error fails once and is cleared by that
+// failure, so EMSGSIZE is believed only when every attempt returns it.
+func sendProbe(send func() error) error {
+	var err error
+	for range sendTries {
+		if err = send(); !isMsgSize(err) {
+			return err
+		}
+	}
+	return err
+}

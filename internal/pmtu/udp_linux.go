@@ -192,7 +192,7 @@ func (k *Conn) Send(ctx context.Context, size int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := k.write(b); err != nil {
+	if err := sendProbe(func() error { return k.write(b) }); err != nil {
 		if isMsgSize(err) {
 			return seq, ErrLocalTooBig
 		}
