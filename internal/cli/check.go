@@ -114,7 +114,7 @@ func runCheck(e *env, f checkFlags) error {
 	}
 	src, err := inventory.Open(f.root)
 	if err != nil {
-		return usageError("check: --root %s: %v", f.root, errors.Unwrap(err))
+		return usageError("check: --root %s: %v", f.root, err)
 	}
 	defer src.Close()
 	if f.interval > 0 && src.Origin() != src.Root() {
