@@ -66,26 +66,8 @@ type pair struct {
 	a1, a2 netip.Addr
 }
 
-func pairTopo(name string, mtu int, rate string) string {
-	shaped := ""
-	if rate != "" {
-		shaped = ", rate: " + rate
-	}
-	return fmt.Sprintf(`name: %s
-switches:
-  ic: {mtu: %d}
-nodes:
-  node1:
-    links:
-      - {name: eth1, switch: ic, addresses: [198.18.60.1/24]%s}
-  node2:
-    links:
-      - {name: eth1, switch: ic, addresses: [198.18.60.2/24]}
-`, name, mtu, shaped)
-}
-
 func up(name string, mtu int, rate string) (*pair, error) {
-	topo, err := lab.Parse(name, []byte(pairTopo(name, mtu, rate)))
+	topo, err := lab.Pair(name, mtu, rate)
 	if err != nil {
 		return nil, err
 	}

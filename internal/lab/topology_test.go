@@ -305,3 +305,19 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestPair(t *testing.T) {
+	topo, err := lab.Pair("t3-pair", 1500, "1gbit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topo.Name != "t3-pair" || len(topo.Nodes) != 2 {
+		t.Errorf("pair: %+v", topo)
+	}
+	if _, err := lab.Pair("t3-pair", 70000, ""); err == nil {
+		t.Error("MTU 70000 accepted")
+	}
+	if _, err := lab.Pair("t3-pair", 9000, "fast"); err == nil {
+		t.Error("rate \"fast\" accepted")
+	}
+}

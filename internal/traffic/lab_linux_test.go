@@ -20,26 +20,6 @@ import (
 // Lab tests build labs named t5-* (this package's prefix) and remove them
 // when the test ends, pass or fail. They need root (CAP_NET_ADMIN).
 
-// pairTopo is two nodes on one switch at an MTU; rate shapes node1's
-// egress when not empty.
-func pairTopo(name string, mtu int, rate string) string {
-	shaped := ""
-	if rate != "" {
-		shaped = ", rate: " + rate
-	}
-	return fmt.Sprintf(`name: %s
-switches:
-  ic: {mtu: %d}
-nodes:
-  node1:
-    links:
-      - {name: eth1, switch: ic, addresses: [198.18.50.1/24]%s}
-  node2:
-    links:
-      - {name: eth1, switch: ic, addresses: [198.18.50.2/24]}
-`, name, mtu, shaped)
-}
-
 // routedTopo puts a router between node1 and node2 whose egress toward
 // node2 is shaped: its queue is a switch buffer that overflows.
 func routedTopo(name, rate string) string {
@@ -68,12 +48,27 @@ nodes:
 
 func upLab(t *testing.T, yaml string) *lab.Lab {
 	t.Helper()
-	if err := lab.CheckPrivilege(); err != nil {
-		t.Fatalf("lab tests build network namespaces and need root: %v", err)
-	}
 	topo, err := lab.Parse("test", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return upTopo(t, topo)
+}
+
+// upPair brings up lab.Pair under name (see there for the addresses).
+func upPair(t *testing.T, name string, mtu int, rate string) *lab.Lab {
+	t.Helper()
+	topo, err := lab.Pair(name, mtu, rate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return upTopo(t, topo)
+}
+
+func upTopo(t *testing.T, topo *lab.Topology) *lab.Lab {
+	t.Helper()
+	if err := lab.CheckPrivilege(); err != nil {
+		t.Fatalf("lab tests build network namespaces and need root: %v", err)
 	}
 	lab.Down(topo.Name) // a leftover of an earlier killed run
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -119,7 +114,7 @@ func TestLabBlocksFragments(t *testing.T) {
 		mtu  int
 		want float64
 	}{{1500, 6}, {9000, 1}} {
-		l := upLab(t, pairTopo(fmt.Sprintf("t5-frag%d", c.mtu), c.mtu, ""))
+		l := upPair(t, fmt.Sprintf("t5-frag%d", c.mtu), c.mtu, "")
 		f := runLab(t, context.Background(), Spec{Mode: ModeBlocks, Duration: time.Second, Block: 8 << 10, Outstanding: 4},
 			place(t, l, "node1"), place(t, l, "node2"))
 		s := f.Summary
@@ -154,7 +149,7 @@ func TestLabBlocksFragments(t *testing.T) {
 }
 
 func TestLabUDPPaced(t *testing.T) {
-	l := upLab(t, pairTopo("t5-paced", 9000, ""))
+	l := upPair(t, "t5-paced", 9000, "")
 	const rate = 200e6
 	f := runLab(t, context.Background(), Spec{Mode: ModeUDP, Duration: 2 * time.Second, RateBitsPerSec: rate, Len: 8 << 10},
 		place(t, l, "node1"), place(t, l, "node2"))
@@ -226,13 +221,13 @@ func TestLabShapedLoss(t *testing.T) {
 	f := runLab(t, context.Background(), spec, place(t, routed, "node1"), place(t, routed, "node2"))
 	check(f, qdiscDrops(t, routed, "r1", "eth2"), "network")
 
-	own := upLab(t, pairTopo("t5-ownq", 9000, "100mbit"))
+	own := upPair(t, "t5-ownq", 9000, "100mbit")
 	f = runLab(t, context.Background(), spec, place(t, own, "node1"), place(t, own, "node2"))
 	check(f, qdiscDrops(t, own, "node1", "eth1"), "sender queue")
 }
 
 func TestLabTCPShapedAndCancel(t *testing.T) {
-	l := upLab(t, pairTopo("t5-tcp", 1500, "200mbit"))
+	l := upPair(t, "t5-tcp", 1500, "200mbit")
 	spec := Spec{Mode: ModeTCP, Duration: 1500 * time.Millisecond, LinkRateBitsPerSec: 200e6, LinkOverheadBytes: 14}
 	f := runLab(t, context.Background(), spec, place(t, l, "node1"), place(t, l, "node2"))
 	s := f.Summary
@@ -253,7 +248,7 @@ func TestLabTCPShapedAndCancel(t *testing.T) {
 // TestLabThroughAgent runs the CLI's path end to end across two lab nodes:
 // this test binary as the agent in node2, RunRemote from a thread in node1.
 func TestLabThroughAgent(t *testing.T) {
-	l := upLab(t, pairTopo("t5-agent", 1500, ""))
+	l := upPair(t, "t5-agent", 1500, "")
 	n1, _ := l.Node("node1")
 	n2, _ := l.Node("node2")
 	self, err := os.Executable()
