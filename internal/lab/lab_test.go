@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // Every lab these tests create is named t3-...; labs of other users of this
@@ -40,28 +41,10 @@ func up(t testing.TB, builtin, suffix string) *lab.Lab {
 		t.Fatal(err)
 	}
 	topo.Name = prefix + "-" + suffix
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := lab.Up(ctx, topo)
-	if err != nil {
-		t.Fatalf("up %s: %v", builtin, err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Down(topo.Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
-			t.Errorf("down %s: %v", topo.Name, err)
-		}
-	})
-	return l
+	return testlab.Up(t, topo)
 }
 
-func node(t testing.TB, l *lab.Lab, name string) *lab.Node {
-	t.Helper()
-	n, err := l.Node(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return testlab.Node(t, l, name) }
 
 // ipOverhead is the IP plus UDP header size: payload = MTU - overhead.
 func ipOverhead(is4 bool) int {

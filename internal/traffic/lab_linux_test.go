@@ -15,6 +15,7 @@ import (
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // Lab tests build labs named t5-* (this package's prefix) and remove them
@@ -65,25 +66,7 @@ func upPair(t *testing.T, name string, mtu int, rate string) *lab.Lab {
 	return upTopo(t, topo)
 }
 
-func upTopo(t *testing.T, topo *lab.Topology) *lab.Lab {
-	t.Helper()
-	if err := lab.CheckPrivilege(); err != nil {
-		t.Fatalf("lab tests build network namespaces and need root: %v", err)
-	}
-	lab.Down(topo.Name) // a leftover of an earlier killed run
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := lab.Up(ctx, topo)
-	if err != nil {
-		t.Fatalf("lab up %s: %v", topo.Name, err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Down(topo.Name); err != nil {
-			t.Errorf("lab down %s: %v", topo.Name, err)
-		}
-	})
-	return l
-}
+func upTopo(t *testing.T, topo *lab.Topology) *lab.Lab { return testlab.Up(t, topo) }
 
 func place(t *testing.T, l *lab.Lab, node string) Place {
 	t.Helper()

@@ -9,7 +9,6 @@ package labtest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // Every lab these tests create is named t4-...
@@ -76,28 +76,10 @@ func up(t testing.TB, builtin, yaml, suffix string) *lab.Lab {
 		t.Fatal(err)
 	}
 	topo.Name = prefix + "-" + suffix
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	l, err := lab.Up(ctx, topo)
-	if err != nil {
-		t.Fatalf("lab up %s: %v", topo.Name, err)
-	}
-	t.Cleanup(func() {
-		if err := lab.Down(topo.Name); err != nil {
-			t.Errorf("lab down %s: %v", topo.Name, err)
-		}
-	})
-	return l
+	return testlab.Up(t, topo)
 }
 
-func node(t testing.TB, l *lab.Lab, name string) *lab.Node {
-	t.Helper()
-	n, err := l.Node(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return testlab.Node(t, l, name) }
 
 type syncBuf struct {
 	mu sync.Mutex

@@ -1,0 +1,45 @@
+// Package testlab brings namespace labs up for tests and removes them when
+// the test ends, pass or fail. Tests that use it need root (CAP_NET_ADMIN)
+// and fail, not skip, without it.
+package testlab
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/lab"
+)
+
+// Up builds topo (first removing a leftover of the same name from a killed
+// run) and registers its removal with t.Cleanup.
+func Up(t testing.TB, topo *lab.Topology) *lab.Lab {
+	t.Helper()
+	if err := lab.CheckPrivilege(); err != nil {
+		t.Fatalf("lab tests build network namespaces and need root: %v", err)
+	}
+	lab.Down(topo.Name)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	l, err := lab.Up(ctx, topo)
+	if err != nil {
+		t.Fatalf("lab up %s: %v", topo.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := lab.Down(topo.Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
+			t.Errorf("lab down %s: %v", topo.Name, err)
+		}
+	})
+	return l
+}
+
+// Node returns the named node of l or fails the test.
+func Node(t testing.TB, l *lab.Lab, name string) *lab.Node {
+	t.Helper()
+	n, err := l.Node(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
