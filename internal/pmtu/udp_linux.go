@@ -109,12 +109,18 @@ func (k *Conn) Hello() error {
 	return k.write(b)
 }
 
+// write sends b to the peer. Every datagram on the socket (hellos, probes,
+// acks) goes through sendProbe, so a pending ICMP error from an earlier
+// probe neither fakes a local limit nor silently eats an ack.
 func (k *Conn) write(b []byte) error {
 	peer := k.Peer()
 	if !peer.IsValid() {
 		return errors.New("udp probe socket: no authenticated peer yet (the client sends first)")
 	}
-	_, err := k.c.WriteToUDPAddrPort(b, peer)
+	err := sendProbe(func() error {
+		_, err := k.c.WriteToUDPAddrPort(b, peer)
+		return err
+	})
 	if err == nil && k.hooks.Out != nil {
 		k.hooks.Out(len(b))
 	}
@@ -192,7 +198,7 @@ func (k *Conn) Send(ctx context.Context, size int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := sendProbe(func() error { return k.write(b) }); err != nil {
+	if err := k.write(b); err != nil {
 		if isMsgSize(err) {
 			return seq, ErrLocalTooBig
 		}
