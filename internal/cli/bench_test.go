@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -24,19 +24,7 @@ func benchAgent(t *testing.T) (addr, tokenFile string) {
 	if err := os.WriteFile(tokenFile, tok, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := agent.NewServer(agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: 20e9}, Software: "t5 cli test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String(), tokenFile
+	return agenttest.Start(t, agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: 20e9}, Software: "t5 cli test"}), tokenFile
 }
 
 func runCLI(ctx context.Context, args ...string) (code int, stdout, stderr string) {

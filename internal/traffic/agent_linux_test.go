@@ -2,11 +2,11 @@ package traffic
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -15,21 +15,10 @@ var testToken = []byte("t5-bench-test-token-0123456789")
 // startAgent runs an agent on loopback for the test and dials a session.
 func startAgent(t *testing.T, limits wire.Limits) *agent.Client {
 	t.Helper()
-	srv, err := agent.NewServer(agent.Config{Token: testToken, Limits: limits, Software: "t5 test agent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := agenttest.Start(t, agent.Config{Token: testToken, Limits: limits, Software: "t5 test agent"})
 	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer dcancel()
-	c, err := agent.Dial(dctx, ln.Addr().String(), testToken, agent.DialOptions{Software: "t5 test"})
+	c, err := agent.Dial(dctx, addr, testToken, agent.DialOptions{Software: "t5 test"})
 	if err != nil {
 		t.Fatal(err)
 	}
