@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/pmtu"
 )
 
@@ -118,20 +119,9 @@ func (p Path) From2Addr(nodes []Node) string {
 // are measured.
 func TestRunDeadAgent(t *testing.T) {
 	tok := []byte("mesh-test-token-0123456789")
-	srv, err := agent.NewServer(agent.Config{Token: tok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	defer func() { cancel(); <-done }()
+	addr := agenttest.Start(t, agent.Config{Token: tok})
 	// 127.0.0.2:1: nothing listens there.
-	nodes := []Node{{Name: "up", Agent: ln.Addr().String()}, {Name: "down", Agent: "127.0.0.2:1"}}
+	nodes := []Node{{Name: "up", Agent: addr}, {Name: "down", Agent: "127.0.0.2:1"}}
 	res, err := Run(context.Background(), nodes, Options{Token: tok, Probe: agent.ProbeOptions{Expect: 9000}})
 	if err != nil {
 		t.Fatal(err)
