@@ -1,0 +1,170 @@
+package stats
+
+import (
+	"math"
+	"testing"
+)
+
+// Reference values below come from R 4.2.2 (Debian r-base-core), not from
+// this package: wilcox.test(B, A, conf.int = TRUE) for the shift, its
+// interval and p-value; wilcox.test(log(B), log(A), conf.int = TRUE) taken
+// back with exp() for the ratio; cor.test(seq_along(x), x, method =
+// "spearman", exact = FALSE) for the trend; quantile() and mad(constant=1).
+
+var (
+	blocks1500 = []float64{18902, 19410, 18655, 19120, 18777, 19305}
+	blocks9000 = []float64{26002, 25410, 26630, 25120, 26777, 25905}
+)
+
+func near(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol*math.Max(1, math.Abs(want)) {
+		t.Errorf("%s = %.12g, want %.12g (R)", name, got, want)
+	}
+}
+
+func TestHodgesLehmannAgainstR(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		a, b                []float64
+		conf                float64
+		est, lo, hi, pvalue float64
+	}{
+		{"jumbo blocks/s", blocks1500, blocks9000, 0.95, 6942.5, 6218, 7728, 2.16450216450216e-03},
+		{"no difference", []float64{10.1, 9.8, 10.4, 10.0, 9.7, 10.3}, []float64{10.2, 9.9, 10.05, 10.35, 9.75, 10.15},
+			0.95, 0.05, -0.35, 0.35, 0.9372294372294372},
+		{"unequal sizes, 90 %", []float64{41.2, 39.8, 40.5, 44.1, 40.9, 39.5, 42.3, 40.1, 41.7, 43.0},
+			[]float64{35.1, 36.8, 34.9, 37.2, 35.6, 38.9, 36.1, 35.3}, 0.90, -5.05, -6.2, -4.0, 4.57059280588692e-05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := HodgesLehmann(tc.a, tc.b, tc.conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.Exact || s.Achieved < tc.conf {
+				t.Errorf("exact %v achieved %v, want an exact interval of at least %v", s.Exact, s.Achieved, tc.conf)
+			}
+			near(t, "estimate", s.Estimate, tc.est, 1e-9)
+			near(t, "low", s.Low, tc.lo, 1e-9)
+			near(t, "high", s.High, tc.hi, 1e-9)
+			p, err := MannWhitney(tc.a, tc.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			near(t, "p", p, tc.pvalue, 1e-9)
+		})
+	}
+}
+
+func TestCompareRatioAgainstR(t *testing.T) {
+	c, err := Compare(blocks1500, blocks9000, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "ratio", c.Ratio.Estimate, 1.36628916639628, 1e-9)
+	near(t, "ratio low", c.Ratio.Low, 1.32895989842345, 1e-9)
+	near(t, "ratio high", c.Ratio.High, 1.40884562480161, 1e-9)
+	if !c.Significant {
+		t.Error("a 1.37x shift with disjoint samples is not significant")
+	}
+	near(t, "median A", c.MedianA, 19011, 0)
+	near(t, "median B", c.MedianB, 25953.5, 0)
+	if c.Detectable <= 0 || c.Detectable >= c.Shift.Estimate {
+		t.Errorf("detectable shift %v: want between 0 and the measured %v", c.Detectable, c.Shift.Estimate)
+	}
+}
+
+func TestCompareNoDifference(t *testing.T) {
+	a := []float64{10.1, 9.8, 10.4, 10.0, 9.7, 10.3}
+	b := []float64{10.2, 9.9, 10.05, 10.35, 9.75, 10.15}
+	c, err := Compare(a, b, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Significant {
+		t.Errorf("interval %v..%v excludes 0", c.Shift.Low, c.Shift.High)
+	}
+	// More runs are needed for a smaller change, and the measured noise
+	// decides how many.
+	n1, n10 := c.RunsFor(0.1, 0.95), c.RunsFor(1, 0.95)
+	if !(n1 > n10 && n10 >= 1) {
+		t.Errorf("runs for 0.1: %d, for 1: %d", n1, n10)
+	}
+	if c.RunsFor(c.Detectable, 0.95) > len(a)+1 {
+		t.Errorf("runs to detect the detectable shift %v: %d, want about %d", c.Detectable, c.RunsFor(c.Detectable, 0.95), len(a))
+	}
+}
+
+func TestMannWhitneyTiesNormalAgainstR(t *testing.T) {
+	// Rounded values with many ties and 30 per arm: the normal
+	// approximation with tie and continuity correction
+	// (wilcox.test(b, a, exact = FALSE, correct = TRUE)).
+	a := []float64{97, 101, 96, 108, 102, 96, 102, 104, 103, 98, 108, 102, 97, 89, 106, 100, 100, 105, 104, 103, 105, 104, 100, 90, 103, 100, 99, 93, 98, 102}
+	b := []float64{110, 102, 105, 103, 96, 101, 101, 103, 109, 107, 102, 102, 106, 106, 100, 99, 105, 107, 102, 107, 105, 100, 105, 97, 110, 113, 101, 98, 106, 102}
+	p, err := MannWhitney(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "p", p, 0.0169079521667762, 1e-9)
+	s, err := HodgesLehmann(a, b, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Exact || !(s.Low < s.Estimate && s.Estimate < s.High) || s.Low <= 0 {
+		t.Errorf("ties: %+v, want an approximate interval above 0 around the estimate", s)
+	}
+}
+
+func TestDriftAgainstR(t *testing.T) {
+	up := Drift([]float64{10, 10.4, 10.2, 10.9, 11.3, 11.1, 11.8, 12.0})
+	near(t, "rho", up.Rho, 0.95238095238095255, 1e-12)
+	near(t, "p", up.P, 0.00026040002438725, 1e-9)
+	flat := Drift([]float64{5.1, 4.9, 5.3, 5.0, 5.2, 4.8, 5.05})
+	near(t, "rho", flat.Rho, -0.214285714285714, 1e-12)
+	near(t, "p", flat.P, 0.644511581020721, 1e-9)
+	if d := Drift([]float64{1, 1, 1, 1}); !math.IsNaN(d.P) {
+		t.Errorf("constant sample: p %v, want NaN", d.P)
+	}
+}
+
+func TestQuantileMADAgainstR(t *testing.T) {
+	x := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	near(t, "median", Median(x), 3.5, 0)
+	near(t, "q90", Quantile(x, 0.9), 6.9, 1e-12)
+	near(t, "mad", MAD(x), 2, 0)
+	if !math.IsNaN(Median(nil)) {
+		t.Error("median of nothing is not NaN")
+	}
+	if x[0] != 3 {
+		t.Error("Median sorted its input in place")
+	}
+}
+
+func TestOutliers(t *testing.T) {
+	x := []float64{25.1, 24.8, 25.3, 25.0, 25.2, 9.7, 24.9}
+	got := Outliers(x)
+	if len(got) != 1 || got[0] != 5 {
+		t.Errorf("outliers %v, want [5]", got)
+	}
+	if got := Outliers([]float64{25.1, 24.8, 25.3, 25.0, 25.2}); got != nil {
+		t.Errorf("outliers in a tight sample: %v", got)
+	}
+}
+
+func TestTooSmall(t *testing.T) {
+	if _, err := Compare([]float64{1}, []float64{2, 3}, 0.95); err == nil {
+		t.Error("one value per arm accepted")
+	}
+}
+
+func TestUCDF(t *testing.T) {
+	// P(U <= 0) for m = n = 3 is 1/C(6,3) = 1/20 (R: pwilcox(0, 3, 3)).
+	c := uCDF(3, 3)
+	near(t, "P(U<=0)", c[0], 0.05, 1e-15)
+	near(t, "P(U<=9)", c[9], 1, 1e-15)
+	// The distribution is symmetric: P(U <= k) = 1 - P(U <= mn-k-1).
+	c = uCDF(7, 5)
+	for k := 0; k < 35; k++ {
+		near(t, "symmetry", c[k], 1-c[35-k-1], 1e-12)
+	}
+}
