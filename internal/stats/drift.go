@@ -7,9 +7,10 @@ import (
 )
 
 // Trend is a monotonic trend of a sample over the order it was taken in:
-// Spearman's rank correlation between run order and value, with the
-// two-sided p-value of its t approximation (R's cor.test(method =
-// "spearman", exact = FALSE)). A significant trend within one arm of an
+// Spearman's rank correlation between run order and value, with its
+// two-sided p-value: exact (every permutation, as R's cor.test(method =
+// "spearman") for n <= 9 without ties), else the t approximation (R's
+// exact = FALSE). A significant trend within one arm of an
 // experiment means the system drifted (warming caches, a neighbour's load,
 // thermal throttling), and the arms' difference may be the drift's.
 type Trend struct {
@@ -28,10 +29,13 @@ func Drift(xs []float64) Trend {
 		order[i] = float64(i)
 	}
 	rx, _ := ranks(order)
-	ry, _ := ranks(xs)
+	ry, ties := ranks(xs)
 	rho := pearson(rx, ry)
 	if math.IsNaN(rho) {
 		return Trend{Rho: rho, P: math.NaN()}
+	}
+	if n <= 9 && !ties {
+		return Trend{Rho: rho, P: spearmanExact(ry, rho)}
 	}
 	if math.Abs(rho) >= 1 {
 		return Trend{Rho: rho, P: 0}
@@ -40,6 +44,52 @@ func Drift(xs []float64) Trend {
 	t := rho * math.Sqrt(df/(1-rho*rho))
 	td := stats.TDist{V: df}
 	return Trend{Rho: rho, P: 2 * (1 - td.CDF(math.Abs(t)))}
+}
+
+// spearmanExact is the two-sided permutation p-value of Spearman's rho for
+// the ranks ry against 1..n: twice the share of the n! orderings whose
+// sum of squared rank differences is at least as extreme, at most 1.
+func spearmanExact(ry []float64, rho float64) float64 {
+	n := len(ry)
+	dObs := 0.0
+	for i, r := range ry {
+		d := float64(i+1) - r
+		dObs += d * d
+	}
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i + 1
+	}
+	var tail, total float64
+	count := func() {
+		d := 0
+		for i, p := range perm {
+			d += (i + 1 - p) * (i + 1 - p)
+		}
+		total++
+		if (rho >= 0 && float64(d) <= dObs+1e-9) || (rho < 0 && float64(d) >= dObs-1e-9) {
+			tail++
+		}
+	}
+	// Heap's algorithm, iterative.
+	c := make([]int, n)
+	count()
+	for i := 0; i < n; {
+		if c[i] < i {
+			if i%2 == 0 {
+				perm[0], perm[i] = perm[i], perm[0]
+			} else {
+				perm[c[i]], perm[i] = perm[i], perm[c[i]]
+			}
+			count()
+			c[i]++
+			i = 0
+		} else {
+			c[i] = 0
+			i++
+		}
+	}
+	return math.Min(1, 2*tail/total)
 }
 
 func pearson(x, y []float64) float64 {

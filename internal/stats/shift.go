@@ -15,12 +15,12 @@ var ErrSample = errors.New("stats: each sample needs at least two values")
 // sample A (the median of all differences b - a) with its confidence
 // interval, as R's wilcox.test(b, a, conf.int = TRUE) computes it.
 type Shift struct {
-	Estimate float64 // median of the pairwise differences b - a
-	Low      float64 // lower bound of the confidence interval
-	High     float64 // upper bound of the confidence interval
-	Level    float64 // the confidence level asked for, e.g. 0.95
-	Achieved float64 // the level the order statistics really give (>= Level when exact)
-	Exact    bool    // the interval comes from the exact U distribution (no ties, n <= 50)
+	Estimate float64 `json:"estimate"` // median of the pairwise differences b - a
+	Low      float64 `json:"low"`      // lower bound of the confidence interval
+	High     float64 `json:"high"`     // upper bound of the confidence interval
+	Level    float64 `json:"level"`    // the confidence level asked for, e.g. 0.95
+	Achieved float64 `json:"achieved"` // the level the order statistics really give (>= Level when exact)
+	Exact    bool    `json:"exact"`    // the interval comes from the exact U distribution (no ties, n <= 50)
 }
 
 // HodgesLehmann returns the shift of b against a and its confidence

@@ -9,7 +9,7 @@ import (
 // this package: wilcox.test(B, A, conf.int = TRUE) for the shift, its
 // interval and p-value; wilcox.test(log(B), log(A), conf.int = TRUE) taken
 // back with exp() for the ratio; cor.test(seq_along(x), x, method =
-// "spearman", exact = FALSE) for the trend; quantile() and mad(constant=1).
+// "spearman") for the trend; quantile() and mad(constant=1).
 
 var (
 	blocks1500 = []float64{18902, 19410, 18655, 19120, 18777, 19305}
@@ -116,12 +116,19 @@ func TestMannWhitneyTiesNormalAgainstR(t *testing.T) {
 }
 
 func TestDriftAgainstR(t *testing.T) {
+	// n <= 9: the exact permutation p-value (cor.test, exact = TRUE).
 	up := Drift([]float64{10, 10.4, 10.2, 10.9, 11.3, 11.1, 11.8, 12.0})
 	near(t, "rho", up.Rho, 0.95238095238095255, 1e-12)
-	near(t, "p", up.P, 0.00026040002438725, 1e-9)
+	near(t, "p", up.P, 0.00114087301587302, 1e-12)
 	flat := Drift([]float64{5.1, 4.9, 5.3, 5.0, 5.2, 4.8, 5.05})
 	near(t, "rho", flat.Rho, -0.214285714285714, 1e-12)
-	near(t, "p", flat.P, 0.644511581020721, 1e-9)
+	near(t, "p", flat.P, 0.661507936507936, 1e-12)
+	// Four runs falling steadily are not evidence of drift (p = 2/24).
+	near(t, "p", Drift([]float64{4, 3, 2, 1}).P, 0.0833333333333333, 1e-12)
+	// n > 9: the t approximation (cor.test, exact = FALSE).
+	long := Drift([]float64{99.6, 101.18, 103.09, 100.87, 102.42, 103.13, 104.21, 103.76, 106.48, 104.86, 105.92, 106.98})
+	near(t, "rho", long.Rho, 9.37062937062937e-01, 1e-12)
+	near(t, "p", long.P, 6.99316495321054e-06, 1e-9)
 	if d := Drift([]float64{1, 1, 1, 1}); !math.IsNaN(d.P) {
 		t.Errorf("constant sample: p %v, want NaN", d.P)
 	}

@@ -1,0 +1,93 @@
+package ab
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// Expectation is an --expect: what the experiment should show for one
+// metric, B against A, optionally by a factor: "blocks_per_sec: B > A",
+// "rtt_p50: B < 0.9x A".
+type Expectation struct {
+	Text    string  `json:"text"`
+	Metric  string  `json:"metric"`
+	Greater bool    `json:"greater"`          // B > A; false: B < A
+	Factor  float64 `json:"factor,omitempty"` // 0 or 1: a plain shift
+}
+
+var expectRE = regexp.MustCompile(`^\s*([A-Za-z0-9_.]+)\s*:\s*B\s*([<>])\s*(?:([0-9]*\.?[0-9]+)\s*x\s*)?A\s*$`)
+
+// ParseExpect parses an --expect argument.
+func ParseExpect(s string) (Expectation, error) {
+	m := expectRE.FindStringSubmatch(s)
+	if m == nil {
+		return Expectation{}, fmt.Errorf("%w: --expect %q: want 'METRIC: B > A', 'METRIC: B < A' or with a factor 'METRIC: B > 1.2x A'", ErrSpec, s)
+	}
+	e := Expectation{Text: s, Metric: m[1], Greater: m[2] == ">"}
+	if m[3] != "" {
+		f, err := strconv.ParseFloat(m[3], 64)
+		if err != nil || f <= 0 || f > 1e6 {
+			return e, fmt.Errorf("%w: --expect %q: the factor must be a positive number", ErrSpec, s)
+		}
+		e.Factor = f
+	}
+	return e, nil
+}
+
+// Outcome of an expectation against the confidence interval.
+type Outcome string
+
+// Outcomes: Holds when the whole interval lies on the expected side,
+// Contradicted when it lies wholly on the other, Inconclusive otherwise.
+const (
+	Holds        Outcome = "holds"
+	Contradicted Outcome = "contradicted"
+	Inconclusive Outcome = "inconclusive"
+)
+
+// ExpectResult is an expectation with its outcome.
+type ExpectResult struct {
+	Expectation
+	Outcome Outcome `json:"outcome"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+func (e Expectation) judge(ms *MetricStats) ExpectResult {
+	r := ExpectResult{Expectation: e}
+	if ms == nil || ms.Error != "" {
+		r.Outcome, r.Reason = Inconclusive, "no statistics for "+e.Metric
+		if ms != nil {
+			r.Reason += ": " + ms.Error
+		}
+		return r
+	}
+	lo, hi, ref := ms.Shift.Low, ms.Shift.High, 0.0
+	if e.Factor != 0 && e.Factor != 1 {
+		if ms.Ratio == nil {
+			r.Outcome, r.Reason = Inconclusive, "a factor needs positive values in both arms"
+			return r
+		}
+		lo, hi, ref = ms.Ratio.Low, ms.Ratio.High, e.Factor
+	}
+	above, below := lo > ref, hi < ref
+	switch {
+	case e.Greater && above, !e.Greater && below:
+		r.Outcome = Holds
+	case e.Greater && hi <= ref, !e.Greater && lo >= ref:
+		r.Outcome = Contradicted
+	default:
+		r.Outcome = Inconclusive
+		r.Reason = fmt.Sprintf("the %s interval spans %s", pct(ms.Confidence), fmtRange(lo, hi, ref != 0))
+	}
+	return r
+}
+
+func fmtRange(lo, hi float64, ratio bool) string {
+	if ratio {
+		return fmt.Sprintf("%.3gx to %.3gx", lo, hi)
+	}
+	return fmt.Sprintf("%+.4g to %+.4g", lo, hi)
+}
+
+func pct(conf float64) string { return strconv.FormatFloat(conf*100, 'f', -1, 64) + " %" }

@@ -1,0 +1,260 @@
+package ab
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Unit says how a metric's values are shown; values stay in plain units
+// (bit/s, ns, counts) as in interlink's JSON.
+type Unit string
+
+// Units of the known metrics.
+const (
+	UnitNone    Unit = ""
+	UnitBitRate Unit = "bit/s"
+	UnitNs      Unit = "ns"
+	UnitPerSec  Unit = "/s"
+	UnitPercent Unit = "%"
+	UnitCount   Unit = "count"
+)
+
+// Metric is what one run yields as one number.
+type Metric struct {
+	Name        string `json:"name"`
+	Source      string `json:"source"` // "interlink", "json:PATH", "regex:RE", "wall"
+	Unit        Unit   `json:"unit,omitempty"`
+	LowerBetter bool   `json:"lower_is_better"`
+	re          *regexp.Regexp
+	path        []string
+	known       *known
+}
+
+// known is a metric interlink understands in its own JSON documents.
+type known struct {
+	schema string
+	path   []string // inside each flow's summary, or from the top with a leading "."
+	sum    bool     // add up over flows (rates); otherwise the first flow's
+	unit   Unit
+	lower  bool
+	help   string
+}
+
+// Known lists interlink's own metrics by name, for `bench --json` runs.
+var knownMetrics = map[string]known{
+	"bits_per_sec":               {"interlink.bench/v1", []string{"bits_per_sec"}, true, UnitBitRate, false, "goodput delivered, all flows"},
+	"messages_per_sec":           {"interlink.bench/v1", []string{"messages_per_sec"}, true, UnitPerSec, false, "datagrams or blocks delivered per second"},
+	"blocks_per_sec":             {"interlink.bench/v1", []string{"messages_per_sec"}, true, UnitPerSec, false, "blocks per second (blocks mode)"},
+	"rtt_p50":                    {"interlink.bench/v1", []string{"rtt", "p50_ns"}, false, UnitNs, true, "median round trip (blocks)"},
+	"rtt_p99":                    {"interlink.bench/v1", []string{"rtt", "p99_ns"}, false, UnitNs, true, "99th percentile round trip (blocks)"},
+	"loss_percent":               {"interlink.bench/v1", []string{"loss_percent"}, false, UnitPercent, true, "messages lost"},
+	"retransmits":                {"interlink.bench/v1", []string{"retransmits"}, true, UnitCount, true, "TCP retransmits"},
+	"jitter":                     {"interlink.bench/v1", []string{"jitter_ns"}, false, UnitNs, true, "RFC 3550 jitter (udp)"},
+	"fragments_per_message":      {"interlink.bench/v1", []string{"fragments_per_message"}, false, UnitNone, true, "IP packets per message"},
+	"packets_per_message":        {"interlink.bench/v1", []string{"packets_per_message"}, false, UnitNone, true, "IP packets both ways per message"},
+	"cpu_per_message_client":     {"interlink.bench/v1", []string{"client_cost", "cpu_ns_per_message"}, false, UnitNs, true, "requester/sender CPU per message"},
+	"cpu_per_message_server":     {"interlink.bench/v1", []string{"server_cost", "cpu_ns_per_message"}, false, UnitNs, true, "responder/receiver (agent) CPU per message"},
+	"softirq_per_message_client": {"interlink.bench/v1", []string{"client_cost", "softirq_ns_per_message"}, false, UnitNs, true, "host softirq per message, client side"},
+	"softirq_per_message_server": {"interlink.bench/v1", []string{"server_cost", "softirq_ns_per_message"}, false, UnitNs, true, "host softirq per message, agent side"},
+	"cpu_per_gib_client":         {"interlink.bench/v1", []string{"client_cost", "cpu_ns_per_gib"}, false, UnitNs, true, "client CPU per GiB delivered"},
+	"cpu_per_gib_server":         {"interlink.bench/v1", []string{"server_cost", "cpu_ns_per_gib"}, false, UnitNs, true, "agent CPU per GiB delivered"},
+	"wall":                       {"", nil, false, UnitNs, true, "wall time of the run (any command)"},
+}
+
+// DefaultMetrics are taken from an interlink bench run when no --metric
+// is given, by mode.
+var DefaultMetrics = map[string][]string{
+	"blocks": {"blocks_per_sec", "rtt_p50", "rtt_p99", "fragments_per_message", "cpu_per_message_client", "cpu_per_message_server"},
+	"tcp":    {"bits_per_sec", "retransmits", "cpu_per_gib_client", "cpu_per_gib_server"},
+	"udp":    {"bits_per_sec", "loss_percent", "fragments_per_message", "cpu_per_gib_client", "cpu_per_gib_server"},
+	"":       {"wall"},
+}
+
+// KnownNames returns the metric names interlink understands, with their
+// meaning, for help text.
+func KnownNames() map[string]string {
+	m := map[string]string{}
+	for n, k := range knownMetrics {
+		m[n] = k.help
+	}
+	return m
+}
+
+// ParseMetric parses a --metric argument:
+//
+//	NAME             a known interlink metric (see KnownNames) or wall
+//	NAME=json:PATH   a number in the run's JSON output, PATH dot-separated
+//	                 with numeric indexes (flows.0.summary.bits_per_sec)
+//	NAME=REGEX       the first capture group of REGEX over the run's output
+//	                 (e.g. 'tps=tps = ([0-9.]+)')
+//
+// NAME may end in + (higher is better) or - (lower is better); without
+// either, a custom metric is higher-is-better unless its name says it is a
+// time, latency, loss or cost.
+func ParseMetric(arg string) (Metric, error) {
+	name, src, hasSrc := strings.Cut(arg, "=")
+	m := Metric{}
+	dir := ""
+	if strings.HasSuffix(name, "+") || strings.HasSuffix(name, "-") {
+		dir, name = name[len(name)-1:], name[:len(name)-1]
+	}
+	if !validName(name) {
+		return m, fmt.Errorf("%w: --metric %q: a name of letters, digits, _ and . is needed before '='", ErrSpec, arg)
+	}
+	m.Name = name
+	switch {
+	case !hasSrc:
+		k, ok := knownMetrics[name]
+		if !ok {
+			return m, fmt.Errorf("%w: --metric %q: not a metric interlink knows; give NAME=REGEX or NAME=json:PATH", ErrSpec, arg)
+		}
+		m.known, m.Unit, m.LowerBetter = &k, k.unit, k.lower
+		m.Source = "interlink"
+		if name == "wall" {
+			m.Source = "wall"
+		}
+	case strings.HasPrefix(src, "json:"):
+		p := strings.TrimPrefix(src, "json:")
+		if p == "" || strings.Contains(p, "..") {
+			return m, fmt.Errorf("%w: --metric %q: empty JSON path", ErrSpec, arg)
+		}
+		m.path = strings.Split(strings.TrimPrefix(p, "."), ".")
+		m.Source, m.LowerBetter = "json:"+p, lowerByName(name)
+	default:
+		re, err := regexp.Compile(src)
+		if err != nil {
+			return m, fmt.Errorf("%w: --metric %q: %v", ErrSpec, arg, err)
+		}
+		if re.NumSubexp() < 1 {
+			return m, fmt.Errorf("%w: --metric %q: the regular expression needs a capture group around the number, e.g. 'tps = ([0-9.]+)'", ErrSpec, arg)
+		}
+		m.re, m.Source, m.LowerBetter = re, "regex:"+src, lowerByName(name)
+	}
+	switch dir {
+	case "+":
+		m.LowerBetter = false
+	case "-":
+		m.LowerBetter = true
+	}
+	return m, nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r == '.' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerByName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"latency", "rtt", "time", "wall", "loss", "lost", "cpu", "error", "retrans", "elapsed", "duration"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Extract takes m's value from one run's output and wall time.
+func (m Metric) Extract(out []byte, doc any, wall time.Duration) (float64, error) {
+	switch {
+	case m.Source == "wall":
+		return float64(wall.Nanoseconds()), nil
+	case m.re != nil:
+		sub := m.re.FindSubmatch(out)
+		if sub == nil {
+			return 0, fmt.Errorf("metric %s: %s matched nothing in the output", m.Name, m.re)
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(string(sub[1])), 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric %s: %q is not a number", m.Name, sub[1])
+		}
+		return v, nil
+	case doc == nil:
+		return 0, fmt.Errorf("metric %s: the run printed no JSON document", m.Name)
+	case m.path != nil:
+		return number(lookup(doc, m.path), m.Name, strings.Join(m.path, "."))
+	default:
+		return m.extractKnown(doc)
+	}
+}
+
+func (m Metric) extractKnown(doc any) (float64, error) {
+	k := m.known
+	if s, _ := lookup(doc, []string{"schema"}).(string); s != k.schema {
+		return 0, fmt.Errorf("metric %s: wants a %s document, the run printed %q", m.Name, k.schema, s)
+	}
+	flows, _ := lookup(doc, []string{"flows"}).([]any)
+	if len(flows) == 0 {
+		return 0, fmt.Errorf("metric %s: the result has no flows", m.Name)
+	}
+	total := 0.0
+	for i, f := range flows {
+		full := append([]string{"summary"}, k.path...)
+		leaf := lookup(f, full)
+		if parent, ok := lookup(f, full[:len(full)-1]).(map[string]any); ok && leaf == nil {
+			// interlink omits zero counts (omitempty): a present parent
+			// with the field absent means zero.
+			if _, there := parent[full[len(full)-1]]; !there {
+				leaf = 0.0
+			}
+		}
+		v, err := number(leaf, m.Name, "flows."+strconv.Itoa(i)+"."+strings.Join(full, "."))
+		if err != nil {
+			return 0, err
+		}
+		if !k.sum {
+			return v, nil
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// ParseJSON returns the first JSON document in out, or nil if it holds none.
+func ParseJSON(out []byte) any {
+	var doc any
+	if err := json.NewDecoder(strings.NewReader(string(out))).Decode(&doc); err != nil {
+		return nil
+	}
+	return doc
+}
+
+func lookup(doc any, path []string) any {
+	for _, p := range path {
+		switch v := doc.(type) {
+		case map[string]any:
+			doc = v[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil
+			}
+			doc = v[i]
+		default:
+			return nil
+		}
+	}
+	return doc
+}
+
+func number(v any, name, path string) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case nil:
+		return 0, fmt.Errorf("metric %s: %s is not in the run's JSON", name, path)
+	default:
+		return 0, fmt.Errorf("metric %s: %s is %T, not a number", name, path, v)
+	}
+}

@@ -1,0 +1,203 @@
+package ab
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/interlink/interlink/internal/stats"
+)
+
+// Schema is the JSON schema name of a Result.
+const Schema = "interlink.ab/v1"
+
+// Verdict is the experiment's outcome, mapped to an exit code by the CLI.
+type Verdict string
+
+// Verdicts: OK (every expectation holds, or none was given and the
+// experiment ran whole), Warning (an expectation is inconclusive, or a
+// limit or Ctrl-C cut the experiment short), Critical (an expectation is
+// contradicted), Unknown (no statistics could be made).
+const (
+	VerdictOK       Verdict = "ok"
+	VerdictWarning  Verdict = "warning"
+	VerdictCritical Verdict = "critical"
+	VerdictUnknown  Verdict = "unknown"
+)
+
+// Result is an experiment: its design, every run in order and the
+// statistics per metric.
+type Result struct {
+	Schema      string         `json:"schema"`
+	A           Arm            `json:"a"`
+	B           Arm            `json:"b"`
+	Order       Order          `json:"order"`
+	Seed        int64          `json:"seed,omitempty"`
+	RunsPerArm  int            `json:"runs_per_arm"`
+	Warmup      int            `json:"warmup_per_arm"`
+	Confidence  float64        `json:"confidence"`
+	Metrics     []Metric       `json:"metrics"`
+	Runs        []Run          `json:"runs"`
+	Stats       []MetricStats  `json:"statistics"`
+	Expect      []ExpectResult `json:"expectations,omitempty"`
+	LimitedBy   []string       `json:"limited_by,omitempty"`
+	Interrupted bool           `json:"interrupted,omitempty"`
+	Verdict     Verdict        `json:"verdict"`
+	expect      []Expectation
+}
+
+// MetricStats is one metric's comparison of B against A.
+type MetricStats struct {
+	Metric      string     `json:"metric"`
+	Unit        Unit       `json:"unit,omitempty"`
+	LowerBetter bool       `json:"lower_is_better"`
+	Confidence  float64    `json:"confidence"`
+	N           [2]int     `json:"n"`
+	Median      [2]float64 `json:"median"`
+	Min         [2]float64 `json:"min"`
+	Max         [2]float64 `json:"max"`
+	// Shift is B - A (Hodges-Lehmann) with its interval; Ratio is B/A with
+	// its interval, absent when a value is not positive.
+	Shift       stats.Shift  `json:"shift"`
+	Ratio       *stats.Shift `json:"ratio,omitempty"`
+	P           float64      `json:"p_value"`
+	Significant bool         `json:"significant"`
+	// Better is "A" or "B" when the difference is significant.
+	Better string `json:"better,omitempty"`
+	// Detectable is the smallest shift these runs could detect (80 %
+	// power); RunsFor1Pct the runs per arm that would detect a 1 % change.
+	Detectable  float64 `json:"detectable_shift"`
+	RunsFor1Pct int     `json:"runs_for_1pct,omitempty"`
+	// Drift is Spearman's rho of each arm's values against run order,
+	// where significant at 5 %; Outliers are run indexes.
+	Drift    [2]*float64 `json:"drift_rho"`
+	Outliers []int       `json:"outliers,omitempty"`
+	Summary  string      `json:"summary"`
+	Error    string      `json:"error,omitempty"`
+}
+
+func newResult(s Spec) *Result {
+	return &Result{Schema: Schema, A: s.A, B: s.B, Order: s.Order, Seed: s.Seed, RunsPerArm: s.Runs,
+		Warmup: s.Warmup, Confidence: s.Confidence, Metrics: s.Metrics, expect: s.Expect}
+}
+
+// finish computes the statistics, the expectations and the verdict.
+func (r *Result) finish() {
+	r.Stats = r.Stats[:0]
+	for _, m := range r.Metrics {
+		r.Stats = append(r.Stats, r.analyze(m))
+	}
+	r.Verdict = VerdictOK
+	if r.Interrupted || len(r.LimitedBy) > 0 {
+		r.Verdict = VerdictWarning
+	}
+	if len(r.Stats) == 0 {
+		r.Verdict = VerdictUnknown
+	}
+	for _, st := range r.Stats {
+		if st.Error != "" {
+			r.Verdict = VerdictUnknown
+		}
+	}
+	r.Expect = r.Expect[:0]
+	for _, e := range r.expect {
+		var ms *MetricStats
+		for i := range r.Stats {
+			if r.Stats[i].Metric == e.Metric {
+				ms = &r.Stats[i]
+			}
+		}
+		er := e.judge(ms)
+		r.Expect = append(r.Expect, er)
+		switch {
+		case er.Outcome == Contradicted:
+			r.Verdict = VerdictCritical
+		case er.Outcome == Inconclusive && r.Verdict == VerdictOK:
+			r.Verdict = VerdictWarning
+		}
+	}
+}
+
+// Values returns metric's values for arm (0 for A, 1 for B) from the runs
+// that count, in run order, with their run indexes.
+func (r *Result) Values(metric string, arm int) (vals []float64, idx []int) {
+	name := [2]string{r.A.Name, r.B.Name}[arm]
+	for _, run := range r.Runs {
+		if v, ok := run.Metrics[metric]; ok && run.OK() && run.Arm == name {
+			vals = append(vals, v)
+			idx = append(idx, run.Index)
+		}
+	}
+	return vals, idx
+}
+
+func (r *Result) analyze(m Metric) MetricStats {
+	ms := MetricStats{Metric: m.Name, Unit: m.Unit, LowerBetter: m.LowerBetter, Confidence: r.Confidence}
+	var vals [2][]float64
+	for arm := range 2 {
+		v, idx := r.Values(m.Name, arm)
+		vals[arm] = v
+		ms.N[arm] = len(v)
+		if len(v) == 0 {
+			continue
+		}
+		ms.Median[arm], ms.Min[arm], ms.Max[arm] = stats.Median(v), stats.Min(v), stats.Max(v)
+		if d := stats.Drift(v); d.P < 0.05 {
+			rho := d.Rho
+			ms.Drift[arm] = &rho
+		}
+		for _, o := range stats.Outliers(v) {
+			ms.Outliers = append(ms.Outliers, idx[o])
+		}
+	}
+	c, err := stats.Compare(vals[0], vals[1], r.Confidence)
+	if err != nil {
+		ms.Error = fmt.Sprintf("%d runs of A and %d of B gave a value: %v", ms.N[0], ms.N[1], err)
+		ms.Summary = "no statistics: " + ms.Error
+		return ms
+	}
+	ms.Shift, ms.P, ms.Significant, ms.Detectable = c.Shift, c.P, c.Significant, c.Detectable
+	if c.Ratio.Level != 0 {
+		ratio := c.Ratio
+		ms.Ratio = &ratio
+	}
+	if ms.Significant {
+		ms.Better = "B"
+		if (c.Shift.Estimate > 0) == m.LowerBetter {
+			ms.Better = "A"
+		}
+	}
+	if a := math.Abs(c.MedianA); a > 0 {
+		ms.RunsFor1Pct = c.RunsFor(0.01*a, r.Confidence)
+	}
+	ms.Summary = summary(ms)
+	return ms
+}
+
+// summary says the verdict in words.
+func summary(ms MetricStats) string {
+	level := pct(ms.Confidence)
+	if ms.Significant {
+		judged := "better"
+		if ms.Better == "A" {
+			judged = "worse"
+		}
+		if ms.Ratio != nil {
+			return fmt.Sprintf("B is %.3gx A (%s CI %.3g to %.3g): %s", ms.Ratio.Estimate, level, ms.Ratio.Low, ms.Ratio.High, judged)
+		}
+		return fmt.Sprintf("B is A %+.4g (%s CI %+.4g to %+.4g): %s", ms.Shift.Estimate, level, ms.Shift.Low, ms.Shift.High, judged)
+	}
+	if ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1] {
+		return "no difference: the same value in every run"
+	}
+	var ci string
+	if ms.Ratio != nil {
+		ci = fmt.Sprintf("%+.1f %% to %+.1f %%", (ms.Ratio.Low-1)*100, (ms.Ratio.High-1)*100)
+	} else {
+		ci = fmt.Sprintf("%+.4g to %+.4g", ms.Shift.Low, ms.Shift.High)
+	}
+	s := fmt.Sprintf("no detectable difference: the %s CI %s includes 0", level, ci)
+	if ms.RunsFor1Pct > 0 {
+		s += fmt.Sprintf("; with this noise, %d runs per arm would detect a 1 %% change", ms.RunsFor1Pct)
+	}
+	return s
+}

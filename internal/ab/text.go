@@ -1,0 +1,124 @@
+package ab
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
+)
+
+// Format renders v in the unit's habit: rates as Gbit/s, times in us or
+// ms, per-second counts whole.
+func Format(v float64, u Unit) string {
+	switch u {
+	case UnitBitRate:
+		return units.FormatRate(v)
+	case UnitNs:
+		switch a := math.Abs(v); {
+		case a >= 1e9:
+			return fmt.Sprintf("%.2f s", v/1e9)
+		case a >= 1e6:
+			return fmt.Sprintf("%.2f ms", v/1e6)
+		default:
+			return fmt.Sprintf("%.1f us", v/1e3)
+		}
+	case UnitPerSec:
+		return fmt.Sprintf("%.0f/s", v)
+	case UnitPercent:
+		return fmt.Sprintf("%.2f %%", v)
+	case UnitCount:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.4g", v)
+	}
+}
+
+// WriteText renders r for a terminal.
+func WriteText(w io.Writer, r *Result) {
+	made := 0
+	for _, run := range r.Runs {
+		if run.OK() {
+			made++
+		}
+	}
+	fmt.Fprintf(w, "interlink ab: %d runs per arm after %d warm-up, %s order, %s confidence (%d measured runs)\n",
+		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), pct(r.Confidence), made)
+	for _, a := range []Arm{r.A, r.B} {
+		fmt.Fprintf(w, "  %s: %s", a.Name, termtext.Clean(strings.Join(a.Command, " ")))
+		if a.Prepare != "" {
+			fmt.Fprintf(w, "  (prepare: %s)", termtext.Clean(a.Prepare))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "metric\tA median\tB median\tB/A\t%s CI of B/A\tp\t\n", pct(r.Confidence))
+	for _, s := range r.Stats {
+		if s.Error != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t\n", s.Metric)
+			continue
+		}
+		ratio, ci := "-", "-"
+		if s.Ratio != nil {
+			ratio = fmt.Sprintf("%.3fx", s.Ratio.Estimate)
+			ci = fmt.Sprintf("%.3f..%.3f", s.Ratio.Low, s.Ratio.High)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3g\t\n", s.Metric, Format(s.Median[0], s.Unit), Format(s.Median[1], s.Unit), ratio, ci, s.P)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, s := range r.Stats {
+		dir := "higher is better"
+		if s.LowerBetter {
+			dir = "lower is better"
+		}
+		fmt.Fprintf(w, "  %s (%s): %s\n", s.Metric, dir, s.Summary)
+		for arm, rho := range s.Drift {
+			if rho != nil {
+				trend := "rose"
+				if *rho < 0 {
+					trend = "fell"
+				}
+				fmt.Fprintf(w, "    drift: arm %s %s over its runs (Spearman rho %+.2f): the system changed during the experiment; rerun or use --order random\n",
+					[2]string{r.A.Name, r.B.Name}[arm], trend, *rho)
+			}
+		}
+		if len(s.Outliers) > 0 {
+			fmt.Fprintf(w, "    outliers: run(s) %s lie far from their arm's median (modified z-score above 3.5)\n", runList(s.Outliers))
+		}
+	}
+	for _, e := range r.Expect {
+		fmt.Fprintf(w, "expect %s: %s", termtext.Clean(e.Text), e.Outcome)
+		if e.Reason != "" {
+			fmt.Fprintf(w, " (%s)", e.Reason)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, l := range r.LimitedBy {
+		fmt.Fprintf(w, "WARNING: cut short by %s\n", l)
+	}
+	if r.Interrupted {
+		fmt.Fprintln(w, "WARNING: interrupted: the statistics cover the runs made before Ctrl-C")
+	}
+	failed := 0
+	for _, run := range r.Runs {
+		if run.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "WARNING: %d run(s) failed and are left out (see --json for each error)\n", failed)
+	}
+}
+
+func runList(idx []int) string {
+	parts := make([]string, len(idx))
+	for i, x := range idx {
+		parts[i] = fmt.Sprint(x + 1)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/ab"
+)
+
+func init() { commands = append(commands, newABCmd) }
+
+func newABCmd(e *env) *cobra.Command {
+	var (
+		spec                           ab.Spec
+		aCmd, bCmd, order              string
+		metrics, expects               []string
+		asJSON                         bool
+		runTimeout, prepTimeout, total time.Duration
+	)
+	known := ab.KnownNames()
+	var names []string
+	for n := range known {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var help strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&help, "  %-28s %s\n", n, known[n])
+	}
+	c := &cobra.Command{
+		Use:   "ab [flags] (-- COMMAND... | --a CMD --b CMD)",
+		Short: "A/B experiment: two arms run interleaved, statistics, a verdict",
+		Long: `Run two arms of an experiment interleaved (ABBA blocks, or randomised pairs) after
+discarded warm-up runs, take metrics from every run, and say per metric whether B differs
+from A, by how much, and with what confidence (Hodges-Lehmann shift and ratio with their
+confidence intervals, Mann-Whitney p-value), flagging drift over the run order and outliers.
+
+With '-- COMMAND...' both arms run the same command and differ by --a-prepare/--b-prepare,
+shell commands run whenever the arm changes (e.g. 'interlink lab set demo ic mtu=1500');
+with --a and --b they run different commands (shell command lines).
+
+Metrics (--metric, repeatable): a name interlink knows from its own JSON (interlink's
+commands are run with --json), NAME=json:PATH for any program's JSON, NAME=REGEX for the
+first capture group of REGEX over the output (e.g. 'tps=tps = ([0-9.]+)'), or wall.
+A trailing + or - on NAME says higher or lower is better. Without --metric: bench's main
+figures for its mode, or the wall time of any other command. Known names:
+` + help.String() + `
+Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut short,
+2 an --expect is contradicted, 3 bad usage or a failed run or prepare step.`,
+		Example: `  interlink ab --runs 8 --a-prepare 'interlink lab set demo ic mtu=1500' \
+      --b-prepare 'interlink lab set demo ic mtu=9000' --expect 'blocks_per_sec: B > A' \
+      -- interlink bench 198.18.10.2 --mode blocks --time 5s --token-file /run/token
+  interlink ab --runs 10 --metric 'tps=tps = ([0-9.]+)' \
+      --a 'pgbench -n -T 30 -c 8 db_a' --b 'pgbench -n -T 30 -c 8 db_b'`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			switch {
+			case dash < 0 && len(args) > 0:
+				return usageError("ab: put the command after '--' (interlink ab [flags] -- COMMAND...), or use --a and --b")
+			case len(args) > 0 && (aCmd != "" || bCmd != ""):
+				return usageError("ab: give either '-- COMMAND...' or --a and --b, not both")
+			case len(args) > 0:
+				spec.A.Command, spec.B.Command = args, slicesClone(args)
+			case aCmd == "" || bCmd == "":
+				return usageError("ab: give the command after '--', or both --a CMD and --b CMD")
+			default:
+				spec.A.Command, spec.A.Shell = splitCommand(aCmd)
+				spec.B.Command, spec.B.Shell = splitCommand(bCmd)
+			}
+			spec.A.Name, spec.B.Name = "A", "B"
+			spec.Order = ab.Order(order)
+			spec.RunTimeout, spec.PrepareTimeout, spec.MaxTime = runTimeout, prepTimeout, total
+			for _, m := range metrics {
+				pm, err := ab.ParseMetric(m)
+				if err != nil {
+					return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+				}
+				spec.Metrics = append(spec.Metrics, pm)
+			}
+			for _, x := range expects {
+				ex, err := ab.ParseExpect(x)
+				if err != nil {
+					return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+				}
+				spec.Expect = append(spec.Expect, ex)
+			}
+			if runTimeout <= 0 || prepTimeout <= 0 || total <= 0 {
+				return usageError("ab: --run-timeout, --prepare-timeout and --max-time must be positive")
+			}
+			if err := spec.Validate(); err != nil {
+				return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+			}
+			abort := make(chan struct{})
+			stopSignals := secondInterrupt(e, abort)
+			defer stopSignals()
+			r := &ab.Runner{Spec: spec, Abort: abort}
+			if isTerminal(e.stderr) {
+				r.Progress = func(done []ab.Run, total int) { progressLine(e, done, total) }
+			}
+			res, err := r.Execute(e.ctx)
+			if res == nil {
+				return usageError("ab: %v", err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(res); jerr != nil {
+					return fmt.Errorf("ab: encode JSON: %w", jerr)
+				}
+			} else {
+				ab.WriteText(e.stdout, res)
+			}
+			if err != nil {
+				return fmt.Errorf("ab: %w", err)
+			}
+			return withCode(verdictCode(res.Verdict))
+		},
+	}
+	fs := c.Flags()
+	fs.IntVar(&spec.Runs, "runs", 6, "measured runs per arm")
+	fs.IntVar(&spec.Warmup, "warmup", 1, "discarded warm-up runs per arm, before the measured ones")
+	fs.StringVar(&spec.A.Prepare, "a-prepare", "", "shell command that switches to arm A's configuration")
+	fs.StringVar(&spec.B.Prepare, "b-prepare", "", "shell command that switches to arm B's configuration")
+	fs.StringVar(&aCmd, "a", "", "arm A's command line (shell), with --b")
+	fs.StringVar(&bCmd, "b", "", "arm B's command line (shell), with --a")
+	fs.StringArrayVar(&metrics, "metric", nil, "NAME, NAME=json:PATH or NAME=REGEX (repeatable)")
+	fs.StringArrayVar(&expects, "expect", nil, "'METRIC: B > A', 'METRIC: B < 0.9x A' (repeatable): exit 2 if contradicted")
+	fs.StringVar(&order, "order", "abba", "abba or random (pairs in random order)")
+	fs.Int64Var(&spec.Seed, "seed", 0, "seed for --order random (default: from the clock, printed in --json)")
+	fs.Float64Var(&spec.Confidence, "confidence", 0.95, "confidence level of the intervals")
+	fs.BoolVar(&spec.KeepGoing, "keep-going", false, "leave failed runs out and go on (default: stop at the first)")
+	fs.DurationVar(&runTimeout, "run-timeout", 10*time.Minute, "stop a run that takes longer")
+	fs.DurationVar(&prepTimeout, "prepare-timeout", 2*time.Minute, "stop a prepare step that takes longer")
+	fs.DurationVar(&total, "max-time", 2*time.Hour, "start no run after this long; the result says it was cut")
+	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.ab/v1)")
+	return c
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// splitCommand returns a command line as an argv when it is plain words
+// (so interlink's own commands are recognised and given --json), or as
+// one shell command line when it uses quoting or shell syntax.
+func splitCommand(s string) ([]string, bool) {
+	if strings.ContainsAny(s, "'\"\\$`|&;<>(){}*?[]~#!\n") {
+		return []string{s}, true
+	}
+	return strings.Fields(s), false
+}
+
+// verdictCode maps an experiment's verdict to the exit code.
+func verdictCode(v ab.Verdict) int {
+	switch v {
+	case ab.VerdictOK:
+		return ExitOK
+	case ab.VerdictWarning:
+		return ExitWarning
+	case ab.VerdictCritical:
+		return ExitCritical
+	default:
+		return ExitUnknown
+	}
+}
+
+// secondInterrupt closes abort on a Ctrl-C or SIGTERM that arrives after
+// the command's context was cancelled by the first: the first stops the
+// experiment after the current run, the second ends that run too.
+func secondInterrupt(e *env, abort chan struct{}) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-e.ctx.Done():
+		case <-done:
+			return
+		}
+		fmt.Fprintln(e.stderr, "interlink ab: stopping after the current run (Ctrl-C again to end it now)")
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			close(abort)
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+func progressLine(e *env, done []ab.Run, total int) {
+	run := done[len(done)-1]
+	kind := ""
+	if run.Warmup {
+		kind = " warm-up"
+	}
+	status := "ok"
+	if run.Error != "" {
+		status = "failed: " + run.Error
+	} else if run.Interrupted {
+		status = "interrupted"
+	}
+	fmt.Fprintf(e.stderr, "run %d/%d (%s%s) %.1f s %s\n", len(done), total, run.Arm, kind, float64(run.WallNs)/1e9, oneLine(status))
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestABBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ab"}, "give the command after '--', or both --a CMD and --b CMD"},
+		{[]string{"ab", "true"}, "put the command after '--'"},
+		{[]string{"ab", "--a", "true"}, "both --a CMD and --b CMD"},
+		{[]string{"ab", "--a", "true", "--b", "true", "--", "true"}, "not both"},
+		{[]string{"ab", "--runs", "1", "--", "true"}, "--runs 1: want 2 to 1000"},
+		{[]string{"ab", "--runs", "-3", "--", "true"}, "--runs -3"},
+		{[]string{"ab", "--warmup", "-1", "--", "true"}, "--warmup -1"},
+		{[]string{"ab", "--order", "zig", "--", "true"}, `--order "zig"`},
+		{[]string{"ab", "--confidence", "2", "--", "true"}, "--confidence 2"},
+		{[]string{"ab", "--metric", "nosuch", "--", "true"}, `--metric "nosuch": not a metric interlink knows`},
+		{[]string{"ab", "--metric", "tps=tps [0-9]+", "--", "true"}, "capture group"},
+		{[]string{"ab", "--expect", "B > A", "--", "true"}, "want 'METRIC: B > A'"},
+		{[]string{"ab", "--metric", "wall", "--expect", "tps: B > A", "--", "true"}, `no metric named "tps"`},
+		{[]string{"ab", "--max-time", "0s", "--", "true"}, "must be positive"},
+	} {
+		o, e, code := run(t, tc.args...)
+		if code != ExitUnknown || !strings.Contains(e, tc.want) || strings.Count(strings.TrimSpace(e), "\n") != 0 || o != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 3 and one line with %q", tc.args, code, e, o, tc.want)
+		}
+	}
+}
+
+func TestABRunsAndJudges(t *testing.T) {
+	// Two shell arms whose output differs by a known factor; the experiment
+	// must find it, and --expect decides the exit code.
+	args := []string{"ab", "--runs", "4", "--warmup", "0", "--metric", "v=v = ([0-9]+)",
+		"--a", "echo v = 100", "--b", "echo v = 150"}
+	o, e, code := run(t, append(args, "--expect", "v: B > 1.2x A")...)
+	if code != ExitOK || !strings.Contains(o, "v (higher is better): B is 1.5x A") || !strings.Contains(o, "expect v: B > 1.2x A: holds") {
+		t.Errorf("exit %d\n%s\n%s", code, o, e)
+	}
+	if _, _, code := run(t, append(args, "--expect", "v: B < A")...); code != ExitCritical {
+		t.Errorf("contradicted expectation: exit %d, want 2", code)
+	}
+	o, _, code = run(t, append(args, "--json")...)
+	var doc struct {
+		Schema string `json:"schema"`
+		Runs   []struct {
+			Arm     string             `json:"arm"`
+			Metrics map[string]float64 `json:"metrics"`
+		} `json:"runs"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(o), &doc); err != nil || code != ExitOK {
+		t.Fatalf("exit %d, JSON %v:\n%s", code, err, o)
+	}
+	if doc.Schema != "interlink.ab/v1" || len(doc.Runs) != 8 || doc.Runs[1].Arm != "B" || doc.Runs[1].Metrics["v"] != 150 || doc.Verdict != "ok" {
+		t.Errorf("document %+v", doc)
+	}
+	// A failing arm: the partial report, then one line and exit 3.
+	o, e, code = run(t, "ab", "--runs", "2", "--metric", "v=v = ([0-9]+)", "--a", "echo v = 1", "--b", "echo boom >&2; exit 5")
+	if code != ExitUnknown || !strings.Contains(e, "run 2 (B) failed: exit status 5: boom") || !strings.Contains(o, "interlink ab:") {
+		t.Errorf("failing arm: exit %d\n%s\n%s", code, o, e)
+	}
+}
