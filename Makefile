@@ -1,8 +1,13 @@
 # interlink build, test, bench and demo. See README.md.
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+# The version: from a tag vX.Y.Z (commits after it as +N.gHASH), else
+# 0.1.0~dev.DATE.HASH (sorts before 0.1.0 in dpkg and rpm).
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
-LDFLAGS  := -s -w -X github.com/interlink/interlink/internal/cli.version=$(VERSION) -X github.com/interlink/interlink/internal/cli.commit=$(COMMIT)
+# The commit's date, not the clock: a rebuild of one commit is identical.
+DATE     ?= $(shell git log -1 --format=%cd --date=format:%Y-%m-%d 2>/dev/null)
+VERSION  ?= $(shell v=$$(git describe --tags --match 'v[0-9]*' 2>/dev/null | sed -e 's/^v//' -e 's/-\([0-9]*\)-g/+\1.g/'); \
+              [ -n "$$v" ] || v=0.1.0~dev.$$(git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || echo 0).$$(git rev-parse --short=8 HEAD 2>/dev/null || echo 0); echo $$v)
+LDFLAGS  := -s -w -X github.com/interlink/interlink/internal/cli.version=$(VERSION) -X github.com/interlink/interlink/internal/cli.commit=$(COMMIT) -X github.com/interlink/interlink/internal/cli.date=$(DATE)
 BIN      := bin/interlink
 # An execution count, not a duration: Go 1.26's fuzz coordinator can fail a
 # target with a bare "context deadline exceeded" when a -fuzztime duration
@@ -11,7 +16,7 @@ BIN      := bin/interlink
 FUZZTIME ?= 20000x
 export CGO_ENABLED = 0
 
-.PHONY: all build test fuzz vet bench demo cross clean
+.PHONY: all build test fuzz vet bench demo cross clean docs package package-check
 
 all: build
 
@@ -55,6 +60,37 @@ bench: build
 	$(GO) run $(BENCHSTAT) bin/bench.txt
 	$(GO) build -o bin/compare ./bench/compare
 	./bin/compare $(BENCHFLAGS)
+
+# Man pages into bin/man and the README's command table, from the command
+# definitions.
+docs:
+	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md
+
+# .deb and .rpm for amd64 and arm64 into bin/pkg (nfpm, pure Go; pinned to a
+# version whose dependencies the module proxy serves).
+NFPM    := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.44.0
+PKGDIR  := bin/pkg
+ARCHES  := amd64 arm64
+package: build
+	rm -rf $(PKGDIR) && mkdir -p $(PKGDIR)/man $(PKGDIR)/completion
+	for a in $(ARCHES); do GOOS=linux GOARCH=$$a $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(PKGDIR)/interlink-linux-$$a ./cmd/interlink || exit 1; done
+	$(GO) run ./internal/docgen -man $(PKGDIR)/man -version $(VERSION)
+	gzip -9n $(PKGDIR)/man/*.1
+	./$(BIN) completion bash > $(PKGDIR)/completion/interlink.bash
+	./$(BIN) completion zsh > $(PKGDIR)/completion/_interlink
+	./$(BIN) completion fish > $(PKGDIR)/completion/interlink.fish
+	sed 's|/usr/local/bin/interlink|/usr/bin/interlink|g' contrib/systemd/interlink-agent.service > $(PKGDIR)/interlink-agent.service
+	git log --date=short --format='%ad %h %s' 2>/dev/null | gzip -9n > $(PKGDIR)/changelog.gz
+	for a in $(ARCHES); do \
+	  sed -e 's|$${ARCH}|'$$a'|g' -e 's|$${PKGDIR}|$(PKGDIR)|g' -e 's|$${PKG_VERSION}|$(VERSION)|g' contrib/packaging/nfpm.yaml > $(PKGDIR)/nfpm-$$a.yaml; \
+	  for f in deb rpm; do $(GO) run $(NFPM) package -f $(PKGDIR)/nfpm-$$a.yaml -p $$f -t $(PKGDIR)/ || exit 1; done; \
+	done
+	ls -l $(PKGDIR)/*.deb $(PKGDIR)/*.rpm
+
+# Build the packages, then install, use and remove the .deb on this machine
+# and inspect the .rpm (root; needs dpkg, rpm and man).
+package-check: package
+	sh contrib/packaging/check.sh $(PKGDIR)
 
 demo: build
 	./$(BIN) lab demo

@@ -52,6 +52,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 	return exitCode(err)
 }
 
+// NewRoot returns the interlink command tree writing to stdout and stderr,
+// for generating man pages, completions and the README's command table
+// from the same definitions as the help.
+func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	return newRoot(&env{ctx: context.Background(), stdout: stdout, stderr: stderr})
+}
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "interlink",
@@ -61,20 +68,27 @@ node), measures what the interconnect delivers (bench), and builds network-names
 labs to try all of it on one machine (lab).
 
 Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (bad usage or input, tool failure).`,
+		Version:           buildVersion().String(),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError("unknown command %q; run 'interlink --help'", args[0])
+				return usageError("unknown command %q%s; run 'interlink --help'", args[0], suggestCommand(cmd, args[0]))
 			}
-			return cmd.Help()
+			// No command is bad usage (exit 3), like any other missing
+			// argument: the usage goes to stderr, where a script's log
+			// keeps it, and stdout stays empty.
+			cmd.SetOut(e.stderr)
+			cmd.Usage()
+			return &exitError{code: ExitUnknown}
 		},
 		Args: cobra.ArbitraryArgs,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%s: %v (see 'interlink %s --help')", c.Name(), err, strings.TrimPrefix(c.CommandPath(), "interlink "))
-	})
+	root.SetVersionTemplate("interlink {{.Version}}\n")
+	// --version without cobra's -v shorthand: -v means verbose to operators.
+	root.Flags().Bool("version", false, "print the version and exit")
+	root.SetFlagErrorFunc(flagError)
 	for _, newCmd := range commands {
 		c := newCmd(e)
 		c.SilenceUsage = true
@@ -85,6 +99,20 @@ Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (bad usage or input, tool fai
 		root.AddCommand(c)
 	}
 	return root
+}
+
+// flagError names the command (never the program twice), the flag, and
+// the nearest known flag when the unknown one looks like a typo.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		msg += suggestFlag(c, name)
+	}
+	if c.HasParent() {
+		path := strings.TrimPrefix(c.CommandPath(), "interlink ")
+		return usageError("%s: %s (see 'interlink %s --help')", path, msg, path)
+	}
+	return usageError("%s (see 'interlink --help')", msg)
 }
 
 // noArgs is cobra.NoArgs with an error that marks bad usage.

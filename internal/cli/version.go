@@ -14,6 +14,7 @@ import (
 var (
 	version = ""
 	commit  = ""
+	date    = "" // build date, YYYY-MM-DD
 )
 
 // VersionInfo is the result of `interlink version`.
@@ -21,6 +22,7 @@ type VersionInfo struct {
 	Schema    string `json:"schema"`
 	Version   string `json:"version"`
 	Commit    string `json:"commit,omitempty"`
+	Date      string `json:"build_date,omitempty"`
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
@@ -38,11 +40,7 @@ func newVersionCmd(e *env) *cobra.Command {
 			if asJSON {
 				return report.JSON(e.stdout, v)
 			}
-			fmt.Fprintf(e.stdout, "interlink %s", v.Version)
-			if v.Commit != "" {
-				fmt.Fprintf(e.stdout, " (%s)", v.Commit)
-			}
-			fmt.Fprintf(e.stdout, " %s %s/%s\n", v.GoVersion, v.OS, v.Arch)
+			fmt.Fprintf(e.stdout, "interlink %s\n", v)
 			return nil
 		},
 	}
@@ -51,7 +49,7 @@ func newVersionCmd(e *env) *cobra.Command {
 }
 
 func buildVersion() VersionInfo {
-	v := VersionInfo{Schema: "interlink.version/v1", Version: version, Commit: commit,
+	v := VersionInfo{Schema: "interlink.version/v1", Version: version, Commit: commit, Date: date,
 		GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
@@ -67,4 +65,18 @@ func buildVersion() VersionInfo {
 		v.Version = "devel"
 	}
 	return v
+}
+
+// String is the one line `interlink version` and `interlink --version`
+// print after the program name: "0.1.0 (commit 1a2b3c4d5e6f, built
+// 2026-11-23) go1.26.8 linux/amd64".
+func (v VersionInfo) String() string {
+	s := v.Version
+	switch {
+	case v.Commit != "" && v.Date != "":
+		s += fmt.Sprintf(" (commit %s, built %s)", v.Commit, v.Date)
+	case v.Commit != "":
+		s += fmt.Sprintf(" (commit %s)", v.Commit)
+	}
+	return s + fmt.Sprintf(" %s %s/%s", v.GoVersion, v.OS, v.Arch)
 }
