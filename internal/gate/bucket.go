@@ -5,7 +5,12 @@ import (
 	"time"
 )
 
-// bucket is a token bucket: rate tokens a second, at most burst saved up.
+// bucket is a token bucket: rate tokens a second, at most burst whole
+// tokens saved up. The fraction of a token beyond burst is kept too: an
+// admission loop woken late by the scheduler then catches up on the next
+// token instead of losing the time it overslept, so the admission rate
+// over time is the configured rate, and still no more than burst
+// admissions happen at once.
 type bucket struct {
 	mu     sync.Mutex
 	rate   float64
@@ -24,12 +29,15 @@ func (b *bucket) set(rate float64, burst int, now time.Time) {
 	defer b.mu.Unlock()
 	b.refill(now)
 	b.rate, b.burst = rate, float64(burst)
-	b.tokens = min(b.tokens, b.burst)
+	b.tokens = min(b.tokens, b.burst+carry)
 }
+
+// carry is the fraction of a token kept beyond burst.
+const carry = 0.999
 
 func (b *bucket) refill(now time.Time) {
 	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)
+		b.tokens = min(b.burst+carry, b.tokens+d.Seconds()*b.rate)
 		b.last = now
 	}
 }

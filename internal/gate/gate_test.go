@@ -282,3 +282,26 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestBucketKeepsRateWhenWokenLate(t *testing.T) {
+	now := time.Unix(0, 0)
+	b := newBucket(100, 1, now)
+	n := 0
+	// A consumer that always wakes 3 ms late for a 10 ms token still gets
+	// 100 tokens a second over time, never two at once.
+	for i := 0; i < 1000; i++ {
+		ok, wait := b.take(now)
+		if ok {
+			n++
+			if again, _ := b.take(now); again {
+				t.Fatal("two tokens at once with a burst of 1")
+			}
+			continue
+		}
+		now = now.Add(wait + 3*time.Millisecond)
+	}
+	elapsed := now.Sub(time.Unix(0, 0)).Seconds()
+	if rate := float64(n-1) / elapsed; rate < 95 || rate > 101 {
+		t.Errorf("rate %.1f/s with late wake-ups, want 100", rate)
+	}
+}
