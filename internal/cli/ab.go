@@ -103,7 +103,7 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 			stopSignals := secondInterrupt(e, abort)
 			defer stopSignals()
 			r := &ab.Runner{Spec: spec, Abort: abort}
-			if isTerminal(e.stderr) && !asJSON {
+			if showProgress(e, asJSON) {
 				r.Progress = func(done []ab.Run, total int) { progressLine(e, done, total) }
 			}
 			res, err := r.Execute(e.ctx)

@@ -120,7 +120,7 @@ func runCheck(e *env, f checkFlags) error {
 	if f.interval > 0 && src.Origin() != src.Root() {
 		return usageError("check: --interval needs a live tree; %s is a captured bundle whose counters do not move", f.root)
 	}
-	if f.interval > 0 && isTerminal(e.stderr) {
+	if f.interval > 0 && showProgress(e, f.asJSON) {
 		fmt.Fprintf(e.stderr, "interlink: sampling counters for %s (Ctrl-C reports totals only)\n", f.interval)
 	}
 	inv, err := inventory.Gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})

@@ -70,7 +70,7 @@ the default --time.`,
 				return fmt.Errorf("lab demo: find the interlink binary: %w", err)
 			}
 			opt.Binary = bin
-			tty := isTerminal(e.stderr)
+			tty := showProgress(e, asJSON)
 			var mu sync.Mutex
 			clear := func() {
 				if tty {

@@ -73,7 +73,7 @@ Exit 2 when a path is below --expect; 1 when a path has a problem verdict
 			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
 			defer cancel()
 			mo := mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version}
-			if isTerminal(e.stderr) {
+			if showProgress(e, pf.asJSON) {
 				mo.Progress = func(round, rounds int) {
 					fmt.Fprintf(e.stderr, "\rmesh: round %d of %d done", round, rounds)
 					if round == rounds {

@@ -15,3 +15,8 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// showProgress reports whether a command shows progress on stderr: only on
+// a terminal, and never with --json, whose readers want the document alone
+// (a terminal that runs `interlink ... --json | jq` still shows stderr).
+func showProgress(e *env, asJSON bool) bool { return !asJSON && isTerminal(e.stderr) }
