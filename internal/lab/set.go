@@ -1,0 +1,139 @@
+package lab
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/interlink/interlink/internal/units"
+)
+
+// Setting is one change to a running lab: on a whole switch (Target is the
+// switch's name) or on one link (Target is NODE:LINK).
+//
+//	switch  mtu=N       the switch, and every link and port on it
+//	switch  port_mtu=N  every port of the switch (the nodes keep theirs)
+//	switch  rate=R      every link on the switch (rate=0: unshaped)
+//	link    mtu=N       the node's side of the link
+//	link    port_mtu=N  the switch port behind it
+//	link    rate=R      the link's shaping (rate=0: unshaped)
+type Setting struct {
+	Target string `json:"target"`
+	Key    string `json:"key"`
+	Value  string `json:"value"`
+}
+
+// ParseSettings parses KEY=VALUE arguments for target.
+func ParseSettings(target string, kvs []string) ([]Setting, error) {
+	if len(kvs) == 0 {
+		return nil, fmt.Errorf("%w: nothing to set: give KEY=VALUE (mtu, port_mtu, rate)", ErrInvalid)
+	}
+	var out []Setting
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return nil, fmt.Errorf("%w: %q: want KEY=VALUE, e.g. mtu=1500", ErrInvalid, kv)
+		}
+		switch k {
+		case "mtu", "port_mtu", "rate":
+		default:
+			return nil, fmt.Errorf("%w: %q: unknown setting %q (mtu, port_mtu, rate)", ErrInvalid, kv, k)
+		}
+		out = append(out, Setting{Target: target, Key: k, Value: v})
+	}
+	return out, nil
+}
+
+// Apply returns a copy of t with the settings applied, validated like a
+// topology file. t is not changed.
+func Apply(t *Topology, settings []Setting) (*Topology, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	var nt Topology
+	if err := json.Unmarshal(data, &nt); err != nil {
+		return nil, err
+	}
+	for _, s := range settings {
+		if err := nt.apply(s); err != nil {
+			return nil, fmt.Errorf("lab %s: %w: %s %s=%s: %v", t.Name, ErrInvalid, s.Target, s.Key, s.Value, err)
+		}
+	}
+	if err := nt.Validate(); err != nil {
+		return nil, err
+	}
+	return &nt, nil
+}
+
+func (t *Topology) apply(s Setting) error {
+	var mtu int
+	var rate int64
+	switch s.Key {
+	case "mtu", "port_mtu":
+		v, err := strconv.Atoi(s.Value)
+		if err != nil || v < MinMTU || v > MaxMTU {
+			return fmt.Errorf("want an MTU of %d to %d", MinMTU, MaxMTU)
+		}
+		mtu = v
+	case "rate":
+		if s.Value != "0" && s.Value != "none" {
+			v, err := units.ParseRate(s.Value)
+			if err != nil {
+				return fmt.Errorf("want a rate such as 1gbit, or 0 for none")
+			}
+			rate = v
+		}
+	}
+	if node, link, ok := strings.Cut(s.Target, ":"); ok {
+		for i := range t.Nodes {
+			if t.Nodes[i].Name != node {
+				continue
+			}
+			for j := range t.Nodes[i].Links {
+				l := &t.Nodes[i].Links[j]
+				if l.Name != link {
+					continue
+				}
+				switch s.Key {
+				case "mtu":
+					l.MTU = mtu
+				case "port_mtu":
+					l.PortMTU = mtu
+				case "rate":
+					l.RateBitsPerSec = rate
+				}
+				return nil
+			}
+			return fmt.Errorf("node %s has no link %s", node, link)
+		}
+		return fmt.Errorf("no node %s", node)
+	}
+	for i := range t.Switches {
+		if t.Switches[i].Name != s.Target {
+			continue
+		}
+		if s.Key == "mtu" {
+			t.Switches[i].MTU = mtu
+		}
+		for n := range t.Nodes {
+			for j := range t.Nodes[n].Links {
+				l := &t.Nodes[n].Links[j]
+				if l.Switch != s.Target {
+					continue
+				}
+				switch s.Key {
+				case "mtu":
+					l.MTU, l.PortMTU = mtu, mtu
+				case "port_mtu":
+					l.PortMTU = mtu
+				case "rate":
+					l.RateBitsPerSec = rate
+				}
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("no switch %s (and not NODE:LINK)", s.Target)
+}
