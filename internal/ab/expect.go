@@ -78,16 +78,24 @@ func (e Expectation) judge(ms *MetricStats) ExpectResult {
 		r.Outcome = Contradicted
 	default:
 		r.Outcome = Inconclusive
-		r.Reason = fmt.Sprintf("the %s interval spans %s", pct(ms.Confidence), fmtRange(lo, hi, ref != 0))
+		r.Reason = fmt.Sprintf("the %s interval of B %s spans %s", pct(ms.Confidence), map[bool]string{true: "/ A", false: "- A"}[ref != 0], fmtRange(lo, hi, ref != 0, ms.Unit))
 	}
 	return r
 }
 
-func fmtRange(lo, hi float64, ratio bool) string {
+func fmtRange(lo, hi float64, ratio bool, u Unit) string {
 	if ratio {
 		return fmt.Sprintf("%.3gx to %.3gx", lo, hi)
 	}
-	return fmt.Sprintf("%+.4g to %+.4g", lo, hi)
+	return signed(lo, u) + " to " + signed(hi, u)
+}
+
+// signed formats a shift in the metric's unit with its sign.
+func signed(v float64, u Unit) string {
+	if v < 0 {
+		return "-" + Format(-v, u)
+	}
+	return "+" + Format(v, u)
 }
 
 func pct(conf float64) string { return strconv.FormatFloat(conf*100, 'f', -1, 64) + " %" }

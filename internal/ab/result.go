@@ -3,6 +3,7 @@ package ab
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/interlink/interlink/internal/stats"
 )
@@ -148,6 +149,7 @@ func (r *Result) analyze(m Metric) MetricStats {
 		for _, o := range stats.Outliers(v) {
 			ms.Outliers = append(ms.Outliers, idx[o])
 		}
+		slices.Sort(ms.Outliers)
 	}
 	c, err := stats.Compare(vals[0], vals[1], r.Confidence)
 	if err != nil {
@@ -184,7 +186,7 @@ func summary(ms MetricStats) string {
 		if ms.Ratio != nil {
 			return fmt.Sprintf("B is %.3gx A (%s CI %.3g to %.3g): %s", ms.Ratio.Estimate, level, ms.Ratio.Low, ms.Ratio.High, judged)
 		}
-		return fmt.Sprintf("B is A %+.4g (%s CI %+.4g to %+.4g): %s", ms.Shift.Estimate, level, ms.Shift.Low, ms.Shift.High, judged)
+		return fmt.Sprintf("B is A %s (%s CI %s to %s): %s", signed(ms.Shift.Estimate, ms.Unit), level, signed(ms.Shift.Low, ms.Unit), signed(ms.Shift.High, ms.Unit), judged)
 	}
 	if ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1] {
 		return "no difference: the same value in every run"
@@ -193,7 +195,7 @@ func summary(ms MetricStats) string {
 	if ms.Ratio != nil {
 		ci = fmt.Sprintf("%+.1f %% to %+.1f %%", (ms.Ratio.Low-1)*100, (ms.Ratio.High-1)*100)
 	} else {
-		ci = fmt.Sprintf("%+.4g to %+.4g", ms.Shift.Low, ms.Shift.High)
+		ci = signed(ms.Shift.Low, ms.Unit) + " to " + signed(ms.Shift.High, ms.Unit)
 	}
 	s := fmt.Sprintf("no detectable difference: the %s CI %s includes 0", level, ci)
 	if ms.RunsFor1Pct > 0 {
