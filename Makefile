@@ -16,7 +16,7 @@ BIN      := bin/interlink
 FUZZTIME ?= 20000x
 export CGO_ENABLED = 0
 
-.PHONY: all build test fuzz vet bench demo cross clean docs package package-check
+.PHONY: all build test fuzz vet lint bench demo cross clean docs package package-check
 
 all: build
 
@@ -32,6 +32,11 @@ test: vet
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
+
+# gofmt, go vet and staticcheck (pinned; fetched through the module proxy).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint: vet
+	$(GO) run $(STATICCHECK) ./...
 
 # Every Fuzz target in the tree, FUZZTIME each.
 fuzz:

@@ -377,8 +377,6 @@ func run() error {
 	return nil
 }
 
-func labDown(name string) error { return lab.Down(name) }
-
 func (e *iperfEnd) cpu() string {
 	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core)", e.CPU.HostTotal, e.CPU.RemoteTotal)
 }

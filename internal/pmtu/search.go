@@ -94,12 +94,11 @@ const maxIPPacket = 65535
 
 // outcome of one size in a round.
 type outcome struct {
-	passed  bool
-	local   bool // refused by the local interface
-	tooBig  bool // a hop reported it too big
-	unreach bool
-	sent    int
-	acked   int
+	passed bool
+	local  bool // refused by the local interface
+	tooBig bool // a hop reported it too big
+	sent   int
+	acked  int
 }
 
 type search struct {

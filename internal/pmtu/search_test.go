@@ -15,11 +15,11 @@ import (
 // fraction of all probes is lost at random, and the local interface
 // refuses sizes above localMTU.
 type fakePath struct {
-	localMTU, pathMTU, peerMTU int
-	icmp                       bool
-	loss                       float64
-	dead                       bool
-	drops                      map[int]int // size: how many of its first probes vanish (a loss burst)
+	localMTU, pathMTU int
+	icmp              bool
+	loss              float64
+	dead              bool
+	drops             map[int]int // size: how many of its first probes vanish (a loss burst)
 
 	mu     sync.Mutex
 	id     uint64

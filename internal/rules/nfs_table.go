@@ -285,11 +285,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-// tableName names a static table for messages.
-func tableName(o *inventory.MountOptions) string {
-	if o == nil {
-		return "the mount table"
-	}
-	return o.File
-}
