@@ -65,6 +65,8 @@ bench: build
 	$(GO) run $(BENCHSTAT) bin/bench.txt
 	$(GO) build -o bin/compare ./bench/compare
 	./bin/compare $(BENCHFLAGS)
+	$(GO) build -o bin/gatecompare ./bench/gatecompare
+	./bin/gatecompare -bin $(BIN)
 
 # Man pages into bin/man and the README's command table, from the command
 # definitions.

@@ -116,7 +116,24 @@ func (r *route) enqueue(conn *net.TCPConn) {
 		conn.Close() // a FIN, not a reset: the client sees the connection end
 		return
 	}
-	w := &waiter{source: src, arrived: time.Now()}
+	now := time.Now()
+	// Fast path: nobody waits and a token and a handshake slot are free,
+	// so the connection is admitted at once, without the waiting machinery.
+	if r.q.len() == 0 && (r.cfg.MaxInflight == 0 || r.inflight < r.cfg.MaxInflight) {
+		if ok, _ := r.bucket.take(now); ok {
+			r.inflight++
+			r.m.inflight.Set(float64(r.inflight))
+			up, dial := r.cfg.Upstream, r.cfg.DialTimeout
+			r.proxied.Add(1)
+			go func() {
+				defer r.proxied.Done()
+				r.m.wait.Observe(0)
+				r.proxy(conn, nil, up, dial)
+			}()
+			return
+		}
+	}
+	w := &waiter{source: src, arrived: now}
 	w.c = newClientConn(conn, r.cfg.ClientBuffer, func() { r.drop(w, "abandoned") })
 	r.q.push(w)
 	r.m.queued.Set(float64(r.q.len()))
@@ -208,6 +225,13 @@ func (r *route) admit(w *waiter, upstream string, dialTimeout time.Duration) {
 		client.Close()
 		return
 	}
+	r.proxy(client, buf, upstream, dialTimeout)
+}
+
+// proxy dials the upstream for an admitted client, forwards what the
+// client sent while it waited (buf) and proxies until both sides are done.
+// It ends the connection's in-flight handshake.
+func (r *route) proxy(client *net.TCPConn, buf []byte, upstream string, dialTimeout time.Duration) {
 	r.m.admitted.Inc()
 	start := time.Now()
 	c, err := net.DialTimeout("tcp", upstream, dialTimeout)
