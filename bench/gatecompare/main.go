@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/interlink/interlink/internal/stats"
 )
 
 var (
@@ -81,12 +83,12 @@ func run() error {
 		*rounds, *conns, *duration)
 	fmt.Printf("%-16s %22s %18s\n", "target", "per connection (med)", "stream (med)")
 	for _, t := range targets {
-		fmt.Printf("%-16s %19.1f us %13.2f Gbit/s\n", t.name, median(lat[t.name]), median(thr[t.name]))
+		fmt.Printf("%-16s %19.1f us %13.2f Gbit/s\n", t.name, stats.Median(lat[t.name]), stats.Median(thr[t.name]))
 	}
 	fmt.Println()
 	for _, p := range []string{"interlink gate", "haproxy"} {
 		fmt.Printf("%-16s adds %.1f us per connection (%s), streams at %s of direct\n", p,
-			median(lat[p])-median(lat["direct"]), spread(lat[p], lat["direct"], true), spread(thr[p], thr["direct"], false))
+			stats.Median(lat[p])-stats.Median(lat["direct"]), spread(lat[p], lat["direct"], true), spread(thr[p], thr["direct"], false))
 	}
 	fmt.Printf("interlink gate / haproxy: per-connection time %s, stream %s\n", spread(lat["interlink gate"], lat["haproxy"], false),
 		spread(thr["interlink gate"], thr["haproxy"], false))
@@ -226,7 +228,7 @@ func connLatency(addr string, n int) (float64, error) {
 		c.Close()
 		times = append(times, float64(time.Since(t).Microseconds()))
 	}
-	return median(times), nil
+	return stats.Median(times), nil
 }
 
 // throughput returns the Gbit/s one connection receives for d.
@@ -257,18 +259,6 @@ func throughput(addr string, d time.Duration) (float64, error) {
 	return float64(n) * 8 / time.Since(start).Seconds() / 1e9, nil
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // spread returns "a/b" as a ratio of medians with min..max of the
 // per-round ratios; with diff, the per-round differences in us instead.
 func spread(a, b []float64, diff bool) string {
@@ -284,5 +274,5 @@ func spread(a, b []float64, diff bool) string {
 	if diff {
 		return fmt.Sprintf("%.1f..%.1f us over rounds", rs[0], rs[len(rs)-1])
 	}
-	return fmt.Sprintf("%.2fx (%.2f..%.2f)", median(a)/median(b), rs[0], rs[len(rs)-1])
+	return fmt.Sprintf("%.2fx (%.2f..%.2f)", stats.Median(a)/stats.Median(b), rs[0], rs[len(rs)-1])
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -69,7 +70,7 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 			case len(args) > 0 && (aCmd != "" || bCmd != ""):
 				return usageError("ab: give either '-- COMMAND...' or --a and --b, not both")
 			case len(args) > 0:
-				spec.A.Command, spec.B.Command = args, slicesClone(args)
+				spec.A.Command, spec.B.Command = args, slices.Clone(args)
 			case aCmd == "" || bCmd == "":
 				return usageError("ab: give the command after '--', or both --a CMD and --b CMD")
 			default:
@@ -144,8 +145,6 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.ab/v1)")
 	return c
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // splitCommand returns a command line as an argv when it is plain words
 // (so interlink's own commands are recognised and given --json), or as

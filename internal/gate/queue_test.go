@@ -3,6 +3,7 @@ package gate
 import (
 	"math/rand/v2"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -55,7 +56,7 @@ func TestQueueRoundRobin(t *testing.T) {
 		order = append(order, w.source.String())
 	}
 	want := "10.0.0.1 10.0.0.2 10.0.0.1 10.0.0.1"
-	if got := join(order); got != want {
+	if got := strings.Join(order, " "); got != want {
 		t.Errorf("service order %s, want %s", got, want)
 	}
 	top := newFairQueue()
@@ -66,15 +67,4 @@ func TestQueueRoundRobin(t *testing.T) {
 	if d := top.top(1); len(d) != 1 || d[a] != 5 {
 		t.Errorf("top(1) = %v", d)
 	}
-}
-
-func join(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += " "
-		}
-		out += x
-	}
-	return out
 }

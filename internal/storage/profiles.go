@@ -130,31 +130,18 @@ func runBackup(ctx context.Context, res *Result, dir string) error {
 	defer f.Close()
 	buf := aligned(1 << 20)
 	half := res.Spec.Time / 2
-	w, fs := newRec("write"), newRec("fsync")
-	start := time.Now()
-	var written int64
-	for written < res.Spec.SizeBytes && time.Since(start) < half && ctx.Err() == nil {
-		t := time.Now()
-		n, err := f.Write(buf)
-		if err != nil {
-			return fmt.Errorf("1 MiB write at %d: %w", written, err)
-		}
-		w.add(time.Since(t), n)
-		written += int64(n)
+	written, step, err := writeThenSync(ctx, f, buf, res.Spec.SizeBytes, half)
+	if err != nil {
+		return err
 	}
-	t := time.Now()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync: %w", err)
-	}
-	fs.add(time.Since(t), 0)
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: "1 MiB sequential writes", Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}})
+	step.Name = "1 MiB sequential writes"
+	res.Steps = append(res.Steps, step)
 	if written < res.Spec.SizeBytes && ctx.Err() == nil {
 		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s before half the time ran out", fmtSize64(written), fmtSize64(res.Spec.SizeBytes)))
 	}
 	dropCache(f)
 	r := newRec("read")
-	start = time.Now()
+	start := time.Now()
 	for off := int64(0); off < written && time.Since(start) < half && ctx.Err() == nil; {
 		t := time.Now()
 		n, err := f.ReadAt(buf, off)
@@ -166,7 +153,7 @@ func runBackup(ctx context.Context, res *Result, dir string) error {
 		}
 		off += int64(n)
 	}
-	d = time.Since(start)
+	d := time.Since(start)
 	res.Steps = append(res.Steps, Step{Name: "1 MiB sequential reads (cache dropped)", Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{r.op(d)}})
 	return nil
 }
@@ -177,27 +164,12 @@ func runMkfile(ctx context.Context, res *Result, dir string) error {
 		return err
 	}
 	defer f.Close()
-	buf := aligned(blockSize)
-	w, fs := newRec("write"), newRec("fsync")
-	start := time.Now()
-	var written int64
-	for written < res.Spec.SizeBytes && time.Since(start) < res.Spec.Time && ctx.Err() == nil {
-		t := time.Now()
-		n, err := f.Write(buf)
-		if err != nil {
-			return fmt.Errorf("8 KiB write at %d: %w", written, err)
-		}
-		w.add(time.Since(t), n)
-		written += int64(n)
+	written, step, err := writeThenSync(ctx, f, aligned(blockSize), res.Spec.SizeBytes, res.Spec.Time)
+	if err != nil {
+		return err
 	}
-	t := time.Now()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync: %w", err)
-	}
-	fs.add(time.Since(t), 0)
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written)), Depth: 1,
-		Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}})
+	step.Name = fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written))
+	res.Steps = append(res.Steps, step)
 	if written < res.Spec.SizeBytes && ctx.Err() == nil {
 		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s in %s", fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
 	}
@@ -300,4 +272,28 @@ func fmtSize64(n int64) string {
 	default:
 		return fmt.Sprintf("%d B", n)
 	}
+}
+
+// writeThenSync writes buf sequentially until size bytes or bound, then
+// fsyncs, timing each write and the fsync: one step, named by the caller.
+func writeThenSync(ctx context.Context, f *os.File, buf []byte, size int64, bound time.Duration) (int64, Step, error) {
+	w, fs := newRec("write"), newRec("fsync")
+	start := time.Now()
+	var written int64
+	for written < size && time.Since(start) < bound && ctx.Err() == nil {
+		t := time.Now()
+		n, err := f.Write(buf)
+		if err != nil {
+			return written, Step{}, fmt.Errorf("%s write at %d: %w", fmtSize(len(buf)), written, err)
+		}
+		w.add(time.Since(t), n)
+		written += int64(n)
+	}
+	t := time.Now()
+	if err := f.Sync(); err != nil {
+		return written, Step{}, fmt.Errorf("fsync: %w", err)
+	}
+	fs.add(time.Since(t), 0)
+	d := time.Since(start)
+	return written, Step{Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}}, nil
 }
