@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -16,31 +15,36 @@ import (
 )
 
 // Up builds the lab t describes, after t.Validate. A lab of the same name
-// (complete, or left over by a crash) is removed first. On failure Up removes everything it made
-// and returns the error; no state is left behind.
-func Up(ctx context.Context, t *Topology) (*Lab, error) {
+// (complete, or left over by a crash) is removed first. While Up runs, the
+// name is taken: another Up or Down of it returns a *BusyError (ErrBusy)
+// at once, having changed nothing. On failure Up removes everything it made
+// and returns the error; no state is left behind. opts are for tests.
+func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	if err := CheckPrivilege(); err != nil {
 		return nil, err
 	}
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	unlock, err := lock(t.Name)
+	var cfg upConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	unlock, err := lock(t.Name, opUp)
 	if err != nil {
 		return nil, err
 	}
 	built := false
 	defer func() { unlock(!built) }() // a failed Up leaves no lab, so no lock file
-	if err := down(t.Name); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := down(t.Name, newDownConfig(nil)); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("lab %s: remove the previous lab: %w", t.Name, err)
 	}
 	b := &builder{
-		t:  t,
-		st: &state{Name: t.Name, Topology: t, PID: os.Getpid(), Created: time.Now().UTC()},
-		ns: map[string]netns.NsHandle{}, nl: map[string]*netlink.Handle{},
-	}
-	if s := os.Getenv(pauseEnv); s != "" {
-		b.pauseAfter, _ = strconv.Atoi(s)
+		t:   t,
+		cfg: cfg,
+		st:  &state{Name: t.Name, Topology: t, PID: os.Getpid(), Created: time.Now().UTC()},
+		ns:  map[string]netns.NsHandle{}, nl: map[string]*netlink.Handle{},
+		at: map[string]int{},
 	}
 	err = b.build(ctx)
 	b.close()
@@ -48,23 +52,26 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 		err = fmt.Errorf("lab %s: interrupted, removing what was built: %w", t.Name, ctx.Err())
 	}
 	if err != nil {
-		if derr := down(t.Name); derr != nil && !errors.Is(derr, ErrNotFound) {
+		if derr := down(t.Name, newDownConfig(nil)); derr != nil && !errors.Is(derr, ErrNotFound) {
 			err = fmt.Errorf("%w (and cleanup failed: %v; run 'interlink lab down %s')", err, derr, t.Name)
 		}
 		return nil, err
 	}
 	built = true
+	if cfg.status != nil {
+		*cfg.status, _ = Inspect(t.Name)
+	}
 	return newLab(t), nil
 }
 
 // builder holds the open namespaces and netlink handles while Up runs.
 type builder struct {
-	t          *Topology
-	st         *state
-	ns         map[string]netns.NsHandle
-	nl         map[string]*netlink.Handle
-	steps      int
-	pauseAfter int
+	t   *Topology
+	cfg upConfig
+	st  *state
+	ns  map[string]netns.NsHandle
+	nl  map[string]*netlink.Handle
+	at  map[string]int // how often each hook point was reached
 }
 
 func (b *builder) close() {
@@ -76,14 +83,22 @@ func (b *builder) close() {
 	}
 }
 
-// step counts creation steps for the pause test hook.
-func (b *builder) step(ctx context.Context) error {
-	b.steps++
-	if b.pauseAfter > 0 && b.steps == b.pauseAfter {
-		fmt.Fprintf(os.Stderr, "lab %s: paused after %d steps (%s)\n", b.t.Name, b.steps, pauseEnv)
-		<-ctx.Done()
+// reached runs the test hook, if any, at point at; it ends Up early when
+// the context is done.
+func (b *builder) reached(ctx context.Context, at string) error {
+	b.at[at]++
+	if b.cfg.hook != nil {
+		if err := b.cfg.hook(ctx, at, b.at[at]); err != nil {
+			return err
+		}
 	}
 	return ctx.Err()
+}
+
+// writeState records the lab (see state.write), with the hook between the
+// temporary file and its rename.
+func (b *builder) writeState(ctx context.Context) error {
+	return b.st.write(func() error { return b.reached(ctx, PointState) })
 }
 
 func (b *builder) build(ctx context.Context) error {
@@ -91,7 +106,7 @@ func (b *builder) build(ctx context.Context) error {
 	if err := prepareNetnsDir(); err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)
 	}
-	if err := b.st.write(); err != nil {
+	if err := b.writeState(ctx); err != nil {
 		return err
 	}
 	all := []string{switchNS(name)}
@@ -102,7 +117,7 @@ func (b *builder) build(ctx context.Context) error {
 		// Record before creating, so a kill between the two still leaves a
 		// record that covers the namespace.
 		b.st.Namespaces = append(b.st.Namespaces, ns)
-		if err := b.st.write(); err != nil {
+		if err := b.writeState(ctx); err != nil {
 			return err
 		}
 		h, err := createNS(ns)
@@ -115,7 +130,7 @@ func (b *builder) build(ctx context.Context) error {
 			return fmt.Errorf("lab %s: netlink in %s: %w", name, ns, err)
 		}
 		b.nl[ns] = nh
-		if err := b.step(ctx); err != nil {
+		if err := b.reached(ctx, PointNamespace); err != nil {
 			return err
 		}
 	}
@@ -128,7 +143,7 @@ func (b *builder) build(ctx context.Context) error {
 		}
 	}
 	b.st.Complete = true
-	return b.st.write()
+	return b.writeState(ctx)
 }
 
 // switches creates the bridges in the lab's switch namespace.
@@ -219,7 +234,7 @@ func (b *builder) node(ctx context.Context, n *NodeSpec) error {
 		if err := b.link(swh, h, ns, n, l); err != nil {
 			return err
 		}
-		if err := b.step(ctx); err != nil {
+		if err := b.reached(ctx, PointLink); err != nil {
 			return err
 		}
 	}
