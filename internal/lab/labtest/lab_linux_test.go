@@ -1,6 +1,12 @@
 //go:build linux
 
-package lab_test
+// Package labtest holds the tests of internal/lab that build network
+// namespaces, and so need root (CAP_NET_ADMIN and CAP_SYS_ADMIN): labs with
+// real traffic, `interlink lab` run as a user would, killed at known points
+// and cleaned up. Without root they fail with one clear message. The pure
+// tests (topology parsing, lock bookkeeping) stay in internal/lab and run as
+// any user.
+package labtest
 
 import (
 	"context"
@@ -25,6 +31,9 @@ import (
 const prefix = "t3"
 
 func TestMain(m *testing.M) {
+	if helperUp() {
+		return // not reached: the helper is killed or exits
+	}
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)
