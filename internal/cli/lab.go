@@ -70,19 +70,29 @@ func newLabUpCmd(e *env) *cobra.Command {
 		Short: "Build a lab from a topology file or a built-in (replaces a lab of the same name)",
 		Args:  exactArgs(1, "a topology FILE or BUILTIN name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Every flag is checked before anything is read or built: an
+			// empty --name must not fall back to (and replace) the file's lab.
+			named := cmd.Flags().Changed("name")
+			if named {
+				if err := lab.CheckName(name); err != nil {
+					return usageError("lab up: --name %v", err)
+				}
+			}
 			t, err := lab.Load(args[0])
 			if err != nil {
 				return usageError("%v", err)
 			}
-			if name != "" {
+			if named {
 				t.Name = name
 			}
-			if _, err := lab.Up(e.ctx, t); err != nil {
+			var s *lab.Status // read back before another process may take the name
+			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s)); err != nil {
 				return err
 			}
-			s, err := lab.Inspect(t.Name)
-			if err != nil {
-				return err
+			if s == nil {
+				if s, err = lab.Inspect(t.Name); err != nil {
+					return err
+				}
 			}
 			return renderLabs(e.stdout, asJSON, s)
 		},
@@ -249,7 +259,9 @@ func newLabExecCmd(e *env) *cobra.Command {
 		Long: `exec runs CMD inside node NODE of lab NAME, as 'ip netns exec' does: in the
 node's network namespace, with /sys remounted so /sys/class/net shows the
 node's interfaces. CMD's exit code is passed through (128+N when killed by
-signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
+signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.
+SIGTERM and SIGHUP are passed on to CMD; if interlink itself is killed,
+CMD gets SIGKILL (it is never left running on its own).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) >= 3 && args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
@@ -277,6 +289,7 @@ signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.`,
 			x := exec.Command(args[2], args[3:]...)
 			x.Stdin, x.Stdout, x.Stderr = os.Stdin, e.stdout, e.stderr
 			x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
+			dieWithUs(x)
 			// SIGTERM and SIGHUP for interlink are meant for CMD (a
 			// terminal's Ctrl-C already reaches CMD, in the same process
 			// group).

@@ -24,10 +24,16 @@ func TestLabUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"bogus"}, {"up"}, {"up", "a", "b"}, {"down"}, {"down", "x", "--all"}, {"status", "a", "b"},
 		{"exec"}, {"exec", "a", "b"}, {"exec", "a", "b", "--"}, {"show", "nope"}, {"up", "nope"}, {"list", "x"},
+		// An empty or bad --name is refused before anything is built (it
+		// used to fall back to the file's name and replace that lab).
+		{"up", "jumbo", "--name", ""}, {"up", "jumbo", "--name", "Bad!"}, {"up", "nope", "--name", ""},
 	} {
 		code, stdout, stderr := runLab(t, args...)
 		if code != ExitUnknown || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "interlink: ") {
 			t.Errorf("lab %v: exit %d, stdout %q, stderr %q; want exit 3 and one line", args, code, stdout, stderr)
+		}
+		if len(args) > 2 && args[2] == "--name" && !strings.HasPrefix(stderr, "interlink: lab up: --name ") {
+			t.Errorf("lab %v: stderr %q; want the --name refused first", args, stderr)
 		}
 	}
 }

@@ -56,6 +56,11 @@ the default --time.`,
 			if err != nil || size < 64 || size > 64<<10 {
 				return usageError("lab demo: --block %q: want a size from 64 to 64K, e.g. 8K", block)
 			}
+			if cmd.Flags().Changed("name") {
+				if err := lab.CheckName(name); err != nil {
+					return usageError("lab demo: --name %v", err)
+				}
+			}
 			opt := demo.Options{Lab: name, Time: dur, Block: int(size), Keep: keep}
 			if err := opt.Validate(); err != nil {
 				return usageError("lab demo: --name: %v", err)

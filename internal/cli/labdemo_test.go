@@ -16,6 +16,7 @@ func TestLabDemoUsage(t *testing.T) {
 		{[]string{"lab", "demo", "--block", "1M"}, "--block"},
 		{[]string{"lab", "demo", "extra"}, "extra"},
 		{[]string{"lab", "demo", "--name", "Bad!"}, "--name"},
+		{[]string{"lab", "demo", "--name", ""}, "--name is empty"},
 	} {
 		stdout, stderr, code := run(t, c.args...)
 		if code != ExitUnknown || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) {

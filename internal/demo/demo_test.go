@@ -215,13 +215,15 @@ func TestDemoVerdicts(t *testing.T) {
 func TestDemoTextKeep(t *testing.T) {
 	needRoot(t)
 	const name = "t6keep"
+	labs := t.TempDir()
+	t.Setenv("INTERLINK_LAB_DIR", labs) // before cleanupLab, whose lab down needs it
 	cleanupLab(t, name)
 	tmp := t.TempDir()
 	stdout, _ := runDemo(t, tmp, "--name", name, "--time", "1s", "--keep")
 	for _, want := range []string{
 		"1. The lab", "2. Every host looks fine", "3. The paths say otherwise", "is a blackhole at 1500",
 		`would have said "pmtu 9000"`, "fragments per block", "6.00", "5. What to do", "node3: the switch port",
-		bin + " lab exec " + name + " node1 -- " + bin + " mesh --token-file " + tmp,
+		bin + " lab exec " + name + " node1 -- " + bin + " mesh --token-file " + filepath.Join(labs, name+".d", "token"),
 		bin + " lab down " + name,
 	} {
 		if !strings.Contains(stdout, want) {
@@ -234,7 +236,7 @@ func TestDemoTextKeep(t *testing.T) {
 	if n := labProcesses(t, name); n != 3 {
 		t.Errorf("--keep: %d processes in the lab, want the 3 agents", n)
 	}
-	tokens, _ := filepath.Glob(filepath.Join(tmp, "interlink-demo-*", "token"))
+	tokens, _ := filepath.Glob(filepath.Join(labs, name+".d", "token"))
 	if len(tokens) != 1 {
 		t.Fatalf("token files %v", tokens)
 	}
@@ -251,6 +253,67 @@ func TestDemoTextKeep(t *testing.T) {
 	}
 	if ns := namespaces(t, name); len(ns) != 0 {
 		t.Errorf("namespaces left after lab down: %v", ns)
+	}
+	if entries, _ := os.ReadDir(labs); len(entries) != 0 {
+		t.Errorf("left in the lab state directory after lab down: %v", entries)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in TMPDIR: %v", entries)
+	}
+}
+
+// TestDemoKilled: `lab demo` killed with SIGKILL takes its agents with it,
+// and `lab down` then removes everything it wrote: the token, the agents'
+// logs and the lab's state.
+func TestDemoKilled(t *testing.T) {
+	needRoot(t)
+	const name = "t6kill"
+	labs := t.TempDir()
+	t.Setenv("INTERLINK_LAB_DIR", labs)
+	cleanupLab(t, name)
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "lab", "demo", "--name", name, "--time", "20s")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var o, e syncBuffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// Wait until the agents run and the nodes are being checked.
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(o.String(), "2. Every host looks fine") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo did not reach the checks:\n%s\n%s", o.String(), e.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := labProcesses(t, name); n < 3 {
+		t.Fatalf("%d processes in the lab before the kill, want at least the 3 agents", n)
+	}
+	if logs, _ := filepath.Glob(filepath.Join(labs, name+".d", "agent-*.log")); len(logs) != 3 {
+		t.Errorf("agent logs %v, want 3 in the lab's directory", logs)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	// The agents die with the demo (parent-death signal), lab down or not.
+	for deadline := time.Now().Add(5 * time.Second); labProcesses(t, name) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("%d processes still in the lab 5s after the demo was killed", labProcesses(t, name))
+			break
+		}
+	}
+	if out, err := exec.Command(bin, "lab", "down", name).CombinedOutput(); err != nil || string(out) != "lab "+name+": down\n" {
+		t.Fatalf("lab down: %v: %q", err, out)
+	}
+	if ns := namespaces(t, name); len(ns) != 0 {
+		t.Errorf("namespaces left after lab down: %v", ns)
+	}
+	if entries, _ := os.ReadDir(labs); len(entries) != 0 {
+		t.Errorf("left in the lab state directory after lab down: %v", entries)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("left in TMPDIR: %v", entries)
 	}
 }
 

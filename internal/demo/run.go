@@ -35,7 +35,7 @@ type run struct {
 	opt    Options
 	res    *Result
 	lab    *lab.Lab
-	dir    string // temporary directory: token and agent logs
+	dir    string // the lab's directory (lab.Lab.Dir): token and agent logs
 	token  string
 	agents []*exec.Cmd
 	nodes  []nodeAddrs
@@ -164,7 +164,9 @@ func (r *run) up(ctx context.Context, topo *lab.Topology) error {
 	}
 	r.lab = l
 	r.res.LabUp = time.Since(t0)
-	if r.dir, err = os.MkdirTemp("", "interlink-demo-"); err != nil {
+	// In the lab's own directory, not a temporary one: `lab down` removes
+	// it with the lab, also after the demo was killed.
+	if r.dir, err = l.Dir(); err != nil {
 		return fmt.Errorf("demo: token directory: %w", err)
 	}
 	r.token = filepath.Join(r.dir, "token")
@@ -225,7 +227,7 @@ func addrsOf(n *lab.Node, topo *lab.Topology) (nodeAddrs, error) {
 }
 
 // startAgent starts `interlink agent` in the node, logging to a file in the
-// temporary directory (a pipe would break when a kept agent outlives us).
+// lab's directory (a pipe would break when a kept agent outlives us).
 func (r *run) startAgent(ctx context.Context, n *nodeAddrs) error {
 	n.agentLogFn = filepath.Join(r.dir, "agent-"+n.name+".log")
 	logf, err := os.OpenFile(n.agentLogFn, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

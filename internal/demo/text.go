@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -61,7 +60,7 @@ func Footer(w io.Writer, r *Result) {
 		if len(r.Blocks) > 0 {
 			fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, r.TokenFile, r.Blocks[0].Address)
 		}
-		fmt.Fprintf(w, "Remove it with: %s lab down %s; rm -r %s\n", bin, r.Lab, filepath.Dir(r.TokenFile))
+		fmt.Fprintf(w, "Remove it with: %s lab down %s (the token and the agents' logs go with it)\n", bin, r.Lab)
 	case r.Interrupted:
 		fmt.Fprintf(w, "Interrupted after %s: the figures above are what was measured until then; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
 	case len(r.Errors) > 0:

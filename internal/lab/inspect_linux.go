@@ -1,10 +1,8 @@
 package lab
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -164,16 +162,10 @@ func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
 	return false
 }
 
-// building reports whether an Up of the lab holds its lock right now.
+// building reports whether an Up (or a Down) of the lab holds its lock
+// right now. It only looks (/proc/locks): taking the lock, even shared and
+// for a moment, would make a concurrent Up see the lab as busy.
 func building(name string) bool {
-	f, err := os.Open(lockPath(name))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
-		return errors.Is(err, unix.EWOULDBLOCK)
-	}
-	unix.Flock(int(f.Fd()), unix.LOCK_UN)
-	return false
+	pid, _ := lockHolder(lockPath(name))
+	return pid != 0
 }

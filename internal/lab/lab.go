@@ -24,7 +24,8 @@ var (
 	ErrIncomplete = errors.New("lab is incomplete (its up did not finish); run 'interlink lab down'")
 )
 
-// StateDir is where labs record their state (NAME.json, NAME.lock). The
+// StateDir is where labs record their state (NAME.json, NAME.lock) and keep
+// their files (NAME.d, see Lab.Dir). The
 // environment variable INTERLINK_LAB_DIR, when set, takes precedence, so a
 // test can keep its labs apart from everyone else's.
 var StateDir = "/run/interlink/labs"
@@ -48,6 +49,7 @@ func nodeNS(lab, node string) string { return "il-" + lab + "." + node }
 func nsPath(name string) string      { return filepath.Join(NetnsDir, name) }
 func statePath(lab string) string    { return filepath.Join(stateDir(), lab+".json") }
 func lockPath(lab string) string     { return filepath.Join(stateDir(), lab+".lock") }
+func labDir(lab string) string       { return filepath.Join(stateDir(), lab+".d") }
 func isLabNS(lab, name string) bool {
 	return name == switchNS(lab) || strings.HasPrefix(name, switchNS(lab)+".")
 }
@@ -81,8 +83,10 @@ func readState(lab string) (*state, error) {
 }
 
 // write replaces the state file atomically (temp file, fsync, rename), so a
-// kill at any moment leaves the old or the new record, never half of one.
-func (s *state) write() error {
+// kill at any moment leaves the old or the new record, never half of one
+// (and perhaps the temporary file, which Down removes). beforeRename, when
+// not nil, runs between the two (a test hook); its error ends the write.
+func (s *state) write(beforeRename func() error) error {
 	if err := os.MkdirAll(stateDir(), 0o755); err != nil {
 		return fmt.Errorf("lab %s: state dir: %w", s.Name, err)
 	}
@@ -100,6 +104,9 @@ func (s *state) write() error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && beforeRename != nil {
+		err = beforeRename()
 	}
 	if err == nil {
 		err = os.Rename(tmp, statePath(s.Name))
@@ -148,6 +155,18 @@ func newLab(t *Topology) *Lab {
 
 // Name returns the lab's name.
 func (l *Lab) Name() string { return l.topo.Name }
+
+// Dir returns a directory that belongs to the lab, for files that live as
+// long as it does (a token, logs): it is StateDir/NAME.d, created (mode
+// 0700) on the first call, and Down removes it with everything in it, also
+// when the process that wrote them was killed.
+func (l *Lab) Dir() (string, error) {
+	d := labDir(l.topo.Name)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("lab %s: %w", l.topo.Name, err)
+	}
+	return d, nil
+}
 
 // Topology returns the topology the lab was built from (do not modify it).
 func (l *Lab) Topology() *Topology { return l.topo }

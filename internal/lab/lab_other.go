@@ -16,7 +16,7 @@ import (
 func CheckPrivilege() error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
 
 // Up is not supported on this system.
-func Up(ctx context.Context, t *Topology) (*Lab, error) {
+func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported)
 }
 
@@ -24,7 +24,7 @@ func Up(ctx context.Context, t *Topology) (*Lab, error) {
 func Open(name string) (*Lab, error) { return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported) }
 
 // Down is not supported on this system.
-func Down(name string) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+func Down(name string, opts ...DownOption) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }
 
 // Do is not supported on this system.
 func (n *Node) Do(fn func() error) error { return fmt.Errorf("lab: %w", errors.ErrUnsupported) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package lab_test
+package labtest
 
 import (
 	"bufio"
@@ -143,6 +143,8 @@ func sameHost(t *testing.T, before, after map[string]string) {
 	}
 }
 
+// nothingLeft fails the test if lab name left a namespace or any file in
+// the state directory dir (NAME.json, NAME.json.tmp, NAME.lock, NAME.d).
 func nothingLeft(t *testing.T, name, dir string) {
 	t.Helper()
 	for _, ns := range labNamespaces(t) {
@@ -150,9 +152,13 @@ func nothingLeft(t *testing.T, name, dir string) {
 			t.Errorf("namespace %s left behind", ns)
 		}
 	}
-	for _, f := range []string{name + ".json", name + ".lock"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); !os.IsNotExist(err) {
-			t.Errorf("%s left behind (%v)", f, err)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), name+".") {
+			t.Errorf("%s left behind in %s", e.Name(), dir)
 		}
 	}
 }
@@ -193,23 +199,37 @@ func TestCLIBadTopologiesCreateNothing(t *testing.T) {
 	}
 }
 
-// TestCLIKillDuringUp kills `lab up` with SIGKILL at several points (while
-// creating namespaces, while creating links) and proves that `lab down`, or
-// the next `lab up` of the same name, removes everything.
+// TestCLIKillDuringUp kills a `lab up` with SIGKILL at several points
+// (between writing its record and renaming it, while creating namespaces,
+// while creating links) and proves that `lab down`, or the next `lab up` of
+// the same name, removes everything: namespaces and every file.
 func TestCLIKillDuringUp(t *testing.T) {
 	dir := privateDir(t)
 	hostBefore := hostLinks(t)
-	// routed has 5 namespaces (switches + 4 nodes) then 6 links.
-	for _, pause := range []int{2, 5, 8} {
+	// routed: a record, then 5 namespaces (each recorded first), then 6 links.
+	for _, c := range []struct {
+		point string
+		n     int
+	}{{lab.PointState, 1}, {lab.PointState, 4}, {lab.PointNamespace, 2}, {lab.PointNamespace, 5}, {lab.PointLink, 3}} {
 		for _, cleanup := range []string{"down", "up"} {
-			name := fmt.Sprintf("%s-kill%d%s", prefix, pause, cleanup)
-			t.Run(fmt.Sprintf("after %d steps, then %s", pause, cleanup), func(t *testing.T) {
-				killDuringUp(t, name, pause)
-				if got := labNamespaces(t); !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "il-"+name) }) {
-					t.Fatalf("no namespaces after the kill: the test did not kill halfway (%v)", got)
+			name := fmt.Sprintf("%s-k%s%d%s", prefix, c.point[:2], c.n, cleanup)
+			t.Run(fmt.Sprintf("at %s %d, then %s", c.point, c.n, cleanup), func(t *testing.T) {
+				h := startPaused(t, name, c.point, c.n)
+				if r := run(t, "lab", "status", name); c.n > 1 && (r.code != 1 || !strings.Contains(r.stdout, name+": building")) {
+					t.Errorf("status while up runs: exit %d, %q; want exit 1, building", r.code, r.stdout)
 				}
-				if r := run(t, "lab", "status", name); r.code != 1 || !strings.Contains(r.stdout, "incomplete") {
-					t.Errorf("status of a killed lab: exit %d, %q; want exit 1, incomplete", r.code, r.stdout)
+				killHelper(h)
+				if c.point == lab.PointState {
+					if _, err := os.Stat(filepath.Join(dir, name+".json.tmp")); err != nil {
+						t.Fatalf("no record being written after the kill: the test did not kill there (%v)", err)
+					}
+				} else {
+					if got := labNamespaces(t); !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "il-"+name) }) {
+						t.Fatalf("no namespaces after the kill: the test did not kill halfway (%v)", got)
+					}
+					if r := run(t, "lab", "status", name); r.code != 1 || !strings.Contains(r.stdout, "incomplete") {
+						t.Errorf("status of a killed lab: exit %d, %q; want exit 1, incomplete", r.code, r.stdout)
+					}
 				}
 				if cleanup == "up" {
 					if r := run(t, "lab", "up", "routed", "--name", name); r.code != 0 {
@@ -219,59 +239,33 @@ func TestCLIKillDuringUp(t *testing.T) {
 						t.Errorf("status after up over leftovers: exit %d, %q", r.code, r.stdout+r.stderr)
 					}
 				}
-				if r := run(t, "lab", "down", name); r.code != 0 {
-					t.Fatalf("down: exit %d: %s", r.code, r.stderr)
+				if r := run(t, "lab", "down", name); r.code != 0 || r.stdout != "lab "+name+": down\n" {
+					t.Fatalf("down: exit %d: %q %q", r.code, r.stdout, r.stderr)
 				}
 				nothingLeft(t, name, dir)
 			})
 		}
 	}
-	sameHost(t, hostBefore, hostLinks(t))
-}
-
-// killDuringUp starts `lab up routed` with the pause hook, waits until it
-// paused after `steps` creation steps, and SIGKILLs it.
-func killDuringUp(t *testing.T, name string, steps int) {
-	t.Helper()
+	// The interlink binary itself, killed while it builds (at whatever
+	// point it has reached once its record appears).
+	name := prefix + "-kbin"
 	cmd := exec.Command(binary, "lab", "up", "routed", "--name", name)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("INTERLINK_LAB_TEST_PAUSE_AFTER=%d", steps))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	paused := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "paused after") {
-				paused <- sc.Text()
-				return
-			}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if _, err := os.Stat(filepath.Join(dir, name+".json")); err == nil {
+			break
 		}
-		paused <- ""
-	}()
-	select {
-	case line := <-paused:
-		if line == "" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("lab up ended without pausing")
-		}
-		if r := run(t, "lab", "status", name); r.code != 1 || !strings.Contains(r.stdout, name+": building") {
-			t.Errorf("status while up runs: exit %d, %q; want exit 1, building", r.code, r.stdout)
-		}
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("lab up did not pause within 20s")
+		time.Sleep(time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	if r := run(t, "lab", "down", name); r.code != 0 {
+		t.Fatalf("down after killing the binary: exit %d: %s", r.code, r.stderr)
+	}
+	nothingLeft(t, name, dir)
+	sameHost(t, hostBefore, hostLinks(t))
 }
 
 func TestCLITwoLabsCoexist(t *testing.T) {

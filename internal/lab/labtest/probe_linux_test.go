@@ -1,6 +1,6 @@
 //go:build linux
 
-package lab_test
+package labtest
 
 import (
 	"context"

@@ -1,0 +1,74 @@
+package lab
+
+import (
+	"context"
+	"syscall"
+	"time"
+)
+
+// Points of Up where a hook (WithHook) runs.
+const (
+	// PointState: a new record of the lab is written to NAME.json.tmp and
+	// not yet renamed to NAME.json.
+	PointState = "state"
+	// PointNamespace: one more namespace was created.
+	PointNamespace = "namespace"
+	// PointLink: one more link (veth pair) was created.
+	PointLink = "link"
+)
+
+// UpOption changes how Up builds a lab. Up without options is what
+// `interlink lab up` does; the options exist for tests.
+type UpOption func(*upConfig)
+
+type upConfig struct {
+	hook   func(ctx context.Context, at string, n int) error
+	status **Status
+}
+
+// WithStatus makes Up read the lab back from the kernel (as Inspect does)
+// into *dst before it lets go of the name, so what `lab up` prints is the
+// lab it built even when another process replaces it right after. *dst
+// stays nil when reading back failed (the lab is up all the same).
+func WithStatus(dst **Status) UpOption {
+	return func(c *upConfig) { c.status = dst }
+}
+
+// WithHook makes Up call fn at every point named by a Point constant, with
+// n counting how often Up reached that point (from 1). An error from fn ends
+// Up as a failure there would (and Up removes what it made). Tests use it to
+// stop a process at a known moment and kill it.
+func WithHook(fn func(ctx context.Context, at string, n int) error) UpOption {
+	return func(c *upConfig) { c.hook = fn }
+}
+
+// DownOption changes how Down ends the processes in a lab. Down without
+// options is what `interlink lab down` does; the options exist for tests.
+type DownOption func(*downConfig)
+
+type downConfig struct {
+	signal func(pid int, sig syscall.Signal) error // nil: kill(2)
+	grace  time.Duration                           // SIGTERM to SIGKILL
+	reap   time.Duration                           // SIGKILL to reporting survivors
+}
+
+func newDownConfig(opts []DownOption) downConfig {
+	c := downConfig{grace: 2 * time.Second, reap: time.Second} // signal nil: kill(2)
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithSignal makes Down deliver its signals through fn instead of kill(2).
+// A test uses it to make a process survive and see Down report it.
+func WithSignal(fn func(pid int, sig syscall.Signal) error) DownOption {
+	return func(c *downConfig) { c.signal = fn }
+}
+
+// WithGrace sets how long Down waits for the lab's processes to exit after
+// SIGTERM before it sends SIGKILL (default 2s), and after SIGKILL before it
+// reports the survivors (default 1s).
+func WithGrace(term, kill time.Duration) DownOption {
+	return func(c *downConfig) { c.grace, c.reap = term, kill }
+}
