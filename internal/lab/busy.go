@@ -14,6 +14,7 @@ var ErrBusy = errors.New("lab is busy")
 const (
 	opUp   = "up"
 	opDown = "down"
+	opSet  = "set"
 )
 
 // BusyError says which process holds the lock of lab Lab, and for what. PID
@@ -34,6 +35,8 @@ func (e *BusyError) Error() string {
 		return fmt.Sprintf("lab %s is being built by %s", e.Lab, by)
 	case opDown:
 		return fmt.Sprintf("lab %s is being removed by %s", e.Lab, by)
+	case opSet:
+		return fmt.Sprintf("lab %s is being changed by %s", e.Lab, by)
 	}
 	return fmt.Sprintf("lab %s is being built or removed by %s", e.Lab, by)
 }

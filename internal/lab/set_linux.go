@@ -25,7 +25,7 @@ func Set(name string, settings []Setting) (*Topology, error) {
 	if _, err := readState(name); err != nil {
 		return nil, err // no such lab: take no lock (it would leave a file)
 	}
-	unlock, err := lock(name)
+	unlock, err := lock(name, opSet)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func Set(name string, settings []Setting) (*Topology, error) {
 		}
 	}
 	st.Topology = nt
-	if err := st.write(); err != nil {
+	if err := st.write(nil); err != nil {
 		return nil, err
 	}
 	return nt, nil
