@@ -80,10 +80,21 @@ func TestGatherNetplanFixture(t *testing.T) {
 
 // TestGatherEmptyTree: a tree with nothing readable still gathers, with
 // every section saying why.
+// TestGatherEmptyTree: a tree in which no file check reads exists is not
+// an OK node: Gather says nothing could be read, and still fills the
+// sections.
 func TestGatherEmptyTree(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "etc"), 0o755)
-	inv, _ := gatherFixture(t, dir)
+	src, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	inv, err := Gather(context.Background(), src, Options{Now: fixedNow})
+	if !errors.Is(err, ErrNothingRead) || !strings.Contains(err.Error(), "none of the files check reads is there") {
+		t.Fatalf("Gather of an empty tree: %v, want ErrNothingRead", err)
+	}
 	want := map[string]string{"interfaces": "absent", "addresses": "absent", "persisted": "absent",
 		"sysctls": "absent", "counters": "absent", "cluster": "absent"}
 	for _, s := range inv.Sections {
