@@ -82,7 +82,7 @@ func OpenContext(ctx context.Context, root string) (*Source, error) {
 	if !st.IsDir() {
 		dir, err := unpack(ctx, root)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadRoot, root, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadRoot, root, err)
 		}
 		s, err := OpenDir(dir)
 		if err != nil {

@@ -215,7 +215,13 @@ func TestCollectRoundTrip(t *testing.T) {
 	}
 }
 
+// TestUnpackRejectsHostileBundles: each malformed bundle is refused, and
+// its half-unpacked temporary directory is removed (TMPDIR is a directory
+// of the test's own, which must be empty afterwards).
 func TestUnpackRejectsHostileBundles(t *testing.T) {
+	bundles := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	cases := map[string]*tar.Header{
 		"parent entry":  {Name: "../evil", Typeflag: tar.TypeReg, Size: 0, Mode: 0o644},
 		"absolute link": {Name: "etc/x", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"},
@@ -229,12 +235,13 @@ func TestUnpackRejectsHostileBundles(t *testing.T) {
 		tw.WriteHeader(h)
 		tw.Close()
 		zw.Close()
-		file := filepath.Join(t.TempDir(), "b.tar.gz")
+		file := filepath.Join(bundles, "b.tar.gz")
 		os.WriteFile(file, buf.Bytes(), 0o644)
 		if _, err := Open(file); !errors.Is(err, ErrBadRoot) {
 			t.Errorf("%s: Open = %v, want ErrBadRoot", name, err)
 		}
 	}
+	assertEmpty(t, tmp)
 }
 
 func TestRelativeTarget(t *testing.T) {
@@ -339,5 +346,17 @@ func TestKeyfileBoundToMAC(t *testing.T) {
 	if got["/etc/NetworkManager/system-connections/Wired connection 1.nmconnection"] != "eth2" ||
 		got["/etc/NetworkManager/system-connections/public.nmconnection"] != "eth0" {
 		t.Errorf("MAC-bound profiles matched to %v", got)
+	}
+}
+
+// assertEmpty fails the test for every entry left in dir.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind in the temporary directory: %s", e.Name())
 	}
 }
