@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,6 +155,34 @@ func TestFileSizeBound(t *testing.T) {
 	}
 	if len(inv.Unreadable) != 1 || inv.Unreadable[0].Path != "/etc/os-release" || !strings.Contains(inv.Unreadable[0].Reason, "larger than 16 MiB") {
 		t.Errorf("unreadable = %+v", inv.Unreadable)
+	}
+}
+
+// TestWrongKinds: a regular file where a directory is listed, and a
+// directory with more entries than the bound, are named, not read.
+func TestWrongKinds(t *testing.T) {
+	old := maxDirEntries
+	maxDirEntries = 10
+	t.Cleanup(func() { maxDirEntries = old })
+	dir := t.TempDir()
+	fixture.Write(t, dir, "etc/hostname", "rac1\n")
+	fixture.Write(t, dir, "sys/class/net", "not a directory\n")
+	for i := range 11 {
+		fixture.Write(t, dir, "etc/sysconfig/network-scripts/ifcfg-eth"+strconv.Itoa(i), "DEVICE=eth0\n")
+	}
+	inv, err := gatherBounded(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range inv.Unreadable {
+		got[u.Path] = u.Reason
+	}
+	for p, want := range map[string]string{"/sys/class/net": "a regular file, not a directory (not opened)",
+		"/etc/sysconfig/network-scripts": "more than 10 entries (not read)"} {
+		if got[p] != want {
+			t.Errorf("unreadable %s = %q, want %q", p, got[p], want)
+		}
 	}
 }
 

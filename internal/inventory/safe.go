@@ -18,6 +18,10 @@ import (
 // more than this per file.
 const MaxFileBytes = 16 << 20
 
+// maxDirEntries bounds one directory listing: a real node has at most a
+// few thousand interfaces in /sys/class/net. A variable for tests.
+var maxDirEntries = 100000
+
 // maxUnreadableListed bounds Inventory.Unreadable; the "files" section
 // gives the full count.
 const maxUnreadableListed = 1000
@@ -28,7 +32,8 @@ var (
 	// such a path is reported and never opened, because opening a FIFO
 	// blocks and opening a device can act on the device.
 	ErrNotRegular = errors.New("not a regular file")
-	// ErrTooLarge is wrapped when a file is larger than MaxFileBytes.
+	// ErrTooLarge is wrapped when a file is larger than MaxFileBytes or a
+	// directory holds more than 100,000 entries.
 	ErrTooLarge = errors.New("file too large")
 	// ErrNothingRead is returned by Gather when not one file of the tree
 	// could be read: there is nothing to judge.
@@ -42,6 +47,12 @@ type kindError struct {
 
 func (e *kindError) Error() string        { return fmt.Sprintf("%s, not a %s (not opened)", e.kind, e.want) }
 func (e *kindError) Is(target error) bool { return target == ErrNotRegular }
+
+// tooManyError refuses a directory with more than maxDirEntries entries.
+type tooManyError struct{ max int }
+
+func (e tooManyError) Error() string      { return fmt.Sprintf("more than %d entries (not read)", e.max) }
+func (tooManyError) Is(target error) bool { return target == ErrTooLarge }
 
 type tooLargeError struct{}
 
@@ -63,6 +74,8 @@ func kindOf(m fs.FileMode) string {
 		return "a block device"
 	case m.IsDir():
 		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
 	case m&fs.ModeSymlink != 0:
 		return "a symbolic link"
 	default:
@@ -138,14 +151,21 @@ func (s *Source) readBounded(p string) ([]byte, error) {
 	return b, nil
 }
 
-// readDir lists the directory at node path p without blocking.
+// readDir lists the directory at node path p without blocking, sorted by
+// name, at most maxDirEntries entries.
 func (s *Source) readDir(p string) ([]fs.DirEntry, error) {
 	f, err := s.open(p, true)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	ents, err := f.ReadDir(maxDirEntries + 1)
+	if err == io.EOF {
+		err = nil // an empty directory
+	}
+	if len(ents) > maxDirEntries {
+		return nil, &fs.PathError{Op: "readdir", Path: p, Err: tooManyError{maxDirEntries}}
+	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	return ents, err
 }
