@@ -106,6 +106,38 @@ func TestCheckHostileTree(t *testing.T) {
 		}
 	})
 
+	t.Run("wholly unreadable", func(t *testing.T) {
+		// A tree an ordinary user can read nothing of is not an OK node.
+		// t.TempDir's parent is private to root; nobody must reach the tree.
+		dir, err := os.MkdirTemp("", "interlink-unreadable-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		os.Chmod(dir, 0o755)
+		fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+		for _, d := range []string{"proc", "sys", "etc", "u01"} {
+			if err := os.Chmod(filepath.Join(dir, d), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "check", "--root", dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err = cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != ExitUnknown || o.Len() != 0 {
+			t.Fatalf("as nobody: %v, stdout %q, stderr %q; want exit 3 and one line", err, o.String(), e.String())
+		}
+		if s := e.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, "nothing could be read under "+dir+": /etc/") ||
+			!strings.Contains(s, " (permission denied); ") {
+			t.Errorf("stderr %q", s)
+		}
+	})
+
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run("stopped by "+sig.String(), func(t *testing.T) {
 			// --interval makes check wait between two counter samples;
