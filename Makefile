@@ -38,13 +38,16 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
 
-# Every Fuzz target in the tree, FUZZTIME each.
+# Every Fuzz target in the tree, FUZZTIME each. Each target's output goes to
+# a temporary file of this run (removed on exit) and is shown on failure.
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
+	@log=$$(mktemp "$${TMPDIR:-/tmp}/interlink-fuzz.XXXXXX") || exit 1; \
+	trap 'rm -f "$$log"' EXIT INT TERM; \
+	for pkg in $$($(GO) list ./...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/func //'); do \
 	    echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >/tmp/interlink-fuzz.log 2>&1 || { cat /tmp/interlink-fuzz.log; exit 1; }; \
+	    $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg >"$$log" 2>&1 || { cat "$$log"; exit 1; }; \
 	  done; \
 	done
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 func init() { commands = append(commands, newCheckCmd) }
@@ -112,9 +114,14 @@ func runCheck(e *env, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	src, err := inventory.Open(f.root)
+	src, err := inventory.OpenContext(e.ctx, f.root)
 	if err != nil {
-		return usageError("check: --root %s: %v", f.root, err)
+		if e.ctx.Err() != nil {
+			return fmt.Errorf("check: --root %s: interrupted while unpacking the bundle", termtext.Clean(f.root))
+		}
+		// The error quotes the bundle's entries: a hostile bundle must not
+		// reach the terminal raw.
+		return usageError("check: --root %s: %s", termtext.Clean(f.root), termtext.Clean(err.Error()))
 	}
 	defer src.Close()
 	if f.interval > 0 && src.Origin() != src.Root() {
@@ -123,9 +130,13 @@ func runCheck(e *env, f checkFlags) error {
 	if f.interval > 0 && showProgress(e, f.asJSON) {
 		fmt.Fprintf(e.stderr, "interlink: sampling counters for %s (Ctrl-C reports totals only)\n", f.interval)
 	}
-	inv, err := inventory.Gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
+	inv, err := gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})
+	switch {
+	case errors.Is(err, inventory.ErrNothingRead):
+		// Not an OK node: there was nothing to judge.
+		return usageError("check: %s", termtext.Clean(err.Error()))
+	case err != nil:
+		return fmt.Errorf("check: %s; nothing judged", termtext.Clean(err.Error()))
 	}
 	res := rules.Check(inv, cfg)
 	if f.collect != "" {
@@ -146,6 +157,39 @@ func runCheck(e *env, f checkFlags) error {
 			f.collect, len(src.Files()), f.collect)
 	}
 	return withCode(res.Summary.ExitCode)
+}
+
+// stopGrace is how long check waits, after SIGINT or SIGTERM, for a read
+// of the tree to return before it gives up on it and exits.
+const stopGrace = time.Second
+
+// gather runs inventory.Gather, which stops reading once ctx ends. Every
+// file is opened without blocking, but a read of a live tree on a hung
+// file system can still block in the kernel: then check does not wait for
+// it longer than stopGrace after ctx ends.
+func gather(ctx context.Context, src *inventory.Source, opts inventory.Options) (*inventory.Inventory, error) {
+	type result struct {
+		inv *inventory.Inventory
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		inv, err := inventory.Gather(ctx, src, opts)
+		done <- result{inv, err}
+	}()
+	select {
+	case r := <-done:
+		return r.inv, r.err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.inv, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("stopped: a read of the tree did not return within %s (%w)", stopGrace, ctx.Err())
+	}
 }
 
 // writeBundle writes the collected files next to name and renames the

@@ -285,7 +285,8 @@ func TestCheckLive(t *testing.T) {
 		}
 		for _, want := range []string{"interfaces  unreadable  /sys/class/net: permission denied",
 			"persisted   unreadable", "cluster     unreadable", "sysctls     partial",
-			"(not fully read: interfaces, persisted, sysctls, cluster)"} {
+			"files       partial     ", "/etc/sysconfig/network-scripts (permission denied)",
+			"(not fully read: interfaces, persisted, sysctls, cluster, files)"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("report as nobody lacks %q:\n%s", want, out)
 			}
@@ -347,12 +348,18 @@ func TestCheckLiveInterval(t *testing.T) {
 	if c == nil || c.IntervalNs < 200*time.Millisecond || len(c.Kernel) == 0 || c.Kernel[0].Delta == nil || c.Kernel[0].PerSec == nil {
 		t.Fatalf("counters without rates: %+v", c)
 	}
-	// Ctrl-C during the interval still reports, with totals.
+	// Ctrl-C during the interval still reports, with totals. The tree is
+	// read in well under a second; the wait for the second sample is last.
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	defer cancel()
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
 	var o, e bytes.Buffer
-	if code := Main(ctx, []string{"check", "--interval", "5s"}, &o, &e); code == ExitUnknown || !strings.Contains(o.String(), "interval sample cancelled") {
+	if code := Main(ctx, []string{"check", "--interval", "20s"}, &o, &e); code == ExitUnknown || !strings.Contains(o.String(), "interval sample cancelled") {
 		t.Errorf("cancelled interval: exit %d, %s %s", code, o.String(), e.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancelled after 1.5 s, check ran %s", d)
 	}
 }
 

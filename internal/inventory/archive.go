@@ -3,6 +3,7 @@ package inventory
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -204,33 +206,60 @@ func relativeTarget(link, target string) string {
 
 // unpack extracts a bundle into a new temporary directory and returns it.
 // Only directories, regular files and relative symbolic links that stay
-// inside the bundle are accepted; anything else makes the bundle malformed.
-func unpack(file string) (dir string, err error) {
-	f, err := os.Open(file)
+// inside the bundle are accepted; anything else makes the bundle malformed
+// and the temporary directory is removed. It stops when ctx ends.
+func unpack(ctx context.Context, file string) (string, error) {
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return "", err
+	} else if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s, not a directory or a .tar.gz bundle", kindOf(st.Mode()))
+	}
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		return "", fmt.Errorf("not a directory or a .tar.gz bundle: %w", err)
 	}
 	defer zr.Close()
-	dir, err = os.MkdirTemp("", "interlink-root-")
+	dir, err := os.MkdirTemp("", "interlink-root-")
 	if err != nil {
 		return "", err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
+	// extract reports its own errors; dir is not a named result, so no
+	// "return" can clear it before this removal runs.
+	if err := extract(ctx, zr, dir); err != nil {
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return "", fmt.Errorf("%w (and removing %s: %v)", err, dir, rerr)
 		}
-	}()
+		return "", err
+	}
+	return dir, nil
+}
+
+// ctxReader fails reads once ctx ends, so a large entry stops copying.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}
+
+// extract writes the entries of a bundle under dir.
+func extract(ctx context.Context, zr io.Reader, dir string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer root.Close()
-	tr := tar.NewReader(zr)
+	tr := tar.NewReader(ctxReader{ctx, zr})
 	var total int64
 	n := 0
 	for {
@@ -239,58 +268,61 @@ func unpack(file string) (dir string, err error) {
 			break
 		}
 		if err != nil {
-			return "", fmt.Errorf("bundle: %w", err)
+			if cerr := ctx.Err(); cerr != nil {
+				return fmt.Errorf("bundle: unpacking stopped: %w", cerr)
+			}
+			return fmt.Errorf("bundle: %w", err)
 		}
 		if n++; n > maxBundleEntries {
-			return "", fmt.Errorf("bundle: more than %d entries", maxBundleEntries)
+			return fmt.Errorf("bundle: more than %d entries", maxBundleEntries)
 		}
 		name := path.Clean(h.Name)
 		if path.IsAbs(h.Name) || name == ".." || strings.HasPrefix(name, "../") {
-			return "", fmt.Errorf("bundle: entry %q leaves the bundle", h.Name)
+			return fmt.Errorf("bundle: entry %q leaves the bundle", h.Name)
 		}
 		if name == "." {
 			continue
 		}
 		if d := path.Dir(name); d != "." {
 			if err := root.MkdirAll(d, 0o755); err != nil {
-				return "", fmt.Errorf("bundle: %s: %w", name, err)
+				return fmt.Errorf("bundle: %s: %w", name, err)
 			}
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			if err := root.MkdirAll(name, 0o755); err != nil {
-				return "", fmt.Errorf("bundle: %s: %w", name, err)
+				return fmt.Errorf("bundle: %s: %w", name, err)
 			}
 		case tar.TypeReg:
 			if total += h.Size; total > maxBundleBytes {
-				return "", fmt.Errorf("bundle: more than %d bytes", maxBundleBytes)
+				return fmt.Errorf("bundle: more than %d bytes", maxBundleBytes)
 			}
 			w, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if err != nil {
-				return "", fmt.Errorf("bundle: %s: %w", name, err)
+				return fmt.Errorf("bundle: %s: %w", name, err)
 			}
 			_, cerr := io.Copy(w, io.LimitReader(tr, h.Size))
 			if err := w.Close(); cerr == nil {
 				cerr = err
 			}
 			if cerr != nil {
-				return "", fmt.Errorf("bundle: %s: %w", name, cerr)
+				return fmt.Errorf("bundle: %s: %w", name, cerr)
 			}
 		case tar.TypeSymlink:
 			t := h.Linkname
 			resolved := path.Join(path.Dir(name), t)
 			if path.IsAbs(t) || resolved == ".." || strings.HasPrefix(resolved, "../") {
-				return "", fmt.Errorf("bundle: link %s -> %s leaves the bundle", name, t)
+				return fmt.Errorf("bundle: link %s -> %s leaves the bundle", name, t)
 			}
 			if err := root.Symlink(t, name); err != nil {
-				return "", fmt.Errorf("bundle: %s: %w", name, err)
+				return fmt.Errorf("bundle: %s: %w", name, err)
 			}
 		default:
-			return "", fmt.Errorf("bundle: %s: unsupported entry type %q", name, h.Typeflag)
+			return fmt.Errorf("bundle: %s: unsupported entry type %q", name, h.Typeflag)
 		}
 	}
 	if n == 0 {
-		return "", errors.New("bundle is empty")
+		return errors.New("bundle is empty")
 	}
-	return dir, nil
+	return nil
 }

@@ -18,6 +18,17 @@ type Inventory struct {
 	Cluster    *Cluster          `json:"cluster,omitempty"`
 	Mounts     []Mount           `json:"mounts"`
 	Sections   []Section         `json:"sections"`
+	// Unreadable lists what exists in the tree but was not read (at most
+	// 1000, by path; the "files" section gives the count).
+	Unreadable []Unreadable `json:"unreadable"`
+}
+
+// Unreadable is a file or directory that exists under the root but could
+// not be read: a named pipe, device or socket (never opened), a file larger
+// than MaxFileBytes, a link escaping a captured tree, no permission.
+type Unreadable struct {
+	Path   string `json:"path"`   // node path, /proc/net/snmp
+	Reason string `json:"reason"` // "a named pipe (FIFO), not a regular file (not opened)"
 }
 
 // Node identifies the audited system.

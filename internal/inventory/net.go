@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"context"
 	"strings"
 	"time"
 )
@@ -172,11 +171,11 @@ func (inv *Inventory) addSection(name, status, detail string) {
 	inv.Sections = append(inv.Sections, Section{Name: name, Status: status, Detail: detail})
 }
 
-func gatherNetwork(ctx context.Context, src *Source, inv *Inventory, opts Options) {
+// gatherNetwork reads interfaces, addresses, persisted configuration and
+// sysctls; Gather reads the cluster profile and the counters after it.
+func gatherNetwork(src *Source, inv *Inventory) {
 	gatherInterfaces(src, inv)
 	gatherAddresses(src, inv)
 	gatherPersisted(src, inv)
 	gatherSysctls(src, inv)
-	gatherCounters(ctx, src, inv, opts)
-	gatherCluster(src, inv)
 }

@@ -5,6 +5,7 @@
 package inventory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -38,6 +39,10 @@ type Source struct {
 	data    map[string][]byte // content of the files read, for Collect
 	links   map[string]bool   // links read as links (not followed)
 	dirs    map[string]bool   // directories listed
+	// unreadable holds what exists but could not be read, with the reason.
+	unreadable  map[string]string
+	ctx         context.Context // bound by Gather; nil means never stop
+	interrupted bool            // a read was refused because ctx ended
 }
 
 // OpenDir returns a Source rooted at dir, which must be an existing directory.
@@ -50,7 +55,7 @@ func OpenDir(dir string) (*Source, error) {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrBadRoot, dir)
 	}
 	s := &Source{root: dir, origin: dir, read: map[string]bool{}, data: map[string][]byte{},
-		links: map[string]bool{}, dirs: map[string]bool{}}
+		links: map[string]bool{}, dirs: map[string]bool{}, unreadable: map[string]string{}}
 	if !s.Live() {
 		if s.fsys, err = os.OpenRoot(dir); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
@@ -63,15 +68,21 @@ func OpenDir(dir string) (*Source, error) {
 // node's tree (at least one of proc, sys and etc) or a .tar.gz bundle written
 // by Collect. A bundle is unpacked into a temporary directory that Close
 // removes. Errors wrap ErrBadRoot.
-func Open(root string) (*Source, error) {
+func Open(root string) (*Source, error) { return OpenContext(context.Background(), root) }
+
+// OpenContext is Open with a context that stops the unpacking of a bundle.
+func OpenContext(ctx context.Context, root string) (*Source, error) {
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is %s, not a directory or a .tar.gz bundle", ErrBadRoot, root, kindOf(st.Mode()))
+	}
 	if !st.IsDir() {
-		dir, err := unpack(root)
+		dir, err := unpack(ctx, root)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadRoot, root, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBadRoot, root, err)
 		}
 		s, err := OpenDir(dir)
 		if err != nil {
@@ -141,14 +152,15 @@ func rel(p string) string {
 }
 
 // ReadFile reads the file at node path p and records it.
+// Only regular files are opened, never blocking, and at most MaxFileBytes
+// are read; anything else is an error wrapping ErrNotRegular or
+// ErrTooLarge, and is remembered for Unreadable.
 func (s *Source) ReadFile(p string) ([]byte, error) {
-	var b []byte
-	var err error
-	if s.fsys != nil {
-		b, err = s.fsys.ReadFile(rel(p))
-	} else {
-		b, err = os.ReadFile(s.Path(p))
+	if err := s.stopped(); err != nil {
+		return nil, err
 	}
+	b, err := s.readBounded(p)
+	s.note(p, err)
 	if err == nil {
 		s.mu.Lock()
 		s.read[path.Clean("/"+p)] = true
@@ -166,14 +178,14 @@ func (s *Source) ReadString(p string) (string, error) {
 
 // ReadDir lists the directory at node path p and records the directory, so
 // that a collected bundle keeps it even when none of its entries is read.
+// Entries are sorted by name; a path that is not a directory is refused
+// unopened like in ReadFile.
 func (s *Source) ReadDir(p string) ([]fs.DirEntry, error) {
-	var ents []fs.DirEntry
-	var err error
-	if s.fsys != nil {
-		ents, err = fs.ReadDir(s.fsys.FS(), rel(p))
-	} else {
-		ents, err = os.ReadDir(s.Path(p))
+	if err := s.stopped(); err != nil {
+		return nil, err
 	}
+	ents, err := s.readDir(p)
+	s.note(p, err)
 	if err == nil {
 		s.mu.Lock()
 		s.dirs[path.Clean("/"+p)] = true
@@ -185,6 +197,9 @@ func (s *Source) ReadDir(p string) ([]fs.DirEntry, error) {
 // Readlink reads the symbolic link at node path p (sysfs uses them for
 // masters, drivers and bridge ports) and records it.
 func (s *Source) Readlink(p string) (string, error) {
+	if err := s.stopped(); err != nil {
+		return "", err
+	}
 	var t string
 	var err error
 	if s.fsys != nil {
@@ -202,30 +217,20 @@ func (s *Source) Readlink(p string) (string, error) {
 }
 
 // Glob returns node paths matching pattern (path.Match syntax), sorted.
+// Directories are listed as ReadDir does, so a FIFO in the way cannot
+// block it.
 func (s *Source) Glob(pattern string) ([]string, error) {
-	if s.fsys != nil {
-		m, err := fs.Glob(s.fsys.FS(), rel(pattern))
-		if err != nil {
-			return nil, err
-		}
-		for i := range m {
-			m[i] = "/" + m[i]
-		}
-		return m, nil
+	if err := s.stopped(); err != nil {
+		return nil, err
 	}
-	m, err := filepath.Glob(s.Path(pattern))
+	m, err := fs.Glob(globFS{s}, rel(pattern))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(m))
-	for _, p := range m {
-		r, err := filepath.Rel(s.root, p)
-		if err != nil {
-			continue
-		}
-		out = append(out, "/"+filepath.ToSlash(r))
+	for i := range m {
+		m[i] = "/" + m[i]
 	}
-	return out, nil
+	return m, nil
 }
 
 // Files returns the node paths of files and links read so far, sorted.

@@ -80,10 +80,21 @@ func TestGatherNetplanFixture(t *testing.T) {
 
 // TestGatherEmptyTree: a tree with nothing readable still gathers, with
 // every section saying why.
+// TestGatherEmptyTree: a tree in which no file check reads exists is not
+// an OK node: Gather says nothing could be read, and still fills the
+// sections.
 func TestGatherEmptyTree(t *testing.T) {
 	dir := t.TempDir()
 	os.Mkdir(filepath.Join(dir, "etc"), 0o755)
-	inv, _ := gatherFixture(t, dir)
+	src, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	inv, err := Gather(context.Background(), src, Options{Now: fixedNow})
+	if !errors.Is(err, ErrNothingRead) || !strings.Contains(err.Error(), "none of the files check reads is there") {
+		t.Fatalf("Gather of an empty tree: %v, want ErrNothingRead", err)
+	}
 	want := map[string]string{"interfaces": "absent", "addresses": "absent", "persisted": "absent",
 		"sysctls": "absent", "counters": "absent", "cluster": "absent"}
 	for _, s := range inv.Sections {
@@ -204,7 +215,13 @@ func TestCollectRoundTrip(t *testing.T) {
 	}
 }
 
+// TestUnpackRejectsHostileBundles: each malformed bundle is refused, and
+// its half-unpacked temporary directory is removed (TMPDIR is a directory
+// of the test's own, which must be empty afterwards).
 func TestUnpackRejectsHostileBundles(t *testing.T) {
+	bundles := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	cases := map[string]*tar.Header{
 		"parent entry":  {Name: "../evil", Typeflag: tar.TypeReg, Size: 0, Mode: 0o644},
 		"absolute link": {Name: "etc/x", Typeflag: tar.TypeSymlink, Linkname: "/etc/shadow"},
@@ -218,12 +235,13 @@ func TestUnpackRejectsHostileBundles(t *testing.T) {
 		tw.WriteHeader(h)
 		tw.Close()
 		zw.Close()
-		file := filepath.Join(t.TempDir(), "b.tar.gz")
+		file := filepath.Join(bundles, "b.tar.gz")
 		os.WriteFile(file, buf.Bytes(), 0o644)
 		if _, err := Open(file); !errors.Is(err, ErrBadRoot) {
 			t.Errorf("%s: Open = %v, want ErrBadRoot", name, err)
 		}
 	}
+	assertEmpty(t, tmp)
 }
 
 func TestRelativeTarget(t *testing.T) {
@@ -328,5 +346,17 @@ func TestKeyfileBoundToMAC(t *testing.T) {
 	if got["/etc/NetworkManager/system-connections/Wired connection 1.nmconnection"] != "eth2" ||
 		got["/etc/NetworkManager/system-connections/public.nmconnection"] != "eth0" {
 		t.Errorf("MAC-bound profiles matched to %v", got)
+	}
+}
+
+// assertEmpty fails the test for every entry left in dir.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("left behind in the temporary directory: %s", e.Name())
 	}
 }

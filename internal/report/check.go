@@ -9,12 +9,16 @@ import (
 
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // CheckText writes the human report of `interlink check`: the node, the
 // interfaces, the findings grouped by severity (each with its evidence, fix
-// and source), the sections and the summary.
+// and source), the sections and the summary. Every string argument goes
+// through termtext.Clean on its way out: hostnames, interface names, mount
+// table fields, evidence and paths come from the audited tree or bundle,
+// which may hold terminal escape sequences.
 func CheckText(w io.Writer, r *rules.Result) error {
 	p := &printer{w: w}
 	n := r.Node
@@ -68,9 +72,9 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	}
 
 	p.f("\nsections:\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
 	for _, s := range r.Inventory.Sections {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, s.Status, s.Detail)
+		cleanf(tw, "  %s\t%s\t%s\n", s.Name, s.Status, s.Detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -95,7 +99,7 @@ func interfaces(p *printer, r *rules.Result) {
 	}
 	p.f("\n")
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  INTERFACE\tKIND\tMTU\tSTATE\tSPEED\tMASTER\tPERSISTED MTU\tADDRESSES\n")
+	cleanf(tw, "  INTERFACE\tKIND\tMTU\tSTATE\tSPEED\tMASTER\tPERSISTED MTU\tADDRESSES\n")
 	for _, ifc := range inv.Interfaces {
 		name := ifc.Name
 		if ic[name] {
@@ -126,7 +130,7 @@ func interfaces(p *printer, r *rules.Result) {
 				addrs = append(addrs, a)
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, kind, ifc.MTU, orDash(ifc.OperState), speed,
+		cleanf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, kind, ifc.MTU, orDash(ifc.OperState), speed,
 			orDash(ifc.Master), orDash(strings.Join(persisted, ", ")), orDash(strings.Join(addrs, " ")))
 	}
 	tw.Flush()
@@ -144,7 +148,7 @@ func mounts(p *printer, r *rules.Result) {
 	}
 	p.f("\n")
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  NFS MOUNT\tDEVICE\tVERS\tPROTO\tHARD\tRSIZE/WSIZE\tATTR CACHE\tROLE\tTABLES\n")
+	cleanf(tw, "  NFS MOUNT\tDEVICE\tVERS\tPROTO\tHARD\tRSIZE/WSIZE\tATTR CACHE\tROLE\tTABLES\n")
 	for i, m := range inv.Mounts {
 		o := m.Options()
 		vers, proto, hard, size, ac := "-", "-", "-", "-", "-"
@@ -176,7 +180,7 @@ func mounts(p *printer, r *rules.Result) {
 		if m.Static != nil {
 			tables = append(tables, m.Static.File)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MountPoint, m.Device, vers, proto, hard, size, ac, role,
+		cleanf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.MountPoint, m.Device, vers, proto, hard, size, ac, role,
 			orDash(strings.Join(tables, " ")))
 	}
 	tw.Flush()
@@ -248,8 +252,28 @@ type printer struct {
 
 func (p *printer) f(format string, a ...any) {
 	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, a...)
+		_, p.err = fmt.Fprintf(p.w, format, cleanArgs(a)...)
 	}
+}
+
+// cleanf is fmt.Fprintf with every string argument cleaned; the format
+// itself is the program's own text.
+func cleanf(w io.Writer, format string, a ...any) {
+	fmt.Fprintf(w, format, cleanArgs(a)...)
+}
+
+// cleanArgs passes every string argument through termtext.Clean, so no
+// value taken from a tree reaches the terminal raw (tabs and newlines in
+// it are escaped too, and cannot break the columns).
+func cleanArgs(a []any) []any {
+	out := make([]any, len(a))
+	for i, v := range a {
+		if s, ok := v.(string); ok {
+			v = termtext.Clean(s)
+		}
+		out[i] = v
+	}
+	return out
 }
 
 func (p *printer) Write(b []byte) (int, error) {
