@@ -84,7 +84,7 @@ func TestCheckHostileTree(t *testing.T) {
 		if err := syscall.Mkfifo(filepath.Join(r, "proc/net/snmp"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Mknod(filepath.Join(r, "etc/os-release"), syscall.S_IFCHR|0o644, 5<<8|0); err != nil { // /dev/tty
+		if err := syscall.Mknod(filepath.Join(r, "etc/os-release"), syscall.S_IFCHR|0o644, 5<<8); err != nil { // /dev/tty (major 5, minor 0)
 			t.Fatal(err)
 		}
 		os.Remove(filepath.Join(r, "proc/net/netstat"))

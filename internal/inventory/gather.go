@@ -22,7 +22,7 @@ func Gather(ctx context.Context, src *Source, opts Options) (*Inventory, error) 
 		Interfaces: []Interface{}, Routes: []Route{}, Persisted: []PersistedConfig{}, Mounts: []Mount{},
 		Sections: []Section{}, Unreadable: []Unreadable{}}
 	src.bind(ctx)
-	defer src.bind(nil)
+	defer src.unbind()
 	gatherNode(src, inv)
 	gatherNetwork(src, inv)
 	at := len(inv.Sections) // the counters section goes here, as before cluster and mounts

@@ -178,6 +178,13 @@ func (s *Source) bind(ctx context.Context) {
 	s.mu.Unlock()
 }
 
+// unbind ends bind: later reads no longer follow a context.
+func (s *Source) unbind() {
+	s.mu.Lock()
+	s.ctx = nil
+	s.mu.Unlock()
+}
+
 // stopped returns the bound context's error, remembering that a read was
 // cut short.
 func (s *Source) stopped() error {
