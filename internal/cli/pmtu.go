@@ -107,7 +107,9 @@ Verdicts: ok, local-limit (the sending interface is the limit), icmp (a hop
 reported its MTU), blackhole (larger packets vanish silently), unreachable.
 
 Without an agent on PEER, --icmp probes with ICMP echo (forward direction only;
-the echo reply is as large as the request). Exit 2 when --expect is not met.`,
+the echo reply is as large as the request). Exit 1 when a direction has a problem
+verdict (local-limit, icmp, blackhole), 2 when --expect is not met, 3 when the peer
+is unreachable.`,
 		Args: exactArgs(1, "a PEER (agent address)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tok, opt, err := pf.parse("pmtu", !icmpMode)
@@ -217,12 +219,17 @@ func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
 				code = max(code, ExitCritical)
 			}
 		}
+		// A problem verdict is a WARNING, as in mesh: the same path gets
+		// the same exit code from either command.
+		if r.Verdict != pmtu.OK && r.Verdict != pmtu.Unreachable {
+			code = max(code, ExitWarning)
+		}
 		if r.Verdict == pmtu.Unreachable && code < ExitCritical {
 			code = ExitUnknown
 		}
 		rep.Directions = append(rep.Directions, d)
 	}
-	rep.Status = map[int]string{ExitOK: "ok", ExitCritical: "critical", ExitUnknown: "unknown"}[code]
+	rep.Status = map[int]string{ExitOK: "ok", ExitWarning: "warning", ExitCritical: "critical", ExitUnknown: "unknown"}[code]
 	return code
 }
 
