@@ -94,7 +94,14 @@ func newLabUpCmd(e *env) *cobra.Command {
 					return err
 				}
 			}
-			return renderLabs(e.stdout, asJSON, s)
+			if err := renderLabs(e.stdout, asJSON, s); err != nil {
+				return err
+			}
+			// Read back damaged: the same WARNING lab status gives it.
+			if s.State != lab.StateUp {
+				return withCode(ExitWarning)
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
