@@ -42,7 +42,8 @@ func TestVersionJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
 		t.Fatal(err)
 	}
-	if v["schema"] != "interlink.version/v1" || v["version"] == "" {
+	// A missing key is nil, not "": test the type and the value.
+	if ver, ok := v["version"].(string); v["schema"] != "interlink.version/v1" || !ok || ver == "" {
 		t.Errorf("bad version document: %v", v)
 	}
 }

@@ -91,6 +91,10 @@ func ParseNetDev(r io.Reader) (map[string]Dev, error) {
 		if !ok || line <= 2 && strings.Contains(rest, "|") || strings.Contains(name, "|") {
 			continue // the two header lines
 		}
+		name = strings.TrimSpace(name)
+		if name == "" || strings.ContainsAny(name, " \t") {
+			return out, fmt.Errorf("line %d: bad interface name %q", line, name)
+		}
 		f := strings.Fields(rest)
 		if len(f) != 16 {
 			return out, fmt.Errorf("line %d: want 16 counters, got %d", line, len(f))
@@ -103,7 +107,7 @@ func ParseNetDev(r io.Reader) (map[string]Dev, error) {
 			}
 			v[i] = n
 		}
-		out[strings.TrimSpace(name)] = Dev{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+		out[name] = Dev{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
 			v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]}
 	}
 	return out, sc.Err()

@@ -2,6 +2,9 @@ package counters
 
 import (
 	"os"
+	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,11 +66,59 @@ func TestTakeLive(t *testing.T) {
 	}
 }
 
+// FuzzParseSNMP holds the parsers to invariants: a table parsed without
+// error, written back in the kernel's format and parsed again, is the same
+// table; a /proc/net/dev parsed without error names every interface.
 func FuzzParseSNMP(f *testing.F) {
 	f.Add("Ip: A B\nIp: 1 2\nUdp: X\nUdp: 3\n")
+	f.Add("TcpExt: ListenOverflows ListenDrops\nTcpExt: 18446744073709551615 7\n")
+	f.Add("Inter-|   Receive\n face |bytes\n  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		ParseSNMP(strings.NewReader(s), nil)
-		ParseNetDev(strings.NewReader(s))
+		tab, err := ParseSNMP(strings.NewReader(s), nil)
+		if err == nil {
+			again, err := ParseSNMP(strings.NewReader(formatSNMP(tab)), nil)
+			if err != nil {
+				t.Fatalf("re-parse of %q: %v", formatSNMP(tab), err)
+			}
+			if !reflect.DeepEqual(tab, again) {
+				t.Fatalf("round trip changed the table:\n%v\n%v", tab, again)
+			}
+		}
+		if devs, err := ParseNetDev(strings.NewReader(s)); err == nil {
+			for name := range devs {
+				if name == "" || strings.ContainsAny(name, " \t\n:") {
+					t.Fatalf("interface name %q", name)
+				}
+			}
+		}
 		ParseStat(strings.NewReader(s))
 	})
+}
+
+// formatSNMP writes t as /proc/net/snmp does: a header line and a values
+// line per group.
+func formatSNMP(t Table) string {
+	var b strings.Builder
+	groups := make([]string, 0, len(t))
+	for g := range t {
+		groups = append(groups, g)
+	}
+	sort.Strings(groups)
+	for _, g := range groups {
+		fields := make([]string, 0, len(t[g]))
+		for f := range t[g] {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		b.WriteString(g + ":")
+		for _, f := range fields {
+			b.WriteString(" " + f)
+		}
+		b.WriteString("\n" + g + ":")
+		for _, f := range fields {
+			b.WriteString(" " + strconv.FormatInt(t[g][f], 10))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

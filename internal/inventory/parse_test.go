@@ -220,14 +220,46 @@ func FuzzParsers(f *testing.F) {
 	f.Add("DEVICE=eth1\nMTU=9000\n")
 	f.Add("[connection]\ninterface-name=eth1\n[ethernet]\nmtu=9000\n")
 	f.Add("Main:\n     |-- 10.0.0.1\n        /32 host LOCAL\n")
+	// Invariants: a parser that fails returns no result; what parses names
+	// its objects (no empty interface names) and keeps addresses valid.
 	f.Fuzz(func(t *testing.T, s string) {
-		ParseBonding(strings.NewReader(s))
-		ParseNetplan([]byte(s), "/f")
+		if b, err := ParseBonding(strings.NewReader(s)); err != nil && b != nil {
+			t.Fatalf("ParseBonding: error %v and a result %+v", err, b)
+		}
+		if cs, err := ParseNetplan([]byte(s), "/f"); err != nil && len(cs) > 0 {
+			t.Fatalf("ParseNetplan: error %v and %d results", err, len(cs))
+		}
 		ParseIfcfg(strings.NewReader(s), "/f")
-		ParseKeyfile(strings.NewReader(s), "/f")
-		ParseFibTrie(strings.NewReader(s))
-		ParseRoutes(strings.NewReader(s))
-		ParseIfInet6(strings.NewReader(s))
-		ParseGPnP(strings.NewReader(s))
+		if c, ok := ParseKeyfile(strings.NewReader(s), "/f"); ok && c.File != "/f" {
+			t.Fatalf("ParseKeyfile: file %q", c.File)
+		}
+		local, connected := ParseFibTrie(strings.NewReader(s))
+		for _, a := range local {
+			if !a.IsValid() {
+				t.Fatal("ParseFibTrie: an invalid local address")
+			}
+		}
+		for _, p := range connected {
+			if !p.IsValid() {
+				t.Fatal("ParseFibTrie: an invalid prefix")
+			}
+		}
+		if rs, err := ParseRoutes(strings.NewReader(s)); err == nil {
+			for _, r := range rs {
+				if r.Interface == "" || !r.Destination.IsValid() {
+					t.Fatalf("ParseRoutes: route %+v", r)
+				}
+			}
+		} else if len(rs) > 0 {
+			t.Fatalf("ParseRoutes: error %v and %d routes", err, len(rs))
+		}
+		for name := range ParseIfInet6(strings.NewReader(s)) {
+			if name == "" {
+				t.Fatal("ParseIfInet6: an empty interface name")
+			}
+		}
+		if ns, err := ParseGPnP(strings.NewReader(s)); err != nil && len(ns) > 0 {
+			t.Fatalf("ParseGPnP: error %v and %d networks", err, len(ns))
+		}
 	})
 }
