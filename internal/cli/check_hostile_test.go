@@ -18,6 +18,7 @@ import (
 	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // runBin runs the built binary with a bound of limit and returns its
@@ -51,6 +52,7 @@ func TestCheckHostileTree(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("TestCheckHostileTree needs root (it creates device nodes); run the tests as root")
 	}
+	testlab.SkipShort(t)
 	bin, cleanup, err := testbin.Build("interlink-check-hostile-")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/check")
@@ -258,6 +259,7 @@ func TestCheckLive(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
+	testlab.SkipShort(t)
 	bin, cleanup, err := testbin.Build("interlink-check-bin-")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 func TestGateBadInput(t *testing.T) {
@@ -47,6 +48,7 @@ func TestGateBadInput(t *testing.T) {
 // TestGateProcess runs the gate as operators do: a config file, metrics,
 // a client through it, a SIGHUP reload, SIGTERM.
 func TestGateProcess(t *testing.T) {
+	testlab.SkipShort(t)
 	bin, cleanup, err := testbin.Build("interlink-gate-bin-")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // bin is the interlink binary built for these tests: the demo runs it
@@ -27,6 +28,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	testlab.ShortMain("demo tests")
 	var cleanup func()
 	var err error
 	if bin, cleanup, err = testbin.Build("t6-demo-bin-"); err != nil {

@@ -6,6 +6,9 @@ package testlab
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -16,6 +19,9 @@ import (
 // run) and registers its removal with t.Cleanup.
 func Up(t testing.TB, topo *lab.Topology) *lab.Lab {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: lab tests build network namespaces")
+	}
 	if err := lab.CheckPrivilege(); err != nil {
 		t.Fatalf("lab tests build network namespaces and need root: %v", err)
 	}
@@ -42,4 +48,24 @@ func Node(t testing.TB, l *lab.Lab, name string) *lab.Node {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// ShortMain ends a lab test binary at once when it runs with -short: its
+// tests build namespaces (as root) and take seconds each. Call it first in
+// TestMain; it parses the test flags.
+func ShortMain(what string) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Printf("-short: %s skipped (they build network namespaces)\n", what)
+		os.Exit(0)
+	}
+}
+
+// SkipShort skips a test that builds the binary or runs it as a process
+// when the tests run with -short.
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: builds and runs the interlink binary")
+	}
 }

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 	if helperUp() {
 		return // not reached: the helper is killed or exits
 	}
+	testlab.ShortMain("lab tests")
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)

@@ -36,6 +36,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testlab.ShortMain("pmtu lab tests")
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "pmtu lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)
