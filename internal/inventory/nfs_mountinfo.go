@@ -31,11 +31,11 @@ func parseMountinfoLine(line string) (mountinfoLine, error) {
 		}
 	}
 	if len(f) < 10 || sep < 0 || len(f) < sep+3 {
-		return mountinfoLine{}, fmt.Errorf("not a mountinfo line (want 10 or more fields with a '-' separator)")
+		return mountinfoLine{}, fmt.Errorf("not a mountinfo line (want 10 or more fields with a '-' separator): '%s'", line)
 	}
 	for _, n := range f[:2] {
 		if _, err := strconv.Atoi(n); err != nil {
-			return mountinfoLine{}, fmt.Errorf("mount id %q is not a number", n)
+			return mountinfoLine{}, fmt.Errorf("mount id %q is not a number: '%s'", n, line)
 		}
 	}
 	m := mountinfoLine{Mountpoint: unescapeOctal(f[4]), Options: f[5], FSType: unescapeOctal(f[sep+1]), Source: unescapeOctal(f[sep+2])}
