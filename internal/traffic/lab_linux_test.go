@@ -195,9 +195,13 @@ func TestLabShapedLoss(t *testing.T) {
 			t.Errorf("%s: lost %d, but the receiver counted %d of %d", place, s.Lost, f.Server.UDP.Received, s.Sent)
 		}
 		// Each 8 KiB datagram is one packet at 9000: one drop, one datagram.
+		// On a loaded 2-core machine the receiver's socket buffer may also
+		// overflow now and then (Udp RcvbufErrors): those are a second,
+		// real place of loss, and the places must still add up.
 		got := map[string]int64{"network": s.LossBy.Network, "sender queue": s.LossBy.SenderQueue}[place]
-		if got != s.Lost || drops != s.Lost {
-			t.Errorf("%s: %d of %d lost attributed there, qdisc dropped %d", place, got, s.Lost, drops)
+		rcvbuf := s.LossBy.SocketBuffer
+		if got+rcvbuf != s.Lost || drops != got || rcvbuf > s.Lost/100 {
+			t.Errorf("%s: %d of %d lost attributed there (+%d to the receiver's socket buffer), qdisc dropped %d", place, got, s.Lost, rcvbuf, drops)
 		}
 	}
 	routed := upLab(t, routedTopo("t5-routed", "100mbit"))
