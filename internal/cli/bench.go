@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +84,9 @@ the wire limit for the path MTU when the link rate is known.`,
 				if err != nil {
 					return usageError("bench: %s: %v", s.flag, err)
 				}
+				if n <= 0 {
+					return usageError("bench: %s %s: want a positive size (leave the flag out for the default)", s.flag, s.val)
+				}
 				if n > 1<<30 {
 					return usageError("bench: %s %s: too large", s.flag, s.val)
 				}
@@ -94,6 +98,20 @@ the wire limit for the path MTU when the link rate is known.`,
 					return usageError("bench: --rate: %v", err)
 				}
 				spec.RateBitsPerSec, spec.RateSet = r, true
+			}
+			// Zero and negative counts are errors, not defaults; every flag
+			// is checked before anything connects.
+			if parallel < 1 || outstanding < 1 {
+				return usageError("bench: --parallel and --outstanding want 1 or more (got %d and %d)", parallel, outstanding)
+			}
+			if overhead < 0 || overhead > 1000 {
+				return usageError("bench: --link-overhead %d: want 0 to 1000 bytes per packet (38 for Ethernet)", overhead)
+			}
+			if cmd.Flags().Changed("cpu") && (cpu < 0 || cpu >= runtime.NumCPU()) {
+				return usageError("bench: --cpu %d: this node has CPUs 0 to %d", cpu, runtime.NumCPU()-1)
+			}
+			if cmd.Flags().Changed("peer-cpu") && peerCPU < 0 {
+				return usageError("bench: --peer-cpu %d: want a CPU number (0 or more)", peerCPU)
 			}
 			if cpu >= 0 {
 				spec.CPU = &cpu

@@ -110,3 +110,29 @@ func TestBenchInterrupted(t *testing.T) {
 		t.Errorf("after Ctrl-C: exit %d in %v:\n%s", code, time.Since(t0), out)
 	}
 }
+
+// TestBenchFlagsBeforeConnecting: zero and negative values are errors, not
+// defaults, and each is refused before anything connects (the peer here
+// does not exist: a connection attempt would say so instead).
+func TestBenchFlagsBeforeConnecting(t *testing.T) {
+	_, tok := benchAgent(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mode", "blocks", "--block", "0"}, "--block 0: want a positive size"},
+		{[]string{"--mode", "blocks", "--request", "0"}, "--request 0: want a positive size"},
+		{[]string{"--mode", "udp", "--len", "0"}, "--len 0: want a positive size"},
+		{[]string{"--mode", "blocks", "--outstanding", "0"}, "--parallel and --outstanding want 1 or more"},
+		{[]string{"--parallel", "0"}, "--parallel and --outstanding want 1 or more"},
+		{[]string{"--link-overhead", "-100"}, "--link-overhead -100"},
+		{[]string{"--cpu", "999"}, "--cpu 999: this node has CPUs 0 to"},
+		{[]string{"--peer-cpu", "-2"}, "--peer-cpu -2"},
+	} {
+		args := append([]string{"bench", "127.0.0.1:1", "--token-file", tok}, tc.args...)
+		code, out, errOut := runCLI(context.Background(), args...)
+		if code != ExitUnknown || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
