@@ -37,12 +37,16 @@ func (e *RefusedError) Unwrap() error { return ErrRefused }
 
 // RemoteError is a request that the agent answered with an error.
 type RemoteError struct {
+	Addr      string // agent's control address; empty when unknown
 	Kind, Msg string
 }
 
 // Error shows Msg through termtext.Clean: it came from the peer.
 func (e *RemoteError) Error() string {
-	return fmt.Sprintf("agent: %s: %s", e.Kind, termtext.Clean(e.Msg))
+	if e.Addr == "" {
+		return fmt.Sprintf("agent: %s: %s", e.Kind, termtext.Clean(e.Msg))
+	}
+	return fmt.Sprintf("agent %s: %s: %s", e.Addr, e.Kind, termtext.Clean(e.Msg))
 }
 
 // DialOptions tune Dial. The zero value is fine.
@@ -214,7 +218,7 @@ func (c *Client) Call(ctx context.Context, kind string, req, resp any) error {
 			return fmt.Errorf("agent %s: %s: response id %d, want %d", c.Addr, kind, v.ID, id)
 		}
 		if v.Error != "" {
-			return &RemoteError{Kind: kind, Msg: v.Error}
+			return &RemoteError{Addr: c.Addr, Kind: kind, Msg: v.Error}
 		}
 		if resp != nil {
 			if err := json.Unmarshal(v.Body, resp); err != nil {
