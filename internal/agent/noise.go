@@ -130,7 +130,11 @@ func (n *noiseLog) flush() {
 			restSources++
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %d (%s)", s.addr, s.count, reasons(s.reasons)))
+		name := s.addr.String()
+		if !s.addr.IsValid() {
+			name = "(no peer)" // the agent's own accept errors
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%s)", name, s.count, reasons(s.reasons)))
 	}
 	for _, v := range others {
 		rest += v
