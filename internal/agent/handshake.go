@@ -106,7 +106,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 	}
 	switch v := m.(type) {
 	case *wire.Refuse:
-		p.drop("refused by the client", "refused by the client: "+termtext.Clean(oneLine(v.Reason)))
+		p.s.noise.note(p.src, "refused by the client", fmt.Sprintf("refused by %s: %s", c.RemoteAddr(), termtext.Clean(oneLine(v.Reason))))
 		return nil, false
 	case *wire.Auth:
 		if !wire.ProofOK(wire.ClientProof(tok, hello.Nonce, sn), v.Proof) {
