@@ -15,8 +15,11 @@
 //
 // # Limits, enforced here and nowhere else
 //
-//   - MaxSessions concurrent authenticated sessions (and a fixed bound on
-//     handshakes in progress, so unauthenticated peers cannot hold slots);
+//   - MaxSessions concurrent authenticated sessions;
+//   - before authentication: a deadline on the handshake and caps on
+//     handshakes in progress per source address and in all (admit.go), so
+//     idle or slow strangers cannot hold the agent, and rate-limited
+//     logging of refused peers (noise.go);
 //   - MaxDuration per session: Session.Context is cancelled then;
 //   - MaxRateBitsPerSec on what the agent sends for a session: every data
 //     sender calls Session.Wait (or Session.Allow) before sending;
@@ -80,6 +83,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/internal/wire"
@@ -93,13 +97,9 @@ var DefaultLimits = wire.Limits{
 	MaxEndpoints:      8,
 }
 
-// HandshakeTimeout bounds the whole handshake: a peer that does not finish
-// in time is dropped.
+// HandshakeTimeout bounds a client's connect and handshake. (The agent
+// gives a peer Config.HandshakeDeadline, shorter, to finish its part.)
 const HandshakeTimeout = 5 * time.Second
-
-// maxHandshakes bounds handshakes in progress, so unauthenticated
-// connections cannot exhaust the agent.
-const maxHandshakes = 64
 
 // Handler serves one request kind. body is the raw JSON of the request; the
 // returned value is encoded as the response body. An error is sent to the
@@ -148,18 +148,29 @@ type Config struct {
 	Token    []byte      // shared token (see ReadToken); required
 	Limits   wire.Limits // zero fields take DefaultLimits
 	Software string      // announced to clients, e.g. "interlink v0.1.0"
-	// Log receives one line per session and per refused peer; nil discards.
+	// Log receives one line per session; lines about refused
+	// unauthenticated peers are rate-limited with periodic summaries
+	// (noise.go). nil discards.
 	Log io.Writer
+
+	// Admission of unauthenticated peers (admit.go); zero takes
+	// DefaultHandshakeDeadline, DefaultMaxPendingPerSource and
+	// DefaultMaxPending.
+	HandshakeDeadline   time.Duration
+	MaxPendingPerSource int
+	MaxPending          int
 }
 
 // Server is an agent. The zero value is not usable; use NewServer.
 type Server struct {
-	cfg        Config
-	sessions   chan struct{} // semaphore: authenticated sessions
-	handshakes chan struct{} // semaphore: handshakes in progress
-	logMu      sync.Mutex
-	wg         sync.WaitGroup
-	active     atomic.Int64
+	cfg      Config
+	sessions chan struct{} // semaphore: authenticated sessions
+	admit    *admission    // handshakes in progress
+	drainers chan struct{} // semaphore: refused connections being drained
+	noise    *noiseLog     // log lines about unauthenticated peers
+	logMu    sync.Mutex
+	wg       sync.WaitGroup
+	active   atomic.Int64
 }
 
 // NewServer returns an agent for cfg.
@@ -183,7 +194,22 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	return &Server{cfg: cfg, sessions: make(chan struct{}, l.MaxSessions), handshakes: make(chan struct{}, maxHandshakes)}, nil
+	if cfg.HandshakeDeadline <= 0 {
+		cfg.HandshakeDeadline = DefaultHandshakeDeadline
+	}
+	if cfg.MaxPendingPerSource <= 0 {
+		cfg.MaxPendingPerSource = DefaultMaxPendingPerSource
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.MaxPending < cfg.MaxPendingPerSource {
+		return nil, fmt.Errorf("agent: %d pending handshakes in all is less than %d per address", cfg.MaxPending, cfg.MaxPendingPerSource)
+	}
+	s := &Server{cfg: cfg, sessions: make(chan struct{}, l.MaxSessions),
+		admit: newAdmission(cfg.MaxPendingPerSource, cfg.MaxPending), drainers: make(chan struct{}, maxDrainers)}
+	s.noise = newNoiseLog(s.logf)
+	return s, nil
 }
 
 // Limits returns the limits the server grants.
@@ -191,6 +217,9 @@ func (s *Server) Limits() wire.Limits { return s.cfg.Limits }
 
 // Active returns the number of authenticated sessions now open.
 func (s *Server) Active() int { return int(s.active.Load()) }
+
+// Pending returns the number of handshakes in progress.
+func (s *Server) Pending() int { return s.admit.pending() }
 
 func (s *Server) logf(format string, a ...any) {
 	s.logMu.Lock()
@@ -208,6 +237,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ln.Close()
 	}()
 	defer s.wg.Wait()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.noise.run(ctx)
+	}()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -219,19 +253,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of descriptors: the sessions and handshakes that
+				// hold them end in time; keep serving.
+				s.noise.note(netip.Addr{}, "accept: out of file descriptors", "accept: "+oneLine(err.Error()))
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
 			return fmt.Errorf("agent: accept: %w", err)
 		}
-		select {
-		case s.handshakes <- struct{}{}:
-		default:
-			// Too many strangers at once: drop without a word.
-			c.Close()
+		src := sourceOf(c.RemoteAddr())
+		if reason, class, ok := s.admit.admit(src); !ok {
+			s.refuseNow(c, reason)
+			s.noise.note(src.Addr(), class, fmt.Sprintf("refused %s: %s", c.RemoteAddr(), reason))
 			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serveConn(ctx, c)
+			s.serveConn(ctx, c, src)
 		}()
 	}
 }
@@ -270,92 +310,6 @@ func HostPort(addr string) (string, error) {
 		return "", fmt.Errorf("address %q: bad brackets", addr)
 	}
 	return net.JoinHostPort(addr, fmt.Sprint(wire.DefaultPort)), nil
-}
-
-// refuse sends a reason and logs it.
-func (s *Server) refuse(c net.Conn, reason string) {
-	wire.Write(c, &wire.Refuse{Reason: reason})
-	s.logf("refused %s: %s", c.RemoteAddr(), reason)
-}
-
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
-	defer c.Close()
-	sess, ok := s.handshake(ctx, c)
-	<-s.handshakes
-	if !ok {
-		return
-	}
-	defer func() { <-s.sessions }()
-	s.active.Add(1)
-	defer s.active.Add(-1)
-	sess.serve()
-}
-
-// handshake runs the agent side of the handshake and returns a session on
-// success. On failure the peer got a Refuse (when it was an interlink peer)
-// and the agent logged one line.
-func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
-	c.SetDeadline(time.Now().Add(HandshakeTimeout))
-	m, err := wire.Read(c)
-	if err != nil {
-		if errors.Is(err, wire.ErrBadMessage) || errors.Is(err, wire.ErrBadType) || errors.Is(err, wire.ErrFrameTooLarge) {
-			s.refuse(c, "not an interlink client: "+oneLine(err.Error()))
-		} else {
-			s.logf("dropped %s: no hello: %s", c.RemoteAddr(), oneLine(err.Error()))
-		}
-		return nil, false
-	}
-	hello, ok := m.(*wire.Hello)
-	if !ok {
-		s.refuse(c, fmt.Sprintf("protocol error: expected hello, got %T", m))
-		return nil, false
-	}
-	if hello.Version != wire.Version {
-		s.refuse(c, fmt.Sprintf("protocol version %d not supported: this agent speaks version %d (upgrade interlink on one side)", hello.Version, wire.Version))
-		return nil, false
-	}
-	sn, err := wire.NewNonce()
-	if err != nil {
-		s.logf("dropped %s: %v", c.RemoteAddr(), err)
-		return nil, false
-	}
-	tok := s.cfg.Token
-	if err := wire.Write(c, &wire.Challenge{Version: wire.Version, Nonce: sn, Proof: wire.AgentProof(tok, hello.Nonce, sn)}); err != nil {
-		return nil, false
-	}
-	m, err = wire.Read(c)
-	if err != nil {
-		s.logf("dropped %s: no auth: %s", c.RemoteAddr(), oneLine(err.Error()))
-		return nil, false
-	}
-	switch v := m.(type) {
-	case *wire.Refuse:
-		s.logf("refused by %s: %s", c.RemoteAddr(), oneLine(v.Reason))
-		return nil, false
-	case *wire.Auth:
-		if !wire.ProofOK(wire.ClientProof(tok, hello.Nonce, sn), v.Proof) {
-			s.refuse(c, "authentication failed: the client's token does not match this agent's token")
-			return nil, false
-		}
-	default:
-		s.refuse(c, fmt.Sprintf("protocol error: expected auth, got %T", m))
-		return nil, false
-	}
-	select {
-	case s.sessions <- struct{}{}:
-	default:
-		s.refuse(c, fmt.Sprintf("busy: %d sessions already open (agent limit); try again later", s.cfg.Limits.MaxSessions))
-		return nil, false
-	}
-	id := randomID()
-	sess := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), hello.Software)
-	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: s.cfg.Limits, Agent: s.cfg.Software}); err != nil {
-		sess.cancel()
-		<-s.sessions
-		return nil, false
-	}
-	c.SetDeadline(time.Time{})
-	return sess, true
 }
 
 func randomID() uint64 {

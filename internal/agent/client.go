@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -24,8 +27,9 @@ type RefusedError struct {
 	Reason string
 }
 
+// Error shows Reason through termtext.Clean: it came from the peer.
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, e.Reason)
+	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, termtext.Clean(e.Reason))
 }
 
 // Unwrap makes errors.Is(err, ErrRefused) true.
@@ -33,10 +37,17 @@ func (e *RefusedError) Unwrap() error { return ErrRefused }
 
 // RemoteError is a request that the agent answered with an error.
 type RemoteError struct {
+	Addr      string // agent's control address; empty when unknown
 	Kind, Msg string
 }
 
-func (e *RemoteError) Error() string { return fmt.Sprintf("agent: %s: %s", e.Kind, e.Msg) }
+// Error shows Msg through termtext.Clean: it came from the peer.
+func (e *RemoteError) Error() string {
+	if e.Addr == "" {
+		return fmt.Sprintf("agent: %s: %s", e.Kind, termtext.Clean(e.Msg))
+	}
+	return fmt.Sprintf("agent %s: %s: %s", e.Addr, e.Kind, termtext.Clean(e.Msg))
+}
 
 // DialOptions tune Dial. The zero value is fine.
 type DialOptions struct {
@@ -56,7 +67,7 @@ type Client struct {
 	Session uint64      // session id granted by the agent
 	Keys    wire.Keys   // per-session data keys
 	Limits  wire.Limits // what the agent granted
-	Agent   string      // agent software version
+	Agent   string      // agent software version, as termtext.Clean shows it
 
 	conn net.Conn
 	seal *wire.Sealer
@@ -113,10 +124,20 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 		return nil, err
 	}
 	if err := wire.Write(c, &wire.Hello{Magic: wire.Magic, Version: wire.Version, Nonce: cn, Software: software}); err != nil {
+		// A busy agent refuses at once and closes; its reason may be
+		// waiting to be read.
+		if m, rerr := wire.Read(c); rerr == nil {
+			if v, ok := m.(*wire.Refuse); ok {
+				return nil, &RefusedError{Addr: hp, Reason: v.Reason}
+			}
+		}
 		return nil, fail("send hello", err)
 	}
 	m, err := wire.Read(c)
 	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			err = fmt.Errorf("%w (the agent closed the connection without a reason: an older agent does so when busy)", err)
+		}
 		return nil, fail("read challenge", err)
 	}
 	var ch *wire.Challenge
@@ -147,7 +168,7 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 		c.SetDeadline(time.Time{})
 		keys := wire.SessionKeys(token, cn, ch.Nonce)
 		return &Client{
-			Addr: hp, Session: v.Session, Keys: keys, Limits: v.Limits, Agent: v.Agent, conn: c,
+			Addr: hp, Session: v.Session, Keys: keys, Limits: v.Limits, Agent: termtext.Clean(v.Agent), conn: c,
 			seal: wire.NewSealer(keys.ClientToAgent, v.Session),
 			open: wire.NewOpener(keys.AgentToClient, v.Session),
 		}, nil
@@ -197,7 +218,7 @@ func (c *Client) Call(ctx context.Context, kind string, req, resp any) error {
 			return fmt.Errorf("agent %s: %s: response id %d, want %d", c.Addr, kind, v.ID, id)
 		}
 		if v.Error != "" {
-			return &RemoteError{Kind: kind, Msg: v.Error}
+			return &RemoteError{Addr: c.Addr, Kind: kind, Msg: v.Error}
 		}
 		if resp != nil {
 			if err := json.Unmarshal(v.Body, resp); err != nil {

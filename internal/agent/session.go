@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/units"
 	"github.com/interlink/interlink/internal/wire"
 )
@@ -38,6 +39,7 @@ type Session struct {
 	mu        sync.Mutex
 	endpoints []io.Closer
 	kinds     map[string]int
+	failed    int    // requests answered with an error
 	end       string // why the session ended
 	values    map[string]any
 
@@ -177,6 +179,11 @@ func (s *Session) dispatch(req *wire.Request) (resp *wire.Response) {
 	s.mu.Lock()
 	s.kinds[req.Kind]++
 	s.mu.Unlock()
+	defer func() {
+		if resp.Error != "" {
+			s.logFailed(req.Kind, resp.Error)
+		}
+	}()
 	h := handler(req.Kind)
 	if h == nil {
 		resp.Error = fmt.Sprintf("unknown request %q (agent supports: %s)", req.Kind, strings.Join(Kinds(), ", "))
@@ -206,6 +213,23 @@ func (s *Session) dispatch(req *wire.Request) (resp *wire.Response) {
 	return resp
 }
 
+// maxFailedLines bounds the failed requests one session logs one by one;
+// the session's last line counts them all.
+const maxFailedLines = 10
+
+// logFailed logs a request the agent answered with an error (a parameter
+// it cannot honour, a failure), so the agent's log says why as well as
+// the client.
+func (s *Session) logFailed(kind, msg string) {
+	s.mu.Lock()
+	s.failed++
+	n := s.failed
+	s.mu.Unlock()
+	if n <= maxFailedLines {
+		s.srv.logf("session %016x from %s: %s failed: %s", s.ID, s.Peer(), termtext.Clean(kind), termtext.Clean(msg))
+	}
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -220,8 +244,9 @@ func (s *Session) close() {
 	s.endpoints = nil
 	var kinds []string
 	for k, n := range s.kinds {
-		kinds = append(kinds, fmt.Sprintf("%s x%d", k, n))
+		kinds = append(kinds, fmt.Sprintf("%s x%d", termtext.Clean(k), n))
 	}
+	failed := s.failed
 	s.mu.Unlock()
 	for _, c := range eps {
 		c.Close()
@@ -230,6 +255,9 @@ func (s *Session) close() {
 	req := "none"
 	if len(kinds) > 0 {
 		req = strings.Join(kinds, ", ")
+	}
+	if failed > 0 {
+		req += fmt.Sprintf(" (%d failed)", failed)
 	}
 	sw := s.Software
 	if sw == "" {

@@ -29,6 +29,10 @@ func newAgentCmd(e *env) *cobra.Command {
 never crosses the wire); data endpoints answer only traffic tagged for a live
 session and never send more than they received. One log line per session on stderr.
 
+Unauthenticated peers get 3s to finish the handshake, at most 8 pending handshakes
+per source address and 128 in all; over a cap they are refused at once with the
+reason. Lines about them are rate-limited, with a summary by source and reason.
+
 The token file must not be readable by others (chmod 600) and hold at least 16
 bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -153,24 +153,30 @@ the wire limit for the path MTU when the link rate is known.`,
 				spec.LinkRateBitsPerSec = traffic.LinkRate(client.LocalAddr().Addr())
 			}
 			var mu sync.Mutex
+			// The header waits for the first result, so that a run the
+			// agent refuses (--peer-cpu it cannot honour) prints one line.
+			header := sync.OnceFunc(func() {
+				if !asJSON {
+					writeBenchHeader(e.stdout, addr, client.Agent, spec)
+					if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || reverse || bidir) {
+						fmt.Fprintf(e.stdout, "note: the agent sends at most %s in this session (its --max-rate)\n", units.FormatRate(lim))
+					}
+				}
+			})
 			obs := func(d traffic.Direction, r traffic.Role, in traffic.Interval) {
 				if asJSON {
 					return
 				}
 				mu.Lock()
 				defer mu.Unlock()
+				header()
 				writeInterval(e.stdout, spec.Mode, d, r, in)
-			}
-			if !asJSON {
-				writeBenchHeader(e.stdout, addr, client.Agent, spec)
-				if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || reverse || bidir) {
-					fmt.Fprintf(e.stdout, "note: the agent sends at most %s in this session (its --max-rate)\n", units.FormatRate(lim))
-				}
 			}
 			res, err := traffic.RunRemote(e.ctx, client, spec, obs)
 			if res == nil {
 				return fmt.Errorf("bench: %w", err)
 			}
+			header()
 			rep := BenchReport{Schema: "interlink.bench/v1", Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
 			if asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {

@@ -62,6 +62,11 @@ func serveOpen(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 	}
 	// The agent's end runs with the client's --peer-cpu.
 	spec.CPU, spec.PeerCPU = spec.PeerCPU, nil
+	if spec.CPU != nil {
+		if err := agent.CheckCPU(*spec.CPU); err != nil {
+			return nil, fmt.Errorf("--peer-cpu: %w", err)
+		}
+	}
 	if spec.Duration+drainGrace > s.Limits.MaxDuration {
 		return nil, fmt.Errorf("bench: --time %v is longer than this agent allows per session (%v)", spec.Duration, s.Limits.MaxDuration-drainGrace)
 	}

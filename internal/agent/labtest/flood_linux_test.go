@@ -1,0 +1,282 @@
+//go:build linux
+
+// Package labtest attacks a real `interlink agent` process in a
+// network-namespace lab (issue 18, items 1 and 2): a flooding client in one
+// node, a legitimate client in another, so they are different source
+// addresses, and the agent's memory, descriptors and log measured from
+// outside. It builds labs: run it under the lab lock.
+package labtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
+)
+
+var bin string // the interlink binary under test
+
+func TestMain(m *testing.M) {
+	if err := lab.CheckPrivilege(); err != nil {
+		fmt.Fprintf(os.Stderr, "agent lab tests build network namespaces and need root: %v\n", err)
+		os.Exit(1)
+	}
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testbin.Build("t18-interlink-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+const topo = `
+name: t18-flood
+switches:
+  ic: {mtu: 9000}
+nodes:
+  agent:
+    links:
+      - {name: eth1, switch: ic, addresses: [198.18.18.1/24]}
+  flooder:
+    links:
+      - {name: eth1, switch: ic, addresses: [198.18.18.2/24]}
+  client:
+    links:
+      - {name: eth1, switch: ic, addresses: [198.18.18.3/24]}
+`
+
+const token = "t18-lab-token-0123456789abcdef"
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// usage is what the agent process holds: open descriptors and resident
+// memory.
+type usage struct {
+	fds   int
+	rssKB int
+}
+
+func (u usage) String() string { return fmt.Sprintf("%d fds, %d KiB RSS", u.fds, u.rssKB) }
+
+func measure(t *testing.T, pid int) usage {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := usage{fds: len(ents)}
+	for _, l := range strings.Split(string(st), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			u.rssKB, _ = strconv.Atoi(f[1])
+		}
+	}
+	return u
+}
+
+// startAgent runs `interlink agent` in n with its default limits and
+// returns its PID and log; it is killed by PID when the test ends.
+func startAgent(t *testing.T, n *lab.Node, tokFile string) (int, *syncBuf) {
+	t.Helper()
+	cmd := exec.Command(bin, "agent", "--listen", "198.18.18.1", "--token-file", tokFile)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start agent: %v", err)
+	}
+	log := &syncBuf{}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		var once sync.Once
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			if strings.Contains(sc.Text(), "listening on") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by PID
+		<-exited
+	})
+	select {
+	case <-ready:
+	case err := <-exited:
+		t.Fatalf("agent exited: %v\n%s", err, log)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("agent not listening after 10s:\n%s", log)
+	}
+	return cmd.Process.Pid, log
+}
+
+// run runs interlink with args in n (at most 60 s) and returns its output
+// and exit code.
+func run(t *testing.T, n *lab.Node, args ...string) (string, int, time.Duration) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	t0 := time.Now()
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start interlink %v: %v", args, err)
+	}
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("interlink %v: %v", args, err)
+	}
+	return out.String(), code, time.Since(t0)
+}
+
+func TestAgentUnderFlood(t *testing.T) {
+	tp, err := lab.Parse("t18-flood.yaml", []byte(topo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := testlab.Up(t, tp)
+	an, fl, cl := testlab.Node(t, l, "agent"), testlab.Node(t, l, "flooder"), testlab.Node(t, l, "client")
+	tokFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pid, log := startAgent(t, an, tokFile)
+	base := measure(t, pid)
+	const target = "198.18.18.1:7471"
+
+	// 500 idle connections from the flooder, held for the whole test.
+	const idle = 500
+	var held []net.Conn
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	err = fl.Do(func() error {
+		d := net.Dialer{Timeout: 2 * time.Second}
+		for range idle {
+			c, err := d.Dial("tcp", target)
+			if err != nil {
+				return fmt.Errorf("idle connection %d: %w", len(held), err)
+			}
+			held = append(held, c)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the agent accept them all
+	flood := measure(t, pid)
+
+	// A legitimate client in another node: pmtu succeeds, promptly.
+	out, code, took := run(t, cl, "pmtu", "198.18.18.1", "--token-file", tokFile)
+	if code != 0 || took > 15*time.Second {
+		t.Fatalf("pmtu from another address during the flood: exit %d after %v\n%s\nagent log:\n%s", code, took, out, log)
+	}
+	during := measure(t, pid)
+	t.Logf("client$ interlink pmtu 198.18.18.1 (exit 0 in %v)\n%s", took.Round(time.Millisecond), out)
+
+	// A client sharing the flooder's address is told why.
+	err = fl.Do(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := agent.Dial(ctx, "198.18.18.1", []byte(token), agent.DialOptions{})
+		return err
+	})
+	if !errors.Is(err, agent.ErrRefused) || !strings.Contains(err.Error(), fmt.Sprintf("agent busy: %d pending handshakes from your address", agent.DefaultMaxPendingPerSource)) {
+		t.Fatalf("client from the flooding address: %v", err)
+	}
+	t.Logf("agent before the flood: %v; with %d idle connections held: %v; after pmtu from another node (%v): %v",
+		base, idle, flood, took.Round(time.Millisecond), during)
+	// Bounded: the admitted handshakes, the refusals being drained, and
+	// the sessions, whatever the flood's size.
+	for _, u := range []usage{flood, during} {
+		if u.fds > base.fds+agent.DefaultMaxPendingPerSource+32+8 || u.rssKB > base.rssKB+32<<10 {
+			t.Errorf("agent usage under flood not bounded: %v (before: %v)", u, base)
+		}
+	}
+
+	// 10,000 garbage connections from the flooder, once the idle ones
+	// admitted have hit the handshake deadline: the log stays short.
+	time.Sleep(agent.DefaultHandshakeDeadline + 500*time.Millisecond)
+	mark := len(strings.Split(log.String(), "\n"))
+	const garbage = 10000
+	t0 := time.Now()
+	err = fl.Do(func() error {
+		junk := []byte("GET / HTTP/1.0\r\n\r\n")
+		buf := make([]byte, 512)
+		d := net.Dialer{Timeout: 2 * time.Second}
+		deadline := time.Now().Add(2 * time.Minute)
+		for i := range garbage {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%d garbage connections after 2m, stopping", i)
+			}
+			c, err := d.Dial("tcp", target)
+			if err != nil {
+				return fmt.Errorf("garbage connection %d: %w", i, err)
+			}
+			c.Write(junk)
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			c.Read(buf)
+			c.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took = time.Since(t0)
+	after := measure(t, pid)
+	time.Sleep(11 * time.Second) // one summary period
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")[mark-1:]
+	t.Logf("%d garbage connections in %v: %d agent log lines (%d in the whole test); agent now %v; its log since the garbage:\n%s",
+		garbage, took.Round(time.Millisecond), len(lines), strings.Count(log.String(), "\n"), after, strings.Join(lines, "\n"))
+	if len(lines) >= 100 {
+		t.Errorf("%d garbage connections wrote %d log lines", garbage, len(lines))
+	}
+	if !strings.Contains(log.String(), "unauthenticated peers: ") || !strings.Contains(log.String(), "198.18.18.2 ") {
+		t.Errorf("no summary of the refused connections by source:\n%s", strings.Join(lines, "\n"))
+	}
+	if out, code, _ := run(t, cl, "pmtu", "198.18.18.1", "--token-file", tokFile); code != 0 {
+		t.Errorf("pmtu after the garbage flood: exit %d\n%s", code, out)
+	}
+}
