@@ -105,7 +105,7 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 			defer stopSignals()
 			r := &ab.Runner{Spec: spec, Abort: abort}
 			if showProgress(e, asJSON) {
-				r.Progress = func(done []ab.Run, total int) { progressLine(e, done, total) }
+				r.Progress = func(done []ab.Run, total int) { abProgress(e, done, total) }
 			}
 			res, err := r.Execute(e.ctx)
 			if res == nil {
@@ -194,7 +194,7 @@ func secondInterrupt(e *env, abort chan struct{}) (stop func()) {
 	return func() { close(done) }
 }
 
-func progressLine(e *env, done []ab.Run, total int) {
+func abProgress(e *env, done []ab.Run, total int) {
 	run := done[len(done)-1]
 	kind := ""
 	if run.Warmup {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +14,41 @@ import (
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/report"
 )
+
+// progressLine rewrites one line on a terminal, at most once per every, so
+// that a run of thousands of pairs costs a few hundred writes. A nil
+// *progressLine does nothing.
+type progressLine struct {
+	w     io.Writer
+	every time.Duration
+	mu    sync.Mutex
+	last  time.Time
+	shown bool
+}
+
+func (p *progressLine) show(s string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if now := time.Now(); now.Sub(p.last) >= p.every {
+		p.last = now
+		p.shown = true
+		fmt.Fprintf(p.w, "\r%s\033[K", s)
+	}
+}
+
+func (p *progressLine) clear() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
 
 func init() { commands = append(commands, newMeshCmd) }
 
@@ -36,8 +71,16 @@ Nodes come from --nodes FILE, one per line:
 or from the command line as [NAME=]AGENT[:PORT][@ADDR,ADDR...]. A node without
 addresses is probed on its agent address.
 
+Every agent is contacted once first: a node whose agent cannot be reached is
+listed once (grouped by cause) and its paths are not tried. Up to 16 nodes the
+report is a matrix per network; beyond, one line per node with problems and the
+problem paths grouped by verdict (--json always holds every path). --timeout
+bounds the whole run: it stops there, reports what was measured and marks the
+rest "n/m" (not measured), with exit 3. Progress goes to a terminal only.
+
 Exit 2 when a path is below --expect; 1 when a path has a problem verdict
-(icmp, blackhole, unreachable) or could not be measured; 0 otherwise.`,
+(icmp, blackhole, unreachable) or could not be measured; 3 when the run was cut
+short; 0 otherwise.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tok, opt, err := pf.parse("mesh", true)
@@ -70,18 +113,16 @@ Exit 2 when a path is below --expect; 1 when a path has a problem verdict
 					return usageError("mesh: %v", err)
 				}
 			}
-			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
+			ctx, cancel := context.WithTimeoutCause(e.ctx, pf.timeout, fmt.Errorf("--timeout %s reached", pf.timeout))
 			defer cancel()
 			mo := mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version}
+			var prog *progressLine
 			if showProgress(e, pf.asJSON) {
-				mo.Progress = func(round, rounds int) {
-					fmt.Fprintf(e.stderr, "\rmesh: round %d of %d done", round, rounds)
-					if round == rounds {
-						fmt.Fprint(e.stderr, "\r\033[K")
-					}
-				}
+				prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
+				mo.Progress = func(p mesh.Progress) { prog.show("mesh: " + p.String()) }
 			}
 			res, err := mesh.Run(ctx, nodes, mo)
+			prog.clear()
 			if res == nil {
 				return err
 			}
@@ -93,7 +134,8 @@ Exit 2 when a path is below --expect; 1 when a path has a problem verdict
 				renderMesh(e.stdout, res)
 			}
 			if err != nil {
-				return err
+				_, _, _, stopped := res.Counts()
+				return fmt.Errorf("mesh: stopped early (%s): %d of %d paths not measured, marked n/m; the report holds what was", res.Stopped, stopped, len(res.Paths))
 			}
 			return withCode(meshCode(res))
 		},
@@ -107,83 +149,11 @@ func meshCode(res *mesh.Result) int {
 	code := ExitOK
 	for _, p := range res.Paths {
 		switch {
-		case p.MeetsExpect != nil && !*p.MeetsExpect:
+		case p.MeetsExpect != nil && !*p.MeetsExpect && p.Error == "":
 			code = max(code, ExitCritical)
 		case p.Problem() && p.Verdict != pmtu.LocalLimit:
 			code = max(code, ExitWarning)
 		}
 	}
 	return code
-}
-
-func renderMesh(w io.Writer, res *mesh.Result) {
-	expect := ""
-	if res.Expect > 0 {
-		expect = fmt.Sprintf(", expect %d", res.Expect)
-	}
-	fmt.Fprintf(w, "interlink mesh: %d nodes, %d network(s), %d paths in %d rounds, %s%s\n",
-		len(res.Nodes), res.Networks, len(res.Paths), res.Rounds, res.Elapsed.Round(time.Millisecond), expect)
-	for net := 1; net <= res.Networks; net++ {
-		fmt.Fprintf(w, "\nnetwork %d%s: path MTU from row to column ('!' marks a problem)\n", net, family(res, net))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		width := len("from \\ to")
-		for _, n := range res.Nodes {
-			width = max(width, len(n.Name))
-		}
-		fmt.Fprintf(tw, "%-*s\t", width, "from \\ to")
-		for _, n := range res.Nodes {
-			fmt.Fprintf(tw, "%s\t", n.Name)
-		}
-		fmt.Fprintln(tw)
-		for _, from := range res.Nodes {
-			fmt.Fprintf(tw, "%-*s\t", width, from.Name)
-			for _, to := range res.Nodes {
-				fmt.Fprintf(tw, "%s\t", res.Cell(net, from.Name, to.Name))
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
-	}
-	var problems []mesh.Path
-	for _, p := range res.Paths {
-		if p.Problem() {
-			problems = append(problems, p)
-		}
-	}
-	if len(problems) == 0 {
-		fmt.Fprintf(w, "\nno problem paths\n")
-		return
-	}
-	fmt.Fprintf(w, "\nproblem paths (%d of %d):\n", len(problems), len(res.Paths))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, p := range problems {
-		if p.Error != "" {
-			fmt.Fprintf(tw, "  %s -> %s\t%s -> %s\terror\t%s\n", p.From, p.To, p.FromAddr, p.ToAddr, oneLine(p.Error))
-			continue
-		}
-		fmt.Fprintf(tw, "  %s -> %s\t%s -> %s\t%s\t%d\t%s\n", p.From, p.To, p.FromAddr, p.ToAddr, p.Verdict, p.PathMTU, p.Detail)
-	}
-	tw.Flush()
-}
-
-// family names the address family of a network when all nodes agree.
-func family(res *mesh.Result, net int) string {
-	fam := ""
-	for _, n := range res.Nodes {
-		if net > len(n.Addrs) {
-			continue
-		}
-		f := "IPv4"
-		if a := n.Addrs[net-1]; a.Is6() && !a.Is4In6() {
-			f = "IPv6"
-		}
-		if fam != "" && fam != f {
-			return ""
-		}
-		fam = f
-	}
-	if fam == "" {
-		return ""
-	}
-	return " (" + fam + ")"
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
-	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/pmtu"
 )
 
@@ -113,27 +112,6 @@ func (p Path) From2Addr(nodes []Node) string {
 		}
 	}
 	return ""
-}
-
-// A node whose agent does not answer: its paths carry the error, the others
-// are measured.
-func TestRunDeadAgent(t *testing.T) {
-	tok := []byte("mesh-test-token-0123456789")
-	addr := agenttest.Start(t, agent.Config{Token: tok})
-	// 127.0.0.2:1: nothing listens there.
-	nodes := []Node{{Name: "up", Agent: addr}, {Name: "down", Agent: "127.0.0.2:1"}}
-	res, err := Run(context.Background(), nodes, Options{Token: tok, Probe: agent.ProbeOptions{Expect: 9000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Paths) != 2 {
-		t.Fatalf("%d paths", len(res.Paths))
-	}
-	for _, p := range res.Paths {
-		if !p.Problem() || !strings.Contains(p.Error, "connect") || *p.MeetsExpect {
-			t.Errorf("%s -> %s: %+v", p.From, p.To, p)
-		}
-	}
 }
 
 func TestResultCell(t *testing.T) {

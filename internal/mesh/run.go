@@ -1,0 +1,317 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/pmtu"
+)
+
+// Options tune Run.
+type Options struct {
+	Token    []byte
+	Probe    agent.ProbeOptions
+	Software string
+	// Dial, when set, opens this host's TCP connections to the agents (in
+	// a network namespace, or counted by a test). Nil: the agent package's
+	// dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Progress, when set, is told how far the run is after each agent
+	// contacted and each pair finished. Calls are serialised; keep it cheap.
+	Progress func(Progress)
+}
+
+// Progress is a snapshot of a run, for a progress line.
+type Progress struct {
+	Contacted, Nodes int // agents contacted so far (reachable or not), of all
+	Unreachable      int // nodes whose agent could not be reached so far
+	Round, Rounds    int // the round under way (1-based), of how many
+	PairsDone, Pairs int // pairs of reachable nodes finished, of all
+}
+
+// contactParallel bounds the agents contacted at once: each contact that
+// gets no answer holds a slot for up to agent.HandshakeTimeout.
+const contactParallel = 128
+
+// Run tests every path. It returns a Result holding every path of the mesh
+// (failures carry Error, paths not tried carry Skipped), and an error only
+// when ctx ended first: then Result.Stopped says so and the paths it cut
+// are marked SkipStopped. The error is context.Cause(ctx).
+func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
+	if err := Check(nodes); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := &Result{Schema: "interlink.mesh/v1", Nodes: nodes, Expect: opt.Probe.Expect}
+	for _, n := range nodes {
+		res.Networks = max(res.Networks, len(n.Addrs))
+	}
+	r := &run{ctx: ctx, nodes: nodes, opt: opt, res: res, down: make([]bool, len(nodes))}
+	r.prog.Nodes = len(nodes)
+	r.contact()
+
+	// Paths with an unreachable end are not tried; the others are
+	// scheduled in rounds of the reachable nodes only.
+	var up []int
+	for i := range nodes {
+		if r.down[i] {
+			for j := range nodes {
+				if j != i && (j > i || !r.down[j]) {
+					r.skip(i, j, SkipUnreachable, nil)
+				}
+			}
+			continue
+		}
+		up = append(up, i)
+	}
+	rounds := Rounds(len(up))
+	res.Rounds = len(rounds)
+	r.prog.Rounds, r.prog.Pairs = len(rounds), len(up)*(len(up)-1)/2
+	for ri, pairs := range rounds {
+		if ctx.Err() != nil {
+			for _, pr := range pairs {
+				r.skip(up[pr[0]], up[pr[1]], SkipStopped, nil)
+			}
+			continue
+		}
+		r.mu.Lock()
+		r.prog.Round = ri + 1
+		r.mu.Unlock()
+		var wg sync.WaitGroup
+		for _, pr := range pairs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.pair(up[pr[0]], up[pr[1]])
+			}()
+		}
+		wg.Wait()
+	}
+	order := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		order[n.Name] = i
+	}
+	slices.SortFunc(res.Unreachable, func(a, b Unreachable) int { return order[a.Node] - order[b.Node] })
+	sortPaths(res.Paths, nodes)
+	res.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		err := context.Cause(ctx)
+		res.Stopped = err.Error()
+		return res, err
+	}
+	return res, nil
+}
+
+// run is the state of one Run; mu guards res, down and prog.
+type run struct {
+	ctx   context.Context
+	nodes []Node
+	opt   Options
+	res   *Result
+	mu    sync.Mutex
+	down  []bool // by node index: its agent could not be reached
+	prog  Progress
+}
+
+func (r *run) dial(n Node) (*agent.Client, error) {
+	return agent.Dial(r.ctx, n.Agent, r.opt.Token, agent.DialOptions{Software: r.opt.Software, Dial: r.opt.Dial})
+}
+
+// contact dials every agent once, concurrently, and marks those that
+// cannot be reached. A dial cut by the end of ctx marks nothing: that node
+// was not judged, and its paths are recorded as stopped.
+func (r *run) contact() {
+	sem := make(chan struct{}, contactParallel)
+	var wg sync.WaitGroup
+	for i, n := range r.nodes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c, err := r.dial(n)
+			if err == nil {
+				c.Close()
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.prog.Contacted++
+			if err != nil && r.ctx.Err() == nil {
+				r.markDownLocked(i, err, false)
+			}
+			r.progressLocked()
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *run) markDownLocked(i int, err error, during bool) {
+	if r.down[i] {
+		return
+	}
+	r.down[i] = true
+	r.prog.Unreachable++
+	r.res.Unreachable = append(r.res.Unreachable, Unreachable{
+		Node: r.nodes[i].Name, Agent: r.nodes[i].Agent, Cause: Cause(err), Error: err.Error(), During: during,
+	})
+}
+
+func (r *run) progressLocked() {
+	if r.opt.Progress != nil {
+		r.opt.Progress(r.prog)
+	}
+}
+
+// skip records the paths between nodes a and b (both directions, every
+// network both have) as not tried for reason; err, when set, is why.
+func (r *run) skip(a, b int, reason string, err error) {
+	var msg string
+	switch reason {
+	case SkipUnreachable:
+		var dead []string
+		r.mu.Lock()
+		for _, i := range []int{a, b} {
+			if r.down[i] {
+				dead = append(dead, r.nodes[i].Name)
+			}
+		}
+		r.mu.Unlock()
+		msg = "not tried: agent of " + strings.Join(dead, " and ") + " unreachable"
+	default:
+		msg = "not measured: the run stopped first"
+		if c := context.Cause(r.ctx); c != nil {
+			msg = "not measured: " + c.Error()
+		}
+	}
+	if err != nil {
+		msg += " (" + err.Error() + ")"
+	}
+	var out []Path
+	for _, p := range r.paths(a, b) {
+		p.Error, p.Skipped = msg, reason
+		out = append(out, r.expect(p))
+	}
+	r.add(out, false)
+}
+
+// paths returns the empty paths between nodes a and b: a to b and b to a
+// on every network both have.
+func (r *run) paths(a, b int) []Path {
+	A, B := r.nodes[a], r.nodes[b]
+	var out []Path
+	for i := 0; i < min(len(A.Addrs), len(B.Addrs)); i++ {
+		out = append(out,
+			Path{From: A.Name, To: B.Name, Network: i + 1, FromAddr: A.Addrs[i].String(), ToAddr: B.Addrs[i].String()},
+			Path{From: B.Name, To: A.Name, Network: i + 1, FromAddr: B.Addrs[i].String(), ToAddr: A.Addrs[i].String()})
+	}
+	return out
+}
+
+func (r *run) expect(p Path) Path {
+	if r.opt.Probe.Expect > 0 {
+		ok := p.Error == "" && p.PathMTU >= r.opt.Probe.Expect
+		p.MeetsExpect = &ok
+	}
+	return p
+}
+
+func (r *run) add(ps []Path, pairDone bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.res.Paths = append(r.res.Paths, ps...)
+	if pairDone {
+		r.prog.PairsDone++
+		r.progressLocked()
+	}
+}
+
+// pair asks a's agent, over one session, to test the paths to b on every
+// network both have. An agent that stops answering during the run is
+// marked unreachable once, and none of its later pairs is tried.
+func (r *run) pair(a, b int) {
+	r.mu.Lock()
+	dead := r.down[a] || r.down[b]
+	r.mu.Unlock()
+	if dead {
+		r.skip(a, b, SkipUnreachable, nil)
+		r.add(nil, true)
+		return
+	}
+	c, err := r.dial(r.nodes[a])
+	if err != nil {
+		switch {
+		case r.ctx.Err() != nil:
+			r.skip(a, b, SkipStopped, nil)
+		case busy(err):
+			// It answered: a full agent is a failure of these paths,
+			// not a dead node.
+			var out []Path
+			for _, p := range r.paths(a, b) {
+				p.Error = err.Error()
+				out = append(out, r.expect(p))
+			}
+			r.add(out, false)
+		default:
+			r.mu.Lock()
+			r.markDownLocked(a, err, true)
+			r.mu.Unlock()
+			r.skip(a, b, SkipUnreachable, nil)
+		}
+		r.add(nil, true)
+		return
+	}
+	defer c.Close()
+	A, B := r.nodes[a], r.nodes[b]
+	ps := r.paths(a, b)
+	for k := 0; k < len(ps); k += 2 {
+		fwd, rev := &ps[k], &ps[k+1]
+		i := fwd.Network - 1
+		var results []pmtu.Result
+		err := c.Call(r.ctx, agent.KindPMTUPeer, agent.PMTUPeer{
+			Agent: B.Agent, Target: B.Addrs[i].String(), Source: A.Addrs[i].String(), Options: r.opt.Probe,
+		}, &results)
+		for _, res := range results {
+			switch res.Direction {
+			case pmtu.Forward:
+				fwd.Result = res
+			case pmtu.Reverse:
+				rev.Result = res
+			}
+		}
+		for _, p := range []*Path{fwd, rev} {
+			switch {
+			case p.Verdict != "":
+			case r.ctx.Err() != nil:
+				p.Skipped = SkipStopped
+				p.Error = "not measured: " + context.Cause(r.ctx).Error()
+			case err != nil:
+				p.Error = err.Error()
+			default:
+				p.Error = "not measured"
+			}
+			*p = r.expect(*p)
+		}
+	}
+	r.add(ps, true)
+}
+
+// busy reports a refusal because the agent is full: it is alive.
+func busy(err error) bool {
+	var re *agent.RefusedError
+	return errors.As(err, &re) && strings.Contains(re.Reason, "busy")
+}
+
+// String is a one-line summary of the progress, for a terminal.
+func (p Progress) String() string {
+	if p.Rounds == 0 && p.Contacted < p.Nodes {
+		return fmt.Sprintf("contacting agents: %d of %d, %d unreachable", p.Contacted, p.Nodes, p.Unreachable)
+	}
+	return fmt.Sprintf("round %d of %d: %d of %d pairs done, %d nodes unreachable", p.Round, p.Rounds, p.PairsDone, p.Pairs, p.Unreachable)
+}
