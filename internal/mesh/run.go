@@ -75,7 +75,7 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 	res.Rounds = len(rounds)
 	r.prog.Rounds, r.prog.Pairs = len(rounds), len(up)*(len(up)-1)/2
 	for ri, pairs := range rounds {
-		if ctx.Err() != nil {
+		if r.stopped() {
 			for _, pr := range pairs {
 				r.skip(up[pr[0]], up[pr[1]], SkipStopped, nil)
 			}
@@ -101,7 +101,7 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 	slices.SortFunc(res.Unreachable, func(a, b Unreachable) int { return order[a.Node] - order[b.Node] })
 	sortPaths(res.Paths, nodes)
 	res.Elapsed = time.Since(start)
-	if ctx.Err() != nil {
+	if r.stopped() {
 		err := context.Cause(ctx)
 		res.Stopped = err.Error()
 		return res, err
@@ -118,6 +118,23 @@ type run struct {
 	mu    sync.Mutex
 	down  []bool // by node index: its agent could not be reached
 	prog  Progress
+}
+
+// stopped reports whether the run's context has ended. A context whose
+// deadline has passed counts as ended even before its Done channel fires:
+// a dial or read that uses that deadline fails with an i/o timeout a moment
+// before ctx.Err() turns non-nil, and that failure is the run's end, not an
+// agent that stopped answering. stopped then waits for Done (it is due), so
+// context.Cause is set when it returns true.
+func (r *run) stopped() bool {
+	if r.ctx.Err() != nil {
+		return true
+	}
+	if d, ok := r.ctx.Deadline(); ok && !time.Now().Before(d) {
+		<-r.ctx.Done()
+		return true
+	}
+	return false
 }
 
 func (r *run) dial(n Node) (*agent.Client, error) {
@@ -143,7 +160,7 @@ func (r *run) contact() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.prog.Contacted++
-			if err != nil && r.ctx.Err() == nil {
+			if err != nil && !r.stopped() {
 				r.markDownLocked(i, err, false)
 			}
 			r.progressLocked()
@@ -247,7 +264,7 @@ func (r *run) pair(a, b int) {
 	c, err := r.dial(r.nodes[a])
 	if err != nil {
 		switch {
-		case r.ctx.Err() != nil:
+		case r.stopped():
 			r.skip(a, b, SkipStopped, nil)
 		case busy(err):
 			// It answered: a full agent is a failure of these paths,
@@ -288,7 +305,7 @@ func (r *run) pair(a, b int) {
 		for _, p := range []*Path{fwd, rev} {
 			switch {
 			case p.Verdict != "":
-			case r.ctx.Err() != nil:
+			case r.stopped():
 				p.Skipped = SkipStopped
 				p.Error = "not measured: " + context.Cause(r.ctx).Error()
 			case err != nil:

@@ -218,3 +218,38 @@ func TestLargeResultLinear(t *testing.T) {
 	}
 	t.Logf("sort and matrix of %d paths: %s", len(res.Paths), took)
 }
+
+// lateCtx is a context whose deadline has passed but whose Done channel
+// closes only later, as a real deadline context's does for a moment: a
+// dial that honours the deadline fails with an i/o timeout before ctx.Err()
+// turns non-nil.
+type lateCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lateCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// A dial cut by the run's deadline (an i/o timeout a moment before the
+// context reports it) is the run stopping, not a dead agent: no node is
+// judged unreachable and every path is "not measured".
+func TestRunDeadlineBeforeDone(t *testing.T) {
+	nodes := startAgents(t, 21, 3)
+	stop := errors.New("--timeout 2s reached")
+	inner, cancel := context.WithTimeoutCause(context.Background(), 100*time.Millisecond, stop)
+	defer cancel()
+	ctx := lateCtx{Context: inner, deadline: time.Now().Add(-time.Millisecond)}
+	timeout := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: context.DeadlineExceeded}
+	}
+	res, err := Run(ctx, nodes, Options{Token: testToken, Dial: timeout, Probe: agent.ProbeOptions{Max: 9000}})
+	if !errors.Is(err, stop) || res == nil || res.Stopped != stop.Error() {
+		t.Fatalf("err %v, result %+v", err, res)
+	}
+	if len(res.Unreachable) != 0 {
+		t.Errorf("a deadline judged nodes unreachable: %+v", res.Unreachable)
+	}
+	if _, _, dead, stopped := res.Counts(); dead != 0 || stopped != 6 {
+		t.Errorf("%d unreachable, %d stopped of 6 paths", dead, stopped)
+	}
+}
