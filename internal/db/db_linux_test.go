@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/interlink/interlink/internal/ab"
 	"github.com/interlink/interlink/internal/testpg"
 )
 
@@ -98,6 +100,23 @@ func TestRunLoopback(t *testing.T) {
 	}
 	if lo.CPUUserNs+lo.CPUSystemNs <= 0 || lo.ClientCPUNs <= 0 || lo.NCPU < 1 {
 		t.Errorf("cpu not measured: %+v", lo)
+	}
+
+	// interlink ab takes its metrics from the JSON document by name.
+	js, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := ab.ParseJSON(js)
+	for name, want := range map[string]float64{"tps": r.TPS, "latency_p99": float64(r.Latency.P99),
+		"wal_bytes_per_tx": r.WAL.BytesPerTx, "packets_per_tx": lo.PacketsPerTx, "failed_percent": 0} {
+		m, err := ab.ParseMetric(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := m.Extract(js, doc, 0); err != nil || got != want {
+			t.Errorf("ab metric %s = %v, %v; want %v", name, got, err, want)
+		}
 	}
 
 	// A second run uses the tables as they are; select-only writes
