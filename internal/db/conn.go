@@ -51,7 +51,20 @@ func connectHint(cfg *pgx.ConnConfig, err error) string {
 		where := fmt.Sprintf("database %q as user %q on %s", cfg.Database, cfg.User, net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
 		return where + ": " + serverHint(pe)
 	}
-	return cleanErr(err)
+	// pgx tries each address (and with sslmode=prefer, TLS then plain)
+	// and lists every attempt on its own line: keep each distinct one.
+	var parts []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" && !seen[l] {
+			seen[l] = true
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) > 1 && strings.HasSuffix(parts[0], ":") {
+		return parts[0] + " " + strings.Join(parts[1:], "; ")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func serverHint(pe *pgconn.PgError) string {
