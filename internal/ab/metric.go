@@ -63,6 +63,19 @@ var knownMetrics = map[string]known{
 	"cpu_per_gib_client":         {"interlink.bench/v1", []string{"client_cost", "cpu_ns_per_gib"}, false, UnitNs, true, "client CPU per GiB delivered"},
 	"cpu_per_gib_server":         {"interlink.bench/v1", []string{"server_cost", "cpu_ns_per_gib"}, false, UnitNs, true, "agent CPU per GiB delivered"},
 	"wall":                       {"", nil, false, UnitNs, true, "wall time of the run (any command)"},
+	// interlink db bench: paths from the top of the document (leading "").
+	"tps":                    {"interlink.db/v1", []string{"", "tps"}, false, UnitPerSec, false, "committed transactions per second (db bench)"},
+	"latency_p50":            {"interlink.db/v1", []string{"", "latency", "p50_ns"}, false, UnitNs, true, "median transaction latency (db bench)"},
+	"latency_p90":            {"interlink.db/v1", []string{"", "latency", "p90_ns"}, false, UnitNs, true, "90th percentile transaction latency (db bench)"},
+	"latency_p99":            {"interlink.db/v1", []string{"", "latency", "p99_ns"}, false, UnitNs, true, "99th percentile transaction latency (db bench)"},
+	"failed_percent":         {"interlink.db/v1", []string{"", "failed", "percent"}, false, UnitPercent, true, "transactions that did not commit (db bench)"},
+	"wal_bytes_per_tx":       {"interlink.db/v1", []string{"", "wal", "bytes_per_tx"}, false, UnitNone, true, "WAL generated per transaction (db bench)"},
+	"packets_per_tx":         {"interlink.db/v1", []string{"", "local", "packets_per_tx"}, false, UnitNone, true, "packets on the server's interface per transaction (db bench)"},
+	"bytes_per_tx":           {"interlink.db/v1", []string{"", "local", "bytes_per_tx"}, false, UnitNone, true, "bytes on the server's interface per transaction (db bench)"},
+	"cpu_per_tx":             {"interlink.db/v1", []string{"", "local", "cpu_ns_per_tx"}, false, UnitNs, true, "host CPU (user, system, softirq) per transaction (db bench)"},
+	"tcp_retransmits":        {"interlink.db/v1", []string{"", "local", "tcp_retrans_segs"}, false, UnitCount, true, "TCP segments retransmitted during the run (db bench)"},
+	"ip_fragments":           {"interlink.db/v1", []string{"", "local", "ip_frag_creates"}, false, UnitCount, true, "IP fragments created during the run (db bench)"},
+	"standby_replay_lag_max": {"interlink.db/v1", []string{"", "standbys", "0", "max_replay_lag_bytes"}, false, UnitNone, true, "first standby's largest replay lag, bytes (db bench)"},
 }
 
 // DefaultMetrics are taken from an interlink bench run when no --metric
@@ -193,6 +206,10 @@ func (m Metric) extractKnown(doc any) (float64, error) {
 	k := m.known
 	if s, _ := lookup(doc, []string{"schema"}).(string); s != k.schema {
 		return 0, fmt.Errorf("metric %s: wants a %s document, the run printed %q", m.Name, k.schema, s)
+	}
+	if len(k.path) > 0 && k.path[0] == "" {
+		// A document without flows (db): the path starts at the top.
+		return number(lookup(doc, k.path[1:]), m.Name, strings.Join(k.path[1:], "."))
 	}
 	flows, _ := lookup(doc, []string{"flows"}).([]any)
 	if len(flows) == 0 {

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/db"
+	"github.com/interlink/interlink/internal/report"
+)
+
+func init() { commands = append(commands, newDBCmd) }
+
+func newDBCmd(e *env) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "db",
+		Short: "Database workloads (PostgreSQL) with the interconnect's cost during the run",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
+	}
+	c.AddCommand(newDBBenchCmd(e))
+	return c
+}
+
+func newDBBenchCmd(e *env) *cobra.Command {
+	var (
+		spec     db.Spec
+		workload string
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
+		Short: "Run a pgbench-like OLTP load and measure TPS, latency, WAL, standbys and network cost",
+		Long: `Run pgbench's transactions against the PostgreSQL server named by --dsn (a libpq URL
+or key=value string), one connection per client, prepared statements, until --time or
+--transactions, and report what a DBA measures during the run:
+
+  tpcb           pgbench's default TPC-B-like transaction (account, teller, branch, history)
+  simple-update  pgbench -N: without the teller and branch updates
+  select-only    pgbench -S: one primary-key lookup (works on a standby)
+
+From the server: transactions per second, latency p50/p90/p99/p99.9/max, failed
+transactions by reason (serialization, deadlock, connection lost, other), the WAL
+generated (pg_current_wal_lsn before and after, per transaction), and for each standby
+in pg_stat_replication its sync state, how far its sent/write/flush/replay positions
+moved and its lag. From this node (/proc): the bytes, packets, drops and errors of the
+interface the server is routed through, IP fragments and reassembly, TCP segments and
+retransmits, and host CPU (user, system, softirq) per transaction.
+
+--init creates pgbench's tables at --scale (100,000 accounts each, at most 100) and
+marks them as interlink's; it refuses to drop tables it did not create. Without
+--init the run uses the existing pgbench tables (from an earlier --init or pgbench -i).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec.Workload = db.Workload(workload)
+			if _, err := spec.Normalize(); err != nil {
+				return usageError("db bench: %v", err)
+			}
+			var obs db.Observer
+			if !asJSON {
+				obs = db.Observer{
+					Start:    func(r *db.Result) { db.WriteHeader(e.stdout, r) },
+					Interval: func(iv db.Interval) { db.WriteInterval(e.stdout, iv) },
+				}
+			}
+			res, err := db.Run(e.ctx, spec, obs)
+			if err != nil {
+				switch {
+				case errors.Is(err, db.ErrSpec), errors.Is(err, db.ErrConnect), errors.Is(err, db.ErrTables):
+					return usageError("db bench: %v", err)
+				case errors.Is(err, db.ErrInterrupted):
+					return usageError("db bench: interrupted before the load started")
+				}
+				return fmt.Errorf("db bench: %w", err)
+			}
+			if asJSON {
+				if err := report.JSON(e.stdout, res); err != nil {
+					return err
+				}
+			} else {
+				db.WriteSummary(e.stdout, res)
+			}
+			switch {
+			case res.StoppedBy == db.StopInterrupted:
+				return withCode(ExitUnknown)
+			case res.Transactions == 0:
+				fmt.Fprintln(e.stderr, "interlink: db bench: no transaction committed")
+				return withCode(ExitCritical)
+			case res.Failed.Total > 0:
+				return withCode(ExitWarning)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&spec.DSN, "dsn", "", "PostgreSQL to run against: postgres://USER:PASSWORD@HOST:PORT/DB or 'host=... dbname=...' (libpq; PGPASSWORD etc. apply)")
+	f.StringVar(&workload, "workload", "tpcb", "tpcb, simple-update (pgbench -N) or select-only (pgbench -S)")
+	f.IntVar(&spec.Clients, "clients", 1, "connections, each running transactions back to back")
+	f.DurationVar(&spec.Duration, "time", 10*time.Second, "how long to run (at most 1h)")
+	f.Int64Var(&spec.MaxTransactions, "transactions", 0, "stop after this many transactions in all (0: only --time bounds the run)")
+	f.IntVar(&spec.Scale, "scale", 0, "with --init: scale factor (100,000 accounts each; default 1, at most 100)")
+	f.BoolVar(&spec.Init, "init", false, "create and fill pgbench's tables first (drops interlink's earlier ones, never others)")
+	f.DurationVar(&spec.Interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
+	f.DurationVar(&spec.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after (unless the DSN sets connect_timeout)")
+	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.db/v1)")
+	return c
+}

@@ -1,0 +1,303 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ErrInterrupted is returned when Ctrl-C came before the load started.
+var ErrInterrupted = errors.New("db: interrupted before the run started")
+
+// Run checks spec, connects, optionally creates the tables, then runs the
+// workload with spec.Clients connections until spec.Duration or
+// spec.MaxTransactions (or ctx's cancellation, Ctrl-C), and returns what
+// was measured. obs receives the start and each interval as it ends.
+//
+// Errors before the load starts (bad spec, unreachable server, refused
+// login, missing tables) return a nil Result. Once the load has started a
+// Result is always returned; sections that could not be measured carry
+// their error, listed in Result.Errors.
+func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := parseDSN(spec)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Schema: Schema, Spec: spec, Intervals: []Interval{}, Standbys: []Standby{}}
+	mconn, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	mon := &monitor{conn: mconn}
+	defer mconn.Close(context.WithoutCancel(ctx))
+	if err := prepareServer(ctx, mon, spec, &res.Server); err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	clients, err := openClients(ctx, cfg, spec, res.Server.Scale)
+	defer func() {
+		for _, c := range clients {
+			if c.conn != nil {
+				c.conn.Close(context.WithoutCancel(ctx))
+			}
+		}
+	}()
+	if err != nil {
+		return nil, interrupted(ctx, err)
+	}
+	res.Server.Address = clients[0].conn.PgConn().Conn().RemoteAddr().String()
+	res.Local.RemoteAddr = res.Server.Address
+
+	// Everything is connected: from here on a Result is returned.
+	sb := &standbys{}
+	var walStart string
+	if !res.Server.InRecovery {
+		if walStart, err = mon.walLSN(ctx); err != nil {
+			res.WAL.Error = cleanErr(err)
+		}
+		sb.sample(ctx, mon)
+	} else {
+		res.WAL.Error = "the server is a standby: the WAL is the primary's"
+	}
+	res.Local.Interface, err = localInterface(clients[0].conn.PgConn().Conn().RemoteAddr())
+	if err != nil {
+		res.Local.Error = cleanErr(err)
+	}
+	lm, lerr := startLocal()
+
+	if obs.Start != nil {
+		obs.Start(res)
+	}
+	rec := newRecorder()
+	res.Start = time.Now()
+	loadTime, stopReason := drive(ctx, spec, clients, rec, func(iv Interval) Interval {
+		iv.ReplayLagBytes = -1
+		if !res.Server.InRecovery {
+			iv.ReplayLagBytes = sb.sample(ctx, mon)
+		}
+		res.Intervals = append(res.Intervals, iv)
+		if obs.Interval != nil {
+			obs.Interval(iv)
+		}
+		return iv
+	})
+	res.Duration, res.StoppedBy = loadTime, stopReason
+
+	// The end: measure before anything else runs.
+	rec.mu.Lock()
+	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
+	res.Latency = latency(rec)
+	rec.mu.Unlock()
+	if res.Duration > 0 {
+		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
+	}
+	if n := res.Transactions + res.Failed.Total; n > 0 {
+		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
+	}
+	switch {
+	case lerr != nil:
+		res.Local.Error = cleanErr(lerr)
+	default:
+		if err := lm.stop(&res.Local, res.Transactions); err != nil {
+			res.Local.Error = cleanErr(err)
+		}
+	}
+	// The monitor's last queries must run even after Ctrl-C.
+	endCtx := context.WithoutCancel(ctx)
+	if !res.Server.InRecovery {
+		if walStart != "" {
+			finishWAL(endCtx, mon, walStart, &res.WAL, res.Transactions)
+		}
+		sb.sample(endCtx, mon)
+		if res.Standbys, err = sb.result(); err != nil {
+			res.Standbys = []Standby{}
+			res.Errors = append(res.Errors, err.Error())
+		}
+	}
+	if res.WAL.Error != "" && !res.Server.InRecovery {
+		res.Errors = append(res.Errors, "wal: "+res.WAL.Error)
+	}
+	if res.Local.Error != "" {
+		res.Errors = append(res.Errors, "local: "+res.Local.Error)
+	}
+	return res, nil
+}
+
+// interrupted reports a Ctrl-C during the set-up as such, not as the
+// failure it caused.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ErrInterrupted
+	}
+	return err
+}
+
+func prepareServer(ctx context.Context, mon *monitor, spec Spec, s *Server) error {
+	if err := mon.info(ctx, s); err != nil {
+		return errorf(ErrConnect, "read server settings: %s", cleanErr(err))
+	}
+	if s.InRecovery && (spec.Init || spec.Workload != SelectOnly) {
+		return errorf(ErrTables, "the server is a standby (read-only): name the primary in --dsn, or use --workload select-only without --init")
+	}
+	if spec.Init {
+		d, size, err := initTables(ctx, mon.conn, spec.Scale)
+		if err != nil {
+			return err
+		}
+		s.Scale, s.InitDuration, s.InitBytes, s.TablesCreatedByInterlink = spec.Scale, d.Nanoseconds(), size, true
+		return nil
+	}
+	scale, ours, err := readScale(ctx, mon.conn)
+	s.Scale, s.TablesCreatedByInterlink = scale, ours
+	return err
+}
+
+// openClients connects spec.Clients connections, 16 at a time, each with
+// the workload's statements prepared.
+func openClients(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, scale int) ([]*client, error) {
+	clients := make([]*client, spec.Clients)
+	errs := make([]error, spec.Clients)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range clients {
+		clients[i] = &client{cfg: cfg, scale: scale, work: spec.Workload,
+			rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := clients[i].open(ctx); err != nil {
+				errs[i] = fmt.Errorf("client %d of %d: %w", i+1, spec.Clients, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != nil {
+			return clients, e // the first: the others usually say the same
+		}
+	}
+	return clients, nil
+}
+
+func localInterface(a net.Addr) (string, error) {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "", nil // a Unix socket: no interface, no network
+	}
+	ip, _ := netip.AddrFromSlice(tcp.IP)
+	return routeInterface(ip)
+}
+
+func finishWAL(ctx context.Context, mon *monitor, start string, w *WAL, tx int64) {
+	end, err := mon.walLSN(ctx)
+	if err != nil {
+		w.Error = cleanErr(err)
+		return
+	}
+	n, err := mon.walDiff(ctx, end, start)
+	if err != nil {
+		w.Error = cleanErr(err)
+		return
+	}
+	w.StartLSN, w.EndLSN, w.Bytes = start, end, n
+	if tx > 0 {
+		w.BytesPerTx = float64(n) / float64(tx)
+	}
+}
+
+// drive runs the clients and cuts intervals until the run ends, and returns
+// the load's duration and why it stopped.
+func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tick func(Interval) Interval) (time.Duration, string) {
+	var stop atomic.Bool
+	var tickets atomic.Int64
+	// Queries are cancelled at Ctrl-C, or StopGrace after the end.
+	qctx, qcancel := context.WithCancel(ctx)
+	defer qcancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(qctx, &stop, &tickets, spec.MaxTransactions, rec)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+
+	ticker := time.NewTicker(spec.Interval)
+	defer ticker.Stop()
+	deadline := time.NewTimer(spec.Duration)
+	defer deadline.Stop()
+	var grace <-chan time.Time
+	reason := ""
+	last := time.Duration(0)
+	cut := func() {
+		now := time.Since(start)
+		rec.mu.Lock()
+		iv := Interval{Start: last, End: now, Transactions: rec.ivTx, Failed: rec.ivFailed,
+			P50: rec.interval.ValueAtQuantile(50) * 1000, P99: rec.interval.ValueAtQuantile(99) * 1000, Max: rec.interval.Max() * 1000}
+		rec.interval.Reset()
+		rec.ivTx, rec.ivFailed = 0, 0
+		rec.mu.Unlock()
+		if d := now - last; d > 0 {
+			iv.TPS = float64(iv.Transactions) / d.Seconds()
+		}
+		last = now
+		tick(iv)
+	}
+	for {
+		select {
+		case <-ticker.C:
+			if reason == "" {
+				cut()
+			}
+		case <-deadline.C:
+			if reason == "" {
+				reason = StopTime
+			}
+			stop.Store(true)
+			grace = time.After(StopGrace)
+		case <-ctx.Done():
+			if reason == "" {
+				reason = StopInterrupted
+			}
+			stop.Store(true)
+			ctx = context.Background() // fire once
+		case <-grace:
+			qcancel()
+		case <-done:
+			end := time.Since(start)
+			if reason == "" {
+				reason = StopTransactions
+			}
+			if end > last {
+				cut()
+			}
+			return end, reason
+		}
+	}
+}
+
+func latency(rec *recorder) Latency {
+	h := rec.total
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{Min: h.Min() * 1000, Mean: h.Mean() * 1000, P50: h.ValueAtQuantile(50) * 1000,
+		P90: h.ValueAtQuantile(90) * 1000, P99: h.ValueAtQuantile(99) * 1000, P999: h.ValueAtQuantile(99.9) * 1000,
+		Max: h.Max() * 1000}
+}

@@ -1,0 +1,136 @@
+// Package db runs a pgbench-like OLTP workload against a PostgreSQL server
+// over pgx and measures what a DBA looks at during the run: transactions per
+// second, latency percentiles, failed transactions by reason, the WAL the
+// server generated, each standby's progress and lag (pg_stat_replication),
+// and on the local node the network and CPU cost from /proc.
+//
+// Run takes a Spec and returns a *Result (schema interlink.db/v1); WriteText
+// renders it. The tables are pgbench's (pgbench_accounts, _branches,
+// _tellers, _history) with its scale factor, so pgbench and interlink can
+// run against the same database.
+package db
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrSpec marks a Spec that cannot run (bad flags); callers map it to a
+// usage error.
+var ErrSpec = errors.New("db: bad spec")
+
+// kindError is an error of a class (ErrSpec, ErrConnect, ErrTables) whose
+// text is only its message: the class is for errors.Is, not for the user.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+func errorf(kind error, format string, a ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, a...)}
+}
+
+// Workload is the transaction each client runs in a loop.
+type Workload string
+
+// The workloads of pgbench's built-in scripts.
+const (
+	// TPCB is pgbench's default "TPC-B (sort of)": update an account, read
+	// it back, update its teller and branch, insert a history row.
+	TPCB Workload = "tpcb"
+	// SimpleUpdate is pgbench -N: the same without the teller and branch
+	// updates (no hot rows, so no lock waits between clients).
+	SimpleUpdate Workload = "simple-update"
+	// SelectOnly is pgbench -S: one primary-key lookup, no WAL.
+	SelectOnly Workload = "select-only"
+)
+
+// Limits on a Spec. A scale factor is 100,000 accounts (about 15 MiB of
+// table and index); --init is bounded so a typo cannot fill a disk.
+const (
+	MaxClients            = 1000
+	MaxDuration           = time.Hour
+	MaxInitScale          = 100
+	MaxScale              = 100000
+	DefaultMaxTx          = 100_000_000
+	MinInterval           = 100 * time.Millisecond
+	DefaultConnectTimeout = 10 * time.Second
+	// StopGrace is how long transactions in flight at the end of --time
+	// may take to finish before they are cancelled (a commit waiting for
+	// a synchronous standby that is gone would wait forever).
+	StopGrace = 5 * time.Second
+	// AccountsPerScale, TellersPerScale: pgbench's row counts per scale
+	// factor (and one branch).
+	AccountsPerScale = 100000
+	TellersPerScale  = 10
+)
+
+// Spec is one run. Zero values take the defaults of Normalize.
+type Spec struct {
+	DSN      string        `json:"-"` // may hold a password: never printed
+	Workload Workload      `json:"workload"`
+	Clients  int           `json:"clients"`
+	Duration time.Duration `json:"duration_ns"`
+	// MaxTransactions bounds the run by count, across all clients; 0 means
+	// DefaultMaxTx.
+	MaxTransactions int64 `json:"max_transactions"`
+	// Scale is the scale factor --init creates; a run without Init reads
+	// it from pgbench_branches (0 here).
+	Scale    int           `json:"scale"`
+	Init     bool          `json:"init"`
+	Interval time.Duration `json:"interval_ns"`
+	// ConnectTimeout bounds each connection attempt unless the DSN sets
+	// connect_timeout.
+	ConnectTimeout time.Duration `json:"connect_timeout_ns"`
+}
+
+// Normalize fills defaults and checks the limits; errors wrap ErrSpec.
+func (s Spec) Normalize() (Spec, error) {
+	if s.Workload == "" {
+		s.Workload = TPCB
+	}
+	switch s.Workload {
+	case TPCB, SimpleUpdate, SelectOnly:
+	default:
+		return s, errorf(ErrSpec, "--workload %q: want tpcb, simple-update or select-only", s.Workload)
+	}
+	if s.DSN == "" {
+		return s, errorf(ErrSpec, "--dsn is required (e.g. postgres://user@host:5432/db)")
+	}
+	if s.Clients < 1 || s.Clients > MaxClients {
+		return s, errorf(ErrSpec, "--clients %d: want 1 to %d", s.Clients, MaxClients)
+	}
+	if s.Duration <= 0 || s.Duration > MaxDuration {
+		return s, errorf(ErrSpec, "--time %v: want more than 0 and at most %v", s.Duration, MaxDuration)
+	}
+	if s.MaxTransactions < 0 {
+		return s, errorf(ErrSpec, "--transactions %d: want 0 (no limit but %d) or more", s.MaxTransactions, int64(DefaultMaxTx))
+	}
+	if s.MaxTransactions == 0 {
+		s.MaxTransactions = DefaultMaxTx
+	}
+	if s.Init {
+		if s.Scale == 0 {
+			s.Scale = 1
+		}
+		if s.Scale < 1 || s.Scale > MaxInitScale {
+			return s, errorf(ErrSpec, "--scale %d: --init creates 1 to %d (each is %d accounts, about 15 MiB)", s.Scale, MaxInitScale, AccountsPerScale)
+		}
+	} else if s.Scale != 0 {
+		return s, errorf(ErrSpec, "--scale is for --init; a run reads the scale from pgbench_branches")
+	}
+	if s.Interval == 0 {
+		s.Interval = time.Second
+	}
+	if s.Interval < MinInterval {
+		return s, errorf(ErrSpec, "--interval %v: want at least %v", s.Interval, MinInterval)
+	}
+	if s.ConnectTimeout <= 0 {
+		s.ConnectTimeout = DefaultConnectTimeout
+	}
+	return s, nil
+}
