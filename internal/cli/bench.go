@@ -11,6 +11,7 @@ import (
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 	"github.com/interlink/interlink/internal/wire"
@@ -146,7 +147,7 @@ the wire limit for the path MTU when the link rate is known.`,
 			if !asJSON {
 				writeBenchHeader(e.stdout, addr, client.Agent, spec)
 				if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || reverse || bidir) {
-					fmt.Fprintf(e.stdout, "note: the agent sends at most %s in this session (its --max-rate)\n", units.FormatRate(lim))
+					fmt.Fprintf(e.stdout, "agent send limit: %s per session (reported if it holds this run back)\n", units.FormatRate(lim))
 				}
 			}
 			res, err := traffic.RunRemote(e.ctx, client, spec, obs)
@@ -173,6 +174,9 @@ the wire limit for the path MTU when the link rate is known.`,
 			}
 			if rep.Interrupted {
 				return withCode(ExitUnknown)
+			}
+			if len(res.LimitedBy) > 0 {
+				return withCode(ExitWarning)
 			}
 			return nil
 		},
@@ -214,7 +218,7 @@ func writeBenchHeader(w io.Writer, peer, agentVersion string, spec traffic.Spec)
 	case traffic.ModeBlocks:
 		what = fmt.Sprintf("%d B requests, %s blocks, %d outstanding", s.Request, units.FormatBytes(float64(s.Block)), s.Outstanding)
 	}
-	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, agentVersion, s.Mode, what, s.Duration)
+	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, termtext.Clean(agentVersion), s.Mode, what, s.Duration)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
@@ -289,8 +293,12 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 			}
 			fmt.Fprintln(w)
 			if p := s.RTT; p != nil {
-				fmt.Fprintf(w, "  round trip: min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+				fmt.Fprintf(w, "  round trip: min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
 					us(p.Min), us(p.P50), us(p.P90), us(p.P99), us(p.P999), us(p.Max))
+				if s.RTTPaced {
+					fmt.Fprint(w, "  (PACED by the agent's send limit: not the path's latency)")
+				}
+				fmt.Fprintln(w)
 			}
 		}
 		if s.LossBy != nil && s.Lost > 0 {
@@ -316,6 +324,9 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 			}
 			fmt.Fprintln(w)
 		}
+	}
+	for _, l := range rep.LimitedBy {
+		fmt.Fprintf(w, "WARNING: limited by %s: %s\n", l.Limit, termtext.Clean(l.Detail))
 	}
 	if rep.Interrupted {
 		fmt.Fprintln(w, "interrupted: the figures cover the time until then")

@@ -19,12 +19,18 @@ import (
 // file for it.
 func benchAgent(t *testing.T) (addr, tokenFile string) {
 	t.Helper()
+	return benchAgentRate(t, 0)
+}
+
+// benchAgentRate is benchAgent with a send limit (0: the agent's default).
+func benchAgentRate(t *testing.T, maxRate float64) (addr, tokenFile string) {
+	t.Helper()
 	tok := []byte("t5-cli-bench-token-0123456789abcdef")
 	tokenFile = filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, tok, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return agenttest.Start(t, agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: 20e9}, Software: "t5 cli test"}), tokenFile
+	return agenttest.Start(t, agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: maxRate}, Software: "t5 cli test"}), tokenFile
 }
 
 func runCLI(ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -108,5 +114,28 @@ func TestBenchInterrupted(t *testing.T) {
 	code, out, _ := runCLI(ctx, "bench", addr, "--token-file", tok, "--mode", "tcp", "--time", "30s", "--interval", "200ms")
 	if time.Since(t0) > 5*time.Second || code != ExitUnknown || !strings.Contains(out, "interrupted") || !strings.Contains(out, "forward:") {
 		t.Errorf("after Ctrl-C: exit %d in %v:\n%s", code, time.Since(t0), out)
+	}
+}
+
+// TestBenchLimited: a run the agent's send limit held back exits 1 with a
+// warning, paced round trips and limited_by in JSON; a run under the limit
+// exits 0 without them.
+func TestBenchLimited(t *testing.T) {
+	addr, tok := benchAgentRate(t, 20e6)
+	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "1s", "--outstanding", "4")
+	if code != ExitWarning || !strings.Contains(out, "WARNING: limited by agent-rate: the agent's send limit of 20.0 Mbit/s") ||
+		!strings.Contains(out, "(PACED by the agent's send limit") {
+		t.Errorf("blocks above the agent's limit: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--reverse", "--rate", "40M", "--time", "1s", "--json")
+	var rep struct {
+		LimitedBy []struct{ Limit, Detail string } `json:"limited_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitWarning || len(rep.LimitedBy) != 1 || rep.LimitedBy[0].Limit != "agent-rate" {
+		t.Errorf("reverse udp above the limit: exit %d, %v, %+v:\n%s%s", code, err, rep, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--reverse", "--rate", "5M", "--time", "1s")
+	if code != ExitOK || strings.Contains(out, "limited") {
+		t.Errorf("reverse udp under the limit: exit %d:\n%s%s", code, out, errOut)
 	}
 }

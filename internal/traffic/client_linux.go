@@ -174,6 +174,11 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			f.ss = &side
 		}
 		res.Flows = append(res.Flows, Summarize(spec, f.dir, f.cs, f.ss))
+		for _, sd := range []*Side{f.cs, f.ss} {
+			for _, l := range sd.LimitedBy {
+				res.LimitedBy = addLimit(res.LimitedBy, l)
+			}
+		}
 	}
 	var errs []error
 	for _, f := range flows {

@@ -31,6 +31,38 @@ type Result struct {
 	Spec  Spec      `json:"spec"`
 	Start time.Time `json:"start"`
 	Flows []Flow    `json:"flows"`
+	// LimitedBy lists every limit that held the result back (the agent's
+	// send limit, its session length, the run's own deadline): the figures
+	// then describe the limit, not the path. Empty when none did.
+	LimitedBy []Limit `json:"limited_by,omitempty"`
+}
+
+// Limit names a limit that bounded a result.
+type Limit struct {
+	// Limit is a stable name: LimitAgentRate, LimitAgentDuration,
+	// LimitDeadline.
+	Limit  string `json:"limit"`
+	Detail string `json:"detail"` // for a person: the limit, its value, how much it held back
+	// HeldNs is how long the limit held the end back (rate: time its sends
+	// waited), when that is known.
+	HeldNs int64 `json:"held_ns,omitempty"`
+}
+
+// The limits a result can be bounded by.
+const (
+	LimitAgentRate     = "agent-rate"     // the agent's per-session send limit (--max-rate)
+	LimitAgentDuration = "agent-duration" // the agent's session length (--max-duration)
+	LimitDeadline      = "deadline"       // a stalled end was cut at --time plus a grace
+)
+
+// addLimit appends l unless a limit of the same name is there already.
+func addLimit(ls []Limit, l Limit) []Limit {
+	for _, x := range ls {
+		if x.Limit == l.Limit {
+			return ls
+		}
+	}
+	return append(ls, l)
 }
 
 // Flow is one direction of a test, measured at both ends.
@@ -58,6 +90,12 @@ type Side struct {
 	// Error is set when the end stopped early on an error; what it measured
 	// until then is kept.
 	Error string `json:"error,omitempty"`
+	// Cut is set when the end was still running at the run's deadline
+	// (--time plus a grace) and was stopped there: it stalled.
+	Cut bool `json:"cut_at_deadline,omitempty"`
+	// LimitedBy lists the limits that held this end back (the agent's
+	// send limit, its session length).
+	LimitedBy []Limit `json:"limited_by,omitempty"`
 }
 
 // Interval is one per-interval line, from one end's point of view.
@@ -198,7 +236,11 @@ type Summary struct {
 	Jitter      int64       `json:"jitter_ns,omitempty"`
 	LossBy      *LossPlaces `json:"loss_by_place,omitempty"`
 	RTT         *Latency    `json:"rtt,omitempty"`
-	Chunks      int         `json:"chunks_per_block,omitempty"`
+	// RTTPaced is set when the responder's sends were held back by a rate
+	// limit during the run: the round trips then include that pacing and
+	// are not the path's latency.
+	RTTPaced bool `json:"rtt_paced,omitempty"`
+	Chunks   int  `json:"chunks_per_block,omitempty"`
 
 	// Packets: FragmentsPerMessage is the IP packets one message travels in
 	// (1.0: not fragmented; 6.0 for 8 KiB at MTU 1500); PacketsPerMessage
@@ -304,6 +346,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			s.Sent = b.Requests
 			s.Lost = b.Lost
 			s.RTT = b.RTT
+			for _, l := range server.LimitedBy {
+				s.RTTPaced = s.RTTPaced || l.Limit == LimitAgentRate
+			}
 			s.Chunks = b.Chunks
 			// A lost block is a lost request or a lost response: count the
 			// drops at both ends.
