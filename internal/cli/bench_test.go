@@ -53,6 +53,21 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--time", "2h", "--token-file", tok},
 		{"bench", "127.0.0.1", "--rate", "fast", "--mode", "udp", "--token-file", tok},
 		{"bench", "127.0.0.1", "--token-file", filepath.Join(t.TempDir(), "missing")},
+		// Zero is an error, not "the default"; out-of-range values and
+		// flags of another mode are refused before anything connects.
+		{"bench", "127.0.0.1", "--mode", "blocks", "--block", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--request", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--outstanding", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "udp", "--len", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "tcp", "--len", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--parallel", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--interval", "0s", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--timeout", "0s", "--token-file", tok},
+		{"bench", "127.0.0.1", "--link-overhead", "-100", "--token-file", tok},
+		{"bench", "127.0.0.1", "--cpu", "999", "--token-file", tok},
+		{"bench", "127.0.0.1", "--cpu", "-2", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "tcp", "--rate", "1G", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "udp", "--outstanding", "4", "--token-file", tok},
 	} {
 		code, out, errOut := runCLI(context.Background(), args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "interlink: ") {

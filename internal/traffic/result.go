@@ -35,6 +35,10 @@ type Result struct {
 	// send limit, its session length, the run's own deadline): the figures
 	// then describe the limit, not the path. Empty when none did.
 	LimitedBy []Limit `json:"limited_by,omitempty"`
+	// Verdict is VerdictOK, VerdictLimited or VerdictFailed (see Judge);
+	// Problems say why a run failed.
+	Verdict  string    `json:"verdict"`
+	Problems []Problem `json:"problems,omitempty"`
 }
 
 // Limit names a limit that bounded a result.
@@ -131,6 +135,9 @@ type Stream struct {
 	MSS         int   `json:"mss"`
 	PMTU        int   `json:"pmtu"`
 	CwndBytes   int64 `json:"cwnd_bytes"`
+	// LargestPacket (receiver) is the largest IP packet of the stream that
+	// arrived, from the largest segment received (TCP_INFO rcv_mss).
+	LargestPacket int `json:"largest_packet,omitempty"`
 }
 
 // UDPStats is the sequence accounting of a UDP receiver, or the send count
@@ -221,7 +228,13 @@ type Summary struct {
 	BitsPerSec float64       `json:"bits_per_sec"`
 	Messages   int64         `json:"messages"` // datagrams or blocks delivered
 	PerSec     float64       `json:"messages_per_sec"`
-	MTU        int           `json:"mtu,omitempty"`
+	// MTU is the interface (route) MTU toward the peer, as the kernel has
+	// it; LargestPacket is the largest IP packet this run saw arrive, and
+	// MTUProven says that packets of the full MTU crossed the path. An MTU
+	// that is not proven is only what the interface says.
+	MTU           int  `json:"mtu,omitempty"`
+	LargestPacket int  `json:"largest_packet,omitempty"`
+	MTUProven     bool `json:"mtu_proven"`
 
 	// TCP.
 	Retransmits int64 `json:"retransmits,omitempty"`
@@ -305,6 +318,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	if spec.Mode == ModeBlocks {
 		s.Duration = client.Duration
 	}
+	if s.Duration == 0 {
+		s.Duration = send.Duration // nothing arrived: the receiver's clock never started
+	}
 	s.MTU = send.MTU
 	if s.MTU == 0 {
 		s.MTU = recv.MTU
@@ -369,6 +385,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
 		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
 	}
+	s.LargestPacket = largestPacket(spec, s, recv)
+	// Slack for TCP options and fragment alignment (8 bytes).
+	s.MTUProven = s.MTU > 0 && s.LargestPacket >= s.MTU-8
 	perMsg := spec.Mode != ModeTCP
 	s.ClientCost = cost(client, s.Bytes, s.Messages, s.Duration, perMsg)
 	s.ServerCost = cost(server, s.Bytes, s.Messages, s.Duration, perMsg)
@@ -424,4 +443,30 @@ func cost(sd *Side, bytes, msgs int64, d time.Duration, perMsg bool) Cost {
 		c.Utilisation = float64(c.CPUNs) / float64(d)
 	}
 	return c
+}
+
+// largestPacket is the largest IP packet that is known to have arrived in
+// a flow: for TCP from the receiver's segments, for UDP and blocks from the
+// size of a delivered datagram (or, when IP fragments it, of its first
+// fragment, which fills the MTU); 0 when nothing arrived.
+func largestPacket(spec Spec, s *Summary, recv *Side) int {
+	if s.Messages == 0 && s.Bytes == 0 {
+		return 0
+	}
+	if spec.Mode == ModeTCP {
+		n := 0
+		for _, st := range recv.Streams {
+			n = max(n, st.LargestPacket)
+		}
+		return n
+	}
+	payload := spec.Len
+	if spec.Mode == ModeBlocks {
+		payload = min(spec.Block, MaxDatagram) // a block's first datagram is its largest
+	}
+	pkt := payload + 28 // IPv4 and UDP headers
+	if s.MTU > 0 && pkt > s.MTU {
+		pkt = 20 + (s.MTU-20)/8*8 // the first fragment
+	}
+	return pkt
 }

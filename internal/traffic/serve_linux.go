@@ -189,6 +189,18 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 	return struct{}{}, nil
 }
 
+// markCut records that an end was stopped at the run's deadline rather
+// than cancelled by its user.
+func markCut(sd *Side) {
+	if sd == nil {
+		return
+	}
+	sd.Cut = true
+	if sd.Error == "cancelled" {
+		sd.Error = ""
+	}
+}
+
 // rateHeldShare is the share of a run an end may spend waiting for the
 // session's rate limit before the run counts as limited by it: a sender
 // under the limit never waits (the bucket holds 10 ms of burst), one held
@@ -235,10 +247,30 @@ func serveResult(ctx context.Context, s *agent.Session, body json.RawMessage) (a
 	if ref.Stop {
 		r.cancel()
 	}
+	var deadline <-chan time.Time
+	if ref.WaitNs > 0 {
+		t := time.NewTimer(time.Duration(ref.WaitNs))
+		defer t.Stop()
+		deadline = t.C
+	}
+	cut := false
 	select {
 	case <-r.done:
+	case <-deadline:
+		// Still running at the run's deadline: it stalled. Cut it; what it
+		// measured until now is its result.
+		cut = true
+		r.cancel()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if cut {
+		markCut(r.side)
 	}
 	runs.Lock()
 	delete(runs.m[s], ref.Run)
