@@ -6,25 +6,27 @@
 // what `make bench` runs; it needs root (it builds labs named t5-bench*)
 // and installs iperf3 and sockperf with apt-get when they are missing.
 //
-// The interlink side drives the engines directly, each end in its own
-// process in its lab node (ends.go), so the comparison measures the
-// engines, not the agent session's per-datagram tags.
-// Timing on a shared machine is noisy: read medians and ratios, not single
-// runs.
+// The interlink side is run as users run it (agent.go): `interlink agent`
+// with its default settings in node2, `interlink bench` in node1. The
+// engines driven directly, without the agent session (ends.go), are an
+// extra column: the difference is what the session costs.
+// Each round runs the peer tool, interlink through the agent and the
+// engines directly, one after the other; ratios are taken per round and
+// printed as the median with their spread (min..max). compare exits 1
+// naming every ratio that misses its goal.
+// Timing on a shared machine is noisy: read medians and spreads, not
+// single runs.
 package main
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +66,7 @@ type pair struct {
 	l      *lab.Lab
 	n1, n2 *lab.Node
 	a1, a2 netip.Addr
+	agent  *agentProc
 }
 
 func up(name string, mtu int, rate string) (*pair, error) {
@@ -123,80 +126,6 @@ func stop(cmd *exec.Cmd) {
 	}
 }
 
-// iperf3 runs one iperf3 test from node1 to node2 and returns the parsed
-// end of its JSON report.
-func iperf3(p *pair, args ...string) (*iperfEnd, error) {
-	var out bytes.Buffer
-	srv, err := start(p.n2, &out, "iperf3", "-s", "-1", "-p", "5201", "-B", p.a2.String())
-	if err != nil {
-		return nil, err
-	}
-	defer stop(srv)
-	time.Sleep(200 * time.Millisecond)
-	secs := strconv.FormatFloat(duration.Seconds(), 'f', -1, 64)
-	b, err := runIn(p.n1, *duration+10*time.Second, "iperf3", append([]string{"-c", p.a2.String(), "-p", "5201", "-t", secs, "-J"}, args...)...)
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		End   iperfEnd `json:"end"`
-		Error string   `json:"error"`
-	}
-	// iperf3 prints warnings (fragmentation ahead) before its JSON.
-	if i := bytes.IndexByte(b, '{'); i > 0 {
-		b = b[i:]
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("iperf3 output: %w", err)
-	}
-	if r.Error != "" {
-		return nil, fmt.Errorf("iperf3: %s", r.Error)
-	}
-	return &r.End, nil
-}
-
-type iperfSum struct {
-	Seconds     float64 `json:"seconds"`
-	BitsPerSec  float64 `json:"bits_per_second"`
-	Packets     int64   `json:"packets"`
-	LostPackets int64   `json:"lost_packets"`
-	LostPercent float64 `json:"lost_percent"`
-}
-
-type iperfCPU struct {
-	HostTotal   float64 `json:"host_total"`
-	RemoteTotal float64 `json:"remote_total"`
-}
-
-type iperfEnd struct {
-	CPU         iperfCPU `json:"cpu_utilization_percent"`
-	Sum         iperfSum `json:"sum"`
-	SumReceived iperfSum `json:"sum_received"`
-}
-
-// sockperfRTT runs sockperf ping-pong with msg-byte messages and returns
-// the median round trip: sockperf reports half round trips.
-func sockperfRTT(p *pair, msg int) (float64, error) {
-	var out bytes.Buffer
-	srv, err := start(p.n2, &out, "sockperf", "sr", "-i", p.a2.String(), "-p", "11111")
-	if err != nil {
-		return 0, err
-	}
-	defer stop(srv)
-	time.Sleep(200 * time.Millisecond)
-	secs := strconv.Itoa(max(1, int(duration.Seconds())))
-	b, err := runIn(p.n1, *duration+10*time.Second, "sockperf", "pp", "-i", p.a2.String(), "-p", "11111", "-m", strconv.Itoa(msg), "-t", secs, "--mps=max")
-	if err != nil {
-		return 0, err
-	}
-	m := regexp.MustCompile(`percentile 50\.000 =\s*([0-9.]+)`).FindSubmatch(b)
-	if m == nil {
-		return 0, fmt.Errorf("sockperf: no median in output: %s", lastLine(string(b)))
-	}
-	half, _ := strconv.ParseFloat(string(m[1]), 64)
-	return 2 * half * 1e3, nil // ns
-}
-
 // sample is one run's figure, an optional second figure (loss) and what to
 // print about it with -v.
 type sample struct {
@@ -206,11 +135,27 @@ type sample struct {
 
 type scenario struct {
 	name, lab, unit, goal string
-	higher                bool // higher is better
 	peerName              string
-	peer, ours            func(p *pair) (sample, error)
-	// ratio turns the medians into the figure the goal is about.
+	// peer is the other tool, agent interlink through `interlink agent`,
+	// direct the engines without the agent session.
+	peer, agent, direct func(p *pair) (sample, error)
+	// ratio turns a round's figures into the figure the goal is about;
+	// met says whether a ratio (and the losses) meet the goal.
 	ratio func(peer, ours float64) float64
+	met   func(ratio, peerLoss, oursLoss float64) bool
+}
+
+func spread(xs []float64) (med, lo, hi float64) {
+	v := append([]float64(nil), xs...)
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0, 0, 0
+	}
+	med = v[len(v)/2]
+	if len(v)%2 == 0 {
+		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return med, v[0], v[len(v)-1]
 }
 
 func median(xs []sample, f func(sample) float64) float64 {
@@ -232,8 +177,17 @@ func run() error {
 	if err := lab.CheckPrivilege(); err != nil {
 		return fmt.Errorf("the comparison builds namespace labs and needs root: %w", err)
 	}
+	updated := false
 	for _, tool := range []string{"iperf3", "sockperf"} {
 		if _, err := exec.LookPath(tool); err != nil {
+			if !updated {
+				// A fresh image has no package lists: install would fail.
+				fmt.Println("apt-get update")
+				if out, err := exec.Command("apt-get", "update").CombinedOutput(); err != nil {
+					return fmt.Errorf("apt-get update: %w: %s", err, lastLine(string(out)))
+				}
+				updated = true
+			}
 			fmt.Printf("installing %s (apt-get install -y %s)\n", tool, tool)
 			cmd := exec.Command("apt-get", "install", "-y", tool)
 			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
@@ -262,10 +216,21 @@ func run() error {
 		labs[l.name] = p
 	}
 
+	dir, err := os.MkdirTemp("", "t5-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, p := range labs {
+		if p.agent, err = startAgent(p, dir); err != nil {
+			return err
+		}
+		defer stop(p.agent.cmd)
+	}
+
 	gbit := func(x float64) string { return units.FormatRate(x) }
-	tcp := func(p *pair) (sample, error) {
-		s, err := ours(p, traffic.Spec{Mode: traffic.ModeTCP})
-		return sample{v: s.BitsPerSec, note: cpuNote(s)}, err
+	sumSample := func(s traffic.Summary, err error) (sample, error) {
+		return sample{v: s.BitsPerSec, loss: s.LossPercent, note: cpuNote(s)}, err
 	}
 	iperfTCP := func(p *pair) (sample, error) {
 		e, err := iperf3(p)
@@ -283,12 +248,6 @@ func run() error {
 			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: e.cpu()}, nil
 		}
 	}
-	udpOurs := func(size int) func(p *pair) (sample, error) {
-		return func(p *pair) (sample, error) {
-			s, err := ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: size, RateSet: true})
-			return sample{v: s.BitsPerSec, loss: s.LossPercent, note: cpuNote(s)}, err
-		}
-	}
 	pps := func(p *pair) (sample, error) {
 		e, err := iperf3(p, "-u", "-b", "0", "-l", "64")
 		if err != nil {
@@ -297,67 +256,117 @@ func run() error {
 		r := e.SumReceived
 		return sample{v: float64(r.Packets-r.LostPackets) / r.Seconds, loss: r.LostPercent, note: e.cpu()}, nil
 	}
-	ppsOurs := func(p *pair) (sample, error) {
-		s, err := ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 64, RateSet: true})
+	ppsOf := func(s traffic.Summary, err error) (sample, error) {
 		return sample{v: s.PerSec, loss: s.LossPercent, note: cpuNote(s)}, err
 	}
+	rttOf := func(s traffic.Summary, err error) (sample, error) {
+		if err == nil && s.RTT == nil {
+			err = fmt.Errorf("blocks: no round trips")
+		}
+		if err != nil {
+			return sample{}, err
+		}
+		return sample{v: float64(s.RTT.P50), note: fmt.Sprintf("(p99 %.1f us)", float64(s.RTT.P99)/1e3)}, nil
+	}
+	pctOf := func(s traffic.Summary, err error) (sample, error) { return sample{v: s.PercentOfWireLimit}, err }
 	div := func(peer, ours float64) float64 { return ours / peer }
+	atLeast := func(goal float64) func(r, pl, ol float64) bool {
+		return func(r, pl, ol float64) bool { return r >= goal }
+	}
+	atLeastNoMoreLoss := func(r, pl, ol float64) bool { return r >= 1.0 && ol <= pl+0.1 }
+	// The smallest datagram a session carries: its tag and the test header.
+	const minSession = "88"
 	scenarios := []scenario{
-		{name: "TCP 1 stream, MTU 9000", lab: "t5-bench9000", unit: "goodput", goal: ">= 1.0", higher: true, peerName: "iperf3",
-			peer: iperfTCP, ours: tcp, ratio: div},
-		{name: "UDP 8 KiB unpaced, MTU 1500", lab: "t5-bench1500", unit: "goodput", goal: ">= 1.0, loss <=", higher: true, peerName: "iperf3",
-			peer: udpPeer("8192"), ours: udpOurs(8192), ratio: div},
-		{name: "UDP 8 KiB unpaced, MTU 9000", lab: "t5-bench9000", unit: "goodput", goal: ">= 1.0, loss <=", higher: true, peerName: "iperf3",
-			peer: udpPeer("8192"), ours: udpOurs(8192), ratio: div},
-		{name: "UDP 64 B packet rate, MTU 1500", lab: "t5-bench1500", unit: "pkt/s", goal: ">= 1.5", higher: true, peerName: "iperf3",
-			peer: pps, ours: ppsOurs, ratio: div},
+		{name: "TCP 1 stream, MTU 9000", lab: "t5-bench9000", unit: "goodput", goal: ">= 1.0", peerName: "iperf3",
+			peer:   iperfTCP,
+			agent:  func(p *pair) (sample, error) { return sumSample(viaAgent(p, "--mode", "tcp")) },
+			direct: func(p *pair) (sample, error) { return sumSample(ours(p, traffic.Spec{Mode: traffic.ModeTCP})) },
+			ratio:  div, met: atLeast(1.0)},
+		{name: "UDP 8 KiB unpaced, MTU 1500", lab: "t5-bench1500", unit: "goodput", goal: ">= 1.0, loss <=", peerName: "iperf3",
+			peer: udpPeer("8192"),
+			agent: func(p *pair) (sample, error) {
+				return sumSample(viaAgent(p, "--mode", "udp", "--len", "8K", "--rate", "0"))
+			},
+			direct: func(p *pair) (sample, error) {
+				return sumSample(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 8192, RateSet: true}))
+			},
+			ratio: div, met: atLeastNoMoreLoss},
+		{name: "UDP 8 KiB unpaced, MTU 9000", lab: "t5-bench9000", unit: "goodput", goal: ">= 1.0, loss <=", peerName: "iperf3",
+			peer: udpPeer("8192"),
+			agent: func(p *pair) (sample, error) {
+				return sumSample(viaAgent(p, "--mode", "udp", "--len", "8K", "--rate", "0"))
+			},
+			direct: func(p *pair) (sample, error) {
+				return sumSample(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 8192, RateSet: true}))
+			},
+			ratio: div, met: atLeastNoMoreLoss},
+		{name: "UDP small-datagram rate, MTU 1500", lab: "t5-bench1500", unit: "pkt/s", goal: ">= 1.5", peerName: "iperf3 64B",
+			peer: pps,
+			agent: func(p *pair) (sample, error) {
+				return ppsOf(viaAgent(p, "--mode", "udp", "--len", minSession, "--rate", "0"))
+			},
+			direct: func(p *pair) (sample, error) {
+				return ppsOf(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 64, RateSet: true}))
+			},
+			ratio: div, met: atLeast(1.5)},
 		{name: "8 KiB round trip (8K both ways), MTU 9000", lab: "t5-bench9000", unit: "median RTT", goal: "<= 1.1", peerName: "sockperf pp",
 			peer: func(p *pair) (sample, error) { v, err := sockperfRTT(p, 8192); return sample{v: v}, err },
-			ours: func(p *pair) (sample, error) {
-				s, err := ours(p, traffic.Spec{Mode: traffic.ModeBlocks, Request: 8192, Block: 8192})
-				if err != nil || s.RTT == nil {
-					return sample{}, fmt.Errorf("blocks: %v", err)
-				}
-				return sample{v: float64(s.RTT.P50)}, nil
-			}, ratio: div},
-		{name: "TCP on a 1 Gbit/s tbf link, MTU 1500", lab: "t5-bench1g", unit: "% of limit", goal: ">= 97 %", higher: true, peerName: "iperf3",
+			agent: func(p *pair) (sample, error) {
+				return rttOf(viaAgent(p, "--mode", "blocks", "--request", "8K", "--block", "8K"))
+			},
+			direct: func(p *pair) (sample, error) {
+				return rttOf(ours(p, traffic.Spec{Mode: traffic.ModeBlocks, Request: 8192, Block: 8192}))
+			},
+			ratio: div, met: func(r, _, _ float64) bool { return r <= 1.1 }},
+		{name: "TCP on a 1 Gbit/s tbf link, MTU 1500", lab: "t5-bench1g", unit: "% of limit", goal: ">= 97 %", peerName: "iperf3",
 			peer: func(p *pair) (sample, error) {
 				s, err := iperfTCP(p)
 				return sample{v: 100 * s.v / (1e9 * traffic.TCPWireEfficiency(1500, 14))}, err
 			},
-			ours: func(p *pair) (sample, error) {
-				s, err := ours(p, traffic.Spec{Mode: traffic.ModeTCP, LinkRateBitsPerSec: 1e9, LinkOverheadBytes: 14})
-				return sample{v: s.PercentOfWireLimit}, err
-			}, ratio: func(_, ours float64) float64 { return ours }},
+			agent: func(p *pair) (sample, error) {
+				return pctOf(viaAgent(p, "--mode", "tcp", "--link-rate", "1gbit", "--link-overhead", "14"))
+			},
+			direct: func(p *pair) (sample, error) {
+				return pctOf(ours(p, traffic.Spec{Mode: traffic.ModeTCP, LinkRateBitsPerSec: 1e9, LinkOverheadBytes: 14}))
+			},
+			ratio: func(_, ours float64) float64 { return ours }, met: func(r, _, _ float64) bool { return r >= 97 }},
 	}
 	load0, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("interlink vs iperf3/sockperf: %d alternating runs of %v each, medians (load average before: %s)\n",
+	fmt.Printf("interlink (through `interlink agent`, default settings) vs iperf3/sockperf: %d alternating rounds of %v, medians; ratio = interlink/peer per round, median [min..max] (load average before: %s)\n",
 		*rounds, *duration, strings.Fields(string(load0) + " ?")[0])
-	fmt.Printf("%-42s %-12s %22s %22s %8s  %s\n", "scenario", "peer", "peer median", "interlink median", "ratio", "goal")
+	fmt.Printf("%-42s %-11s %26s %26s %22s %7s  %-16s %s\n", "scenario", "peer", "peer median", "interlink median", "ratio [min..max]", "direct", "goal", "")
+	var missed []string
 	for _, sc := range scenarios {
 		if *only != "" && !strings.Contains(sc.name, *only) {
 			continue
 		}
 		p := labs[sc.lab]
-		var ps, os_ []sample
+		var ps, as, ds []sample
+		var ratios, dratios []float64
 		for r := 0; r < *rounds; r++ {
 			a, err := sc.peer(p)
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", sc.name, sc.peerName, err)
 			}
-			ps = append(ps, a)
-			b, err := sc.ours(p)
+			b, err := sc.agent(p)
 			if err != nil {
 				return fmt.Errorf("%s: interlink: %w", sc.name, err)
 			}
-			os_ = append(os_, b)
+			c, err := sc.direct(p)
+			if err != nil {
+				return fmt.Errorf("%s: interlink engines direct: %w", sc.name, err)
+			}
+			ps, as, ds = append(ps, a), append(as, b), append(ds, c)
+			ratios = append(ratios, sc.ratio(a.v, b.v))
+			dratios = append(dratios, sc.ratio(a.v, c.v))
 			if *verbose {
-				fmt.Printf("  run %d: %s %.4g %s | interlink %.4g %s\n", r+1, sc.peerName, a.v, a.note, b.v, b.note)
+				fmt.Printf("  round %d: %s %.4g %s | interlink %.4g %s | direct %.4g %s\n", r+1, sc.peerName, a.v, a.note, b.v, b.note, c.v, c.note)
 			}
 		}
 		v := func(s sample) float64 { return s.v }
 		l := func(s sample) float64 { return s.loss }
-		pm, om := median(ps, v), median(os_, v)
+		pm, am := median(ps, v), median(as, v)
+		pl, al := median(ps, l), median(as, l)
 		format := func(x, loss float64) string {
 			switch sc.unit {
 			case "goodput":
@@ -370,15 +379,21 @@ func run() error {
 				return fmt.Sprintf("%.1f %%", x)
 			}
 		}
-		fmt.Printf("%-42s %-12s %22s %22s %8.2f  %s\n", sc.name, sc.peerName, format(pm, median(ps, l)), format(om, median(os_, l)), sc.ratio(pm, om), sc.goal)
+		rm, rlo, rhi := spread(ratios)
+		dm, _, _ := spread(dratios)
+		verdict := "met"
+		if !sc.met(rm, pl, al) {
+			verdict = "MISSED"
+			missed = append(missed, fmt.Sprintf("%s: %.2f (goal %s)", sc.name, rm, sc.goal))
+		}
+		fmt.Printf("%-42s %-11s %26s %26s %6.2f [%.2f..%.2f] %7.2f  %-16s %s\n", sc.name, sc.peerName, format(pm, pl), format(am, al), rm, rlo, rhi, dm, sc.goal, verdict)
 	}
 	load1, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average after: %s (other work on this machine skews single runs; ratios of medians are the figure)\n", strings.Fields(string(load1) + " ?")[0])
+	fmt.Printf("load average after: %s (other work on this machine skews single runs; read medians and spreads)\n", strings.Fields(string(load1) + " ?")[0])
+	if len(missed) > 0 {
+		return fmt.Errorf("%d goal(s) missed: %s", len(missed), strings.Join(missed, "; "))
+	}
 	return nil
-}
-
-func (e *iperfEnd) cpu() string {
-	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core)", e.CPU.HostTotal, e.CPU.RemoteTotal)
 }
 
 // cpuNote is interlink's CPU use of each end's test threads.

@@ -22,7 +22,10 @@
 //     logging of refused peers (noise.go);
 //   - MaxDuration per session: Session.Context is cancelled then;
 //   - MaxRateBitsPerSec on what the agent sends for a session: every data
-//     sender calls Session.Wait (or Session.Allow) before sending;
+//     sender calls Session.Wait (or Session.Allow) before sending; zero
+//     (the default) sets it per session with AutoRate from the speed of
+//     the interface the session arrived on, so it guards against abuse
+//     without shaping a measurement; Session.RateHeld says when it did;
 //   - MaxEndpoints data endpoints per session (Session.AddEndpoint).
 //
 // # Extension point (for bench and other test kinds)
@@ -90,9 +93,10 @@ import (
 )
 
 // DefaultLimits are what an agent grants unless configured otherwise.
+// MaxRateBitsPerSec 0 means "auto": AutoRate per session.
 var DefaultLimits = wire.Limits{
 	MaxDuration:       5 * time.Minute,
-	MaxRateBitsPerSec: 1e9,
+	MaxRateBitsPerSec: 0,
 	MaxSessions:       16,
 	MaxEndpoints:      8,
 }
@@ -182,7 +186,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if l.MaxDuration <= 0 {
 		l.MaxDuration = DefaultLimits.MaxDuration
 	}
-	if l.MaxRateBitsPerSec <= 0 {
+	if l.MaxRateBitsPerSec < 0 {
 		l.MaxRateBitsPerSec = DefaultLimits.MaxRateBitsPerSec
 	}
 	if l.MaxSessions <= 0 {
@@ -212,7 +216,8 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Limits returns the limits the server grants.
+// Limits returns the limits the server grants (MaxRateBitsPerSec 0: set
+// per session by AutoRate).
 func (s *Server) Limits() wire.Limits { return s.cfg.Limits }
 
 // Active returns the number of authenticated sessions now open.

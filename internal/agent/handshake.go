@@ -128,7 +128,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 	}
 	id := randomID()
 	sess := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), termtext.Clean(hello.Software))
-	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: s.cfg.Limits, Agent: s.cfg.Software}); err != nil {
+	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: sess.Limits, Agent: s.cfg.Software}); err != nil {
 		sess.cancel()
 		<-s.sessions
 		return nil, false

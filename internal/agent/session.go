@@ -24,8 +24,11 @@ import (
 type Session struct {
 	ID       uint64
 	Keys     wire.Keys
-	Limits   wire.Limits
-	Software string // what the client announced
+	Limits   wire.Limits // what this session was granted (MaxRateBitsPerSec resolved, never 0)
+	Software string      // what the client announced
+	// RateBasis says how Limits.MaxRateBitsPerSec was chosen: "--max-rate"
+	// or AutoRate's phrase.
+	RateBasis string
 
 	srv    *Server
 	conn   net.Conn
@@ -48,10 +51,14 @@ type Session struct {
 
 func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys wire.Keys, software string) *Session {
 	ctx, cancel := context.WithTimeout(parent, srv.cfg.Limits.MaxDuration)
+	lim, basis := srv.cfg.Limits, "--max-rate"
+	if lim.MaxRateBitsPerSec <= 0 {
+		lim.MaxRateBitsPerSec, basis = AutoRate(addrPort(c.LocalAddr()).Addr())
+	}
 	return &Session{
-		ID: id, Keys: keys, Limits: srv.cfg.Limits, Software: software,
+		ID: id, Keys: keys, Limits: lim, RateBasis: basis, Software: software,
 		srv: srv, conn: c, ctx: ctx, cancel: cancel, start: time.Now(),
-		rate:  newBucket(srv.cfg.Limits.MaxRateBitsPerSec / 8),
+		rate:  newBucket(lim.MaxRateBitsPerSec / 8),
 		seal:  wire.NewSealer(keys.AgentToClient, id),
 		open:  wire.NewOpener(keys.ClientToAgent, id),
 		kinds: map[string]int{}, values: map[string]any{},
@@ -89,6 +96,15 @@ func (s *Session) Wait(ctx context.Context, n int) error {
 // Allow reports whether n bytes may be sent now, taking them if so; a
 // sender that cannot wait (a responder answering a datagram) drops instead.
 func (s *Session) Allow(n int) bool { return s.rate.allow(n) }
+
+// RateHeld reports how the session's rate limit held its senders back so
+// far: the total time Wait slept and how many sends Allow refused. A
+// handler compares two readings to tell whether the limit shaped a run.
+func (s *Session) RateHeld() (waited time.Duration, refused int64) {
+	s.rate.mu.Lock()
+	defer s.rate.mu.Unlock()
+	return s.rate.waited, s.rate.refused
+}
 
 // AddEndpoint registers c to be closed when the session ends; it fails when
 // the session already has MaxEndpoints endpoints or has ended.
@@ -289,6 +305,11 @@ type bucket struct {
 	burst  float64
 	tokens float64
 	last   time.Time
+	// What the limit cost its senders: time Wait slept (the sleeps it
+	// decided; concurrent senders each count theirs) and sends Allow
+	// refused.
+	waited  time.Duration
+	refused int64
 }
 
 func newBucket(bytesPerSec float64) *bucket {
@@ -308,6 +329,7 @@ func (b *bucket) allow(n int) bool {
 	defer b.mu.Unlock()
 	b.refill(time.Now())
 	if b.tokens < float64(n) {
+		b.refused++
 		return false
 	}
 	b.tokens -= float64(n)
@@ -321,6 +343,7 @@ func (b *bucket) wait(ctx, sess context.Context, n int) error {
 	var d time.Duration
 	if b.tokens < 0 {
 		d = time.Duration(-b.tokens / b.rate * float64(time.Second))
+		b.waited += d
 	}
 	b.mu.Unlock()
 	if d <= 0 {

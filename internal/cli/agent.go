@@ -46,9 +46,15 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 			if err != nil {
 				return usageError("agent: %v", trimToken(err))
 			}
-			rateBits, err := units.ParseRate(rate)
-			if err != nil || rateBits <= 0 {
-				return usageError("agent: --max-rate %q: want a rate such as 1gbit or 200M", rate)
+			var rateBits int64 // 0: auto, per session (agent.AutoRate)
+			rateText := fmt.Sprintf("auto (%d x the speed of the interface a session arrives on, at least %s)",
+				agent.RateSpeedMultiple, units.FormatRate(agent.RateFloorBitsPerSec))
+			if rate != "auto" {
+				rateBits, err = units.ParseRate(rate)
+				if err != nil || rateBits <= 0 {
+					return usageError("agent: --max-rate %q: want auto or a rate such as 10gbit or 200M", rate)
+				}
+				rateText = units.FormatRate(float64(rateBits))
 			}
 			if maxSessions < 1 {
 				return usageError("agent: --max-sessions must be at least 1")
@@ -72,7 +78,7 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 			}
 			return srv.ListenAndServe(e.ctx, addr, func(a net.Addr) {
 				fmt.Fprintf(e.stderr, "interlink agent listening on %s (protocol %d; limits: %d sessions, %s each, %s per session)\n",
-					a, wire.Version, maxSessions, maxDuration, units.FormatRate(float64(rateBits)))
+					a, wire.Version, maxSessions, maxDuration, rateText)
 			})
 		},
 	}
@@ -81,7 +87,7 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 	f.StringVar(&tokenFile, "token-file", "", "file holding the shared token (mode 600, at least 16 bytes)")
 	f.IntVar(&maxSessions, "max-sessions", agent.DefaultLimits.MaxSessions, "concurrent sessions")
 	f.DurationVar(&maxDuration, "max-duration", agent.DefaultLimits.MaxDuration, "longest session")
-	f.StringVar(&rate, "max-rate", "1gbit", "most the agent sends per session")
+	f.StringVar(&rate, "max-rate", "auto", "most the agent sends per session (auto: an abuse guard above the interface's speed)")
 	return c
 }
 

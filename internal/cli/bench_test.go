@@ -19,12 +19,18 @@ import (
 // file for it.
 func benchAgent(t *testing.T) (addr, tokenFile string) {
 	t.Helper()
+	return benchAgentRate(t, 0)
+}
+
+// benchAgentRate is benchAgent with a send limit (0: the agent's default).
+func benchAgentRate(t *testing.T, maxRate float64) (addr, tokenFile string) {
+	t.Helper()
 	tok := []byte("t5-cli-bench-token-0123456789abcdef")
 	tokenFile = filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, tok, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return agenttest.Start(t, agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: 20e9}, Software: "t5 cli test"}), tokenFile
+	return agenttest.Start(t, agent.Config{Token: tok, Limits: wire.Limits{MaxRateBitsPerSec: maxRate}, Software: "t5 cli test"}), tokenFile
 }
 
 func runCLI(ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -47,6 +53,21 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--time", "2h", "--token-file", tok},
 		{"bench", "127.0.0.1", "--rate", "fast", "--mode", "udp", "--token-file", tok},
 		{"bench", "127.0.0.1", "--token-file", filepath.Join(t.TempDir(), "missing")},
+		// Zero is an error, not "the default"; out-of-range values and
+		// flags of another mode are refused before anything connects.
+		{"bench", "127.0.0.1", "--mode", "blocks", "--block", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--request", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--outstanding", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "udp", "--len", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "tcp", "--len", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--parallel", "0", "--token-file", tok},
+		{"bench", "127.0.0.1", "--interval", "0s", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "blocks", "--timeout", "0s", "--token-file", tok},
+		{"bench", "127.0.0.1", "--link-overhead", "-100", "--token-file", tok},
+		{"bench", "127.0.0.1", "--cpu", "999", "--token-file", tok},
+		{"bench", "127.0.0.1", "--cpu", "-2", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "tcp", "--rate", "1G", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "udp", "--outstanding", "4", "--token-file", tok},
 	} {
 		code, out, errOut := runCLI(context.Background(), args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "interlink: ") {
@@ -120,19 +141,42 @@ func TestBenchFlagsBeforeConnecting(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--mode", "blocks", "--block", "0"}, "--block 0: want a positive size"},
-		{[]string{"--mode", "blocks", "--request", "0"}, "--request 0: want a positive size"},
-		{[]string{"--mode", "udp", "--len", "0"}, "--len 0: want a positive size"},
-		{[]string{"--mode", "blocks", "--outstanding", "0"}, "--parallel and --outstanding want 1 or more"},
-		{[]string{"--parallel", "0"}, "--parallel and --outstanding want 1 or more"},
-		{[]string{"--link-overhead", "-100"}, "--link-overhead -100"},
-		{[]string{"--cpu", "999"}, "--cpu 999: this node has CPUs 0 to"},
-		{[]string{"--peer-cpu", "-2"}, "--peer-cpu -2"},
+		{[]string{"--mode", "blocks", "--block", "0"}, "--block 0: want at least 1 byte"},
+		{[]string{"--mode", "blocks", "--request", "0"}, "--request 0: want at least 1 byte"},
+		{[]string{"--mode", "udp", "--len", "0"}, "--len 0: want at least 1 byte"},
+		{[]string{"--mode", "blocks", "--outstanding", "0"}, "--outstanding 0: want 1 to"},
+		{[]string{"--parallel", "0"}, "--parallel 0: want 1 to"},
+		{[]string{"--link-overhead", "-100"}, "--link-overhead -100: want 0 to 200"},
+		{[]string{"--cpu", "999"}, "--cpu: cpu 999: this process may run on"},
+		{[]string{"--peer-cpu", "-2"}, "--peer-cpu -2: want a CPU number"},
 	} {
 		args := append([]string{"bench", "127.0.0.1:1", "--token-file", tok}, tc.args...)
 		code, out, errOut := runCLI(context.Background(), args...)
 		if code != ExitUnknown || out != "" || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want one line with %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestBenchLimited: a run the agent's send limit held back exits 1 with a
+// warning, paced round trips and limited_by in JSON; a run under the limit
+// exits 0 without them.
+func TestBenchLimited(t *testing.T) {
+	addr, tok := benchAgentRate(t, 20e6)
+	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "1s", "--outstanding", "4")
+	if code != ExitWarning || !strings.Contains(out, "WARNING: limited by agent-rate: the agent's send limit of 20.0 Mbit/s") ||
+		!strings.Contains(out, "(PACED by the agent's send limit") {
+		t.Errorf("blocks above the agent's limit: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--reverse", "--rate", "40M", "--time", "1s", "--json")
+	var rep struct {
+		LimitedBy []struct{ Limit, Detail string } `json:"limited_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitWarning || len(rep.LimitedBy) != 1 || rep.LimitedBy[0].Limit != "agent-rate" {
+		t.Errorf("reverse udp above the limit: exit %d, %v, %+v:\n%s%s", code, err, rep, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--reverse", "--rate", "5M", "--time", "1s")
+	if code != ExitOK || strings.Contains(out, "limited") {
+		t.Errorf("reverse udp under the limit: exit %d:\n%s%s", code, out, errOut)
 	}
 }

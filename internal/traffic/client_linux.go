@@ -136,6 +136,11 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 		}
 		return o
 	}
+	// The run's deadline: an end still running then has stalled and is
+	// cut, here and at the agent, so --time bounds the run.
+	hard := time.Now().Add(spec.Duration + RunGrace(spec))
+	runCtx, runCancel := context.WithDeadline(ctx, hard)
+	defer runCancel()
 	var wg sync.WaitGroup
 	for _, f := range flows {
 		wg.Add(1)
@@ -143,15 +148,15 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			defer wg.Done()
 			switch {
 			case spec.Mode == ModeTCP && f.dir == Forward:
-				f.cs = SendTCP(ctx, spec, f.conns, opt(f))
+				f.cs = SendTCP(runCtx, spec, f.conns, opt(f))
 			case spec.Mode == ModeTCP:
-				f.cs = ReceiveTCP(ctx, spec, f.conns, opt(f))
+				f.cs = ReceiveTCP(runCtx, spec, f.conns, opt(f))
 			case spec.Mode == ModeBlocks:
-				f.cs = Request(ctx, spec, f.udp, opt(f))
+				f.cs = Request(runCtx, spec, f.udp, opt(f))
 			case f.dir == Forward:
-				f.cs = SendUDP(ctx, spec, f.udp, opt(f))
+				f.cs = SendUDP(runCtx, spec, f.udp, opt(f))
 			default:
-				f.cs = ReceiveUDP(ctx, spec, f.udp, opt(f))
+				f.cs = ReceiveUDP(runCtx, spec, f.udp, opt(f))
 			}
 		})
 		if err != nil {
@@ -160,21 +165,40 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 		}
 	}
 	wg.Wait()
+	if ctx.Err() == nil && runCtx.Err() != nil {
+		for _, f := range flows {
+			if f.cs.Error == "cancelled" {
+				markCut(f.cs)
+			}
+		}
+	}
 	// An interrupted client asks the agent to stop and still collects what
-	// it measured, within a bounded time.
+	// it measured, within a bounded time; the agent cuts its end at the
+	// run's deadline.
 	stop := ctx.Err() != nil
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), spec.Duration+drainGrace+startupTimeout)
+	wait := max(time.Until(hard), time.Millisecond)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), wait+setupTimeout)
 	defer rcancel()
 	for _, f := range flows {
 		var side Side
-		if err := c.Call(rctx, KindResult, RunRef{Run: f.run, Stop: stop}, &side); err != nil {
+		if err := c.Call(rctx, KindResult, RunRef{Run: f.run, Stop: stop, WaitNs: int64(wait)}, &side); err != nil {
 			f.agentErr = err
 			f.ss = &Side{Role: "unknown", Error: err.Error()}
 		} else {
 			f.ss = &side
 		}
 		res.Flows = append(res.Flows, Summarize(spec, f.dir, f.cs, f.ss))
+		for _, sd := range []*Side{f.cs, f.ss} {
+			for _, l := range sd.LimitedBy {
+				res.LimitedBy = addLimit(res.LimitedBy, l)
+			}
+			if sd.Cut {
+				res.LimitedBy = addLimit(res.LimitedBy, Limit{Limit: LimitDeadline, Detail: fmt.Sprintf(
+					"the %s was still running %v after --time %v and was cut there", sd.Role, RunGrace(spec), spec.Duration)})
+			}
+		}
 	}
+	res.Judge()
 	var errs []error
 	for _, f := range flows {
 		if f.agentErr != nil {

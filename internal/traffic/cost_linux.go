@@ -3,6 +3,8 @@ package traffic
 import (
 	"context"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -107,4 +109,27 @@ func (m *meter) finish(ctx context.Context, side *Side) {
 	if err != nil && side.Error == "" {
 		side.Error = err.Error()
 	}
+}
+
+// CheckCPU reports whether this process may run threads on cpu (it is in
+// the process's affinity mask), so --cpu is refused before a test starts.
+func CheckCPU(cpu int) error {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return errorf("cpu affinity: %w", err)
+	}
+	if cpu < 0 || cpu >= 1024 || !set.IsSet(cpu) {
+		return errorf("cpu %d: this process may run on %d CPUs (%s)", cpu, set.Count(), cpuList(set))
+	}
+	return nil
+}
+
+func cpuList(set unix.CPUSet) string {
+	var s []string
+	for i := 0; i < 1024; i++ {
+		if set.IsSet(i) {
+			s = append(s, strconv.Itoa(i))
+		}
+	}
+	return strings.Join(s, ",")
 }

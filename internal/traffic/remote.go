@@ -38,6 +38,21 @@ type OpenReply struct {
 type RunRef struct {
 	Run  uint64 `json:"run"`
 	Stop bool   `json:"stop,omitempty"`
+	// WaitNs, in a result request, is how long the agent waits for its end
+	// to finish before it cuts it (the run's deadline); 0 waits as long as
+	// the end runs (its own bounds).
+	WaitNs int64 `json:"wait_ns,omitempty"`
+}
+
+// RunGrace is how long past Spec.Duration a run may take before a stalled
+// end is cut: time for the last data to drain and, in blocks mode, for the
+// last requests to time out.
+func RunGrace(spec Spec) time.Duration {
+	g := 2 * time.Second
+	if spec.Mode == ModeBlocks {
+		g += spec.BlockTimeout
+	}
+	return g
 }
 
 // guard seals and opens datagrams with a session's keys. count, when set,

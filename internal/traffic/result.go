@@ -31,6 +31,14 @@ type Result struct {
 	Spec  Spec      `json:"spec"`
 	Start time.Time `json:"start"`
 	Flows []Flow    `json:"flows"`
+	// LimitedBy lists every limit that held the result back (the agent's
+	// send limit, its session length, the run's own deadline): the figures
+	// then describe the limit, not the path. Empty when none did.
+	LimitedBy []Limit `json:"limited_by,omitempty"`
+	// Verdict is VerdictOK, VerdictLimited or VerdictFailed (see Judge);
+	// Problems say why a run failed.
+	Verdict  string    `json:"verdict"`
+	Problems []Problem `json:"problems,omitempty"`
 }
 
 // Flow is one direction of a test, measured at both ends.
@@ -58,6 +66,12 @@ type Side struct {
 	// Error is set when the end stopped early on an error; what it measured
 	// until then is kept.
 	Error string `json:"error,omitempty"`
+	// Cut is set when the end was still running at the run's deadline
+	// (--time plus a grace) and was stopped there: it stalled.
+	Cut bool `json:"cut_at_deadline,omitempty"`
+	// LimitedBy lists the limits that held this end back (the agent's
+	// send limit, its session length).
+	LimitedBy []Limit `json:"limited_by,omitempty"`
 }
 
 // Interval is one per-interval line, from one end's point of view.
@@ -93,6 +107,9 @@ type Stream struct {
 	MSS         int   `json:"mss"`
 	PMTU        int   `json:"pmtu"`
 	CwndBytes   int64 `json:"cwnd_bytes"`
+	// LargestPacket (receiver) is the largest IP packet of the stream that
+	// arrived, from the largest segment received (TCP_INFO rcv_mss).
+	LargestPacket int `json:"largest_packet,omitempty"`
 }
 
 // UDPStats is the sequence accounting of a UDP receiver, or the send count
@@ -183,7 +200,13 @@ type Summary struct {
 	BitsPerSec float64       `json:"bits_per_sec"`
 	Messages   int64         `json:"messages"` // datagrams or blocks delivered
 	PerSec     float64       `json:"messages_per_sec"`
-	MTU        int           `json:"mtu,omitempty"`
+	// MTU is the interface (route) MTU toward the peer, as the kernel has
+	// it; LargestPacket is the largest IP packet this run saw arrive, and
+	// MTUProven says that packets of the full MTU crossed the path. An MTU
+	// that is not proven is only what the interface says.
+	MTU           int  `json:"mtu,omitempty"`
+	LargestPacket int  `json:"largest_packet,omitempty"`
+	MTUProven     bool `json:"mtu_proven"`
 
 	// TCP.
 	Retransmits int64 `json:"retransmits,omitempty"`
@@ -198,7 +221,11 @@ type Summary struct {
 	Jitter      int64       `json:"jitter_ns,omitempty"`
 	LossBy      *LossPlaces `json:"loss_by_place,omitempty"`
 	RTT         *Latency    `json:"rtt,omitempty"`
-	Chunks      int         `json:"chunks_per_block,omitempty"`
+	// RTTPaced is set when the responder's sends were held back by a rate
+	// limit during the run: the round trips then include that pacing and
+	// are not the path's latency.
+	RTTPaced bool `json:"rtt_paced,omitempty"`
+	Chunks   int  `json:"chunks_per_block,omitempty"`
 
 	// Packets: FragmentsPerMessage is the IP packets one message travels in
 	// (1.0: not fragmented; 6.0 for 8 KiB at MTU 1500); PacketsPerMessage
@@ -263,6 +290,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	if spec.Mode == ModeBlocks {
 		s.Duration = client.Duration
 	}
+	if s.Duration == 0 {
+		s.Duration = send.Duration // nothing arrived: the receiver's clock never started
+	}
 	s.MTU = send.MTU
 	if s.MTU == 0 {
 		s.MTU = recv.MTU
@@ -304,6 +334,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			s.Sent = b.Requests
 			s.Lost = b.Lost
 			s.RTT = b.RTT
+			for _, l := range server.LimitedBy {
+				s.RTTPaced = s.RTTPaced || l.Limit == LimitAgentRate
+			}
 			s.Chunks = b.Chunks
 			// A lost block is a lost request or a lost response: count the
 			// drops at both ends.
@@ -324,6 +357,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
 		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
 	}
+	s.LargestPacket = largestPacket(spec, s, recv)
+	// Slack for TCP options and fragment alignment (8 bytes).
+	s.MTUProven = s.MTU > 0 && s.LargestPacket >= s.MTU-8
 	perMsg := spec.Mode != ModeTCP
 	s.ClientCost = cost(client, s.Bytes, s.Messages, s.Duration, perMsg)
 	s.ServerCost = cost(server, s.Bytes, s.Messages, s.Duration, perMsg)

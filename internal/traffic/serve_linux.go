@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/units"
 )
 
 func init() {
@@ -168,6 +169,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 	go func() {
 		defer close(r.done)
 		defer stop()
+		waited0, refused0 := s.RateHeld()
 		opt := Options{Guard: g, meter: m}
 		var side *Side
 		switch {
@@ -185,9 +187,52 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 		for _, c := range conns {
 			c.Close()
 		}
+		waited1, refused1 := s.RateHeld()
+		side.LimitedBy = sessionLimits(s, side, waited1-waited0, refused1-refused0)
 		r.side = side
 	}()
 	return struct{}{}, nil
+}
+
+// markCut records that an end was stopped at the run's deadline rather
+// than cancelled by its user.
+func markCut(sd *Side) {
+	if sd == nil {
+		return
+	}
+	sd.Cut = true
+	if sd.Error == "cancelled" {
+		sd.Error = ""
+	}
+}
+
+// rateHeldShare is the share of a run an end may spend waiting for the
+// session's rate limit before the run counts as limited by it: a sender
+// under the limit never waits (the bucket holds 10 ms of burst), one held
+// at the limit waits most of the time.
+const rateHeldShare = 0.01
+
+// sessionLimits says which of the session's limits held an end back: the
+// rate limit when its sends waited for a noticeable share of the run (or
+// were refused), the session length when it ended the run.
+func sessionLimits(s *agent.Session, side *Side, waited time.Duration, refused int64) []Limit {
+	var ls []Limit
+	if d := side.Duration; side.Role == RoleSender || side.Role == RoleResponder {
+		if refused > 0 || d > 0 && float64(waited) > rateHeldShare*float64(d) {
+			share := 0.0
+			if d > 0 {
+				share = 100 * min(float64(waited)/float64(d), 1)
+			}
+			ls = append(ls, Limit{Limit: LimitAgentRate, HeldNs: int64(waited), Detail: fmt.Sprintf(
+				"the agent's send limit of %s per session (%s) held its sends back for %.0f %% of the run; start the agent with a higher --max-rate to measure the path",
+				units.FormatRate(s.Limits.MaxRateBitsPerSec), s.RateBasis, share)})
+		}
+	}
+	if errors.Is(s.Context().Err(), context.DeadlineExceeded) {
+		ls = append(ls, Limit{Limit: LimitAgentDuration, Detail: fmt.Sprintf(
+			"the agent ends a session after %v (its --max-duration) and cut the run there", s.Limits.MaxDuration)})
+	}
+	return ls
 }
 
 // serveResult returns the agent's Side once its end is done (after
@@ -207,10 +252,30 @@ func serveResult(ctx context.Context, s *agent.Session, body json.RawMessage) (a
 	if ref.Stop {
 		r.cancel()
 	}
+	var deadline <-chan time.Time
+	if ref.WaitNs > 0 {
+		t := time.NewTimer(time.Duration(ref.WaitNs))
+		defer t.Stop()
+		deadline = t.C
+	}
+	cut := false
 	select {
 	case <-r.done:
+	case <-deadline:
+		// Still running at the run's deadline: it stalled. Cut it; what it
+		// measured until now is its result.
+		cut = true
+		r.cancel()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if cut {
+		markCut(r.side)
 	}
 	runs.Lock()
 	delete(runs.m[s], ref.Run)

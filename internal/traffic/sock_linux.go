@@ -129,6 +129,11 @@ type tcpInfo struct {
 	rtt, rttvar, minRT int64 // ns
 	mss, pmtu          int
 	cwndBytes          int64
+	// rcvMSS is the largest segment payload received (the kernel's
+	// estimate from arriving segments); timestamps says whether segments
+	// carry the 12-byte timestamp option.
+	rcvMSS     int
+	timestamps bool
 }
 
 func readTCPInfo(c syscall.Conn) (tcpInfo, error) {
@@ -139,7 +144,8 @@ func readTCPInfo(c syscall.Conn) (tcpInfo, error) {
 			return err
 		}
 		ti = tcpInfo{retrans: int64(i.Total_retrans), rtt: int64(i.Rtt) * 1000, rttvar: int64(i.Rttvar) * 1000,
-			minRT: int64(i.Min_rtt) * 1000, mss: int(i.Snd_mss), pmtu: int(i.Pmtu), cwndBytes: int64(i.Snd_cwnd) * int64(i.Snd_mss)}
+			minRT: int64(i.Min_rtt) * 1000, mss: int(i.Snd_mss), pmtu: int(i.Pmtu), cwndBytes: int64(i.Snd_cwnd) * int64(i.Snd_mss),
+			rcvMSS: int(i.Rcv_mss), timestamps: i.Options&tcpiOptTimestamps != 0}
 		return nil
 	})
 	return ti, err
@@ -178,3 +184,6 @@ func nanosleep(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
 }
+
+// tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of linux/tcp.h.
+const tcpiOptTimestamps = 1

@@ -148,6 +148,14 @@ loop:
 		st := Stream{}
 		if ti, err := readTCPInfo(c); err == nil {
 			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
+			if role == RoleReceiver && bytes[len(side.Streams)].Load() > 0 {
+				// The largest IP packet that arrived: the largest segment
+				// payload plus IP and TCP headers and options.
+				st.LargestPacket = ti.rcvMSS + 40
+				if ti.timestamps {
+					st.LargestPacket += 12
+				}
+			}
 			if side.MTU == 0 {
 				side.MTU = ti.pmtu
 			}

@@ -55,3 +55,6 @@ func RunRemote(context.Context, *agent.Client, Spec, func(Direction, Role, Inter
 
 // LinkRate is only implemented on Linux.
 func LinkRate(netip.Addr) int64 { return 0 }
+
+// CheckCPU is only implemented on Linux.
+func CheckCPU(int) error { return errors.ErrUnsupported }

@@ -304,7 +304,7 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	if err != nil {
 		return d, errorf("udp receive: %w", err)
 	}
-	if iv == nil && ctx.Err() == nil {
+	if iv == nil && ctx.Err() == nil && !ended {
 		return 0, errorf("udp receive: no datagram within %v", startupTimeout)
 	}
 	return d, nil

@@ -1,0 +1,61 @@
+package agent
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/wire"
+)
+
+func TestAutoRate(t *testing.T) {
+	// Loopback has no line rate: the floor, said so.
+	r, basis := AutoRate(netip.MustParseAddr("127.0.0.1"))
+	if r != RateFloorBitsPerSec || !strings.Contains(basis, "lo has no line rate") {
+		t.Errorf("loopback: %g bit/s (%s)", r, basis)
+	}
+	// An address no interface holds: the floor too.
+	if r, basis := AutoRate(netip.MustParseAddr("192.0.2.77")); r != RateFloorBitsPerSec || !strings.Contains(basis, "unknown") {
+		t.Errorf("unknown address: %g bit/s (%s)", r, basis)
+	}
+}
+
+func TestSessionAutoRateAndHeld(t *testing.T) {
+	// A default agent grants each session its auto rate and says so in the
+	// welcome; a configured one grants what it was told.
+	addr, _ := startAgent(t, wire.Limits{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, addr, testToken, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Limits.MaxRateBitsPerSec != RateFloorBitsPerSec {
+		t.Errorf("default agent on loopback granted %g bit/s, want the floor %g", c.Limits.MaxRateBitsPerSec, float64(RateFloorBitsPerSec))
+	}
+	addr, _ = startAgent(t, wire.Limits{MaxRateBitsPerSec: 5e6})
+	c2, err := Dial(ctx, addr, testToken, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if c2.Limits.MaxRateBitsPerSec != 5e6 {
+		t.Errorf("configured agent granted %g bit/s, want 5e6", c2.Limits.MaxRateBitsPerSec)
+	}
+
+	// The bucket records what it held back: nothing within the burst, the
+	// sleeps beyond it, and refusals.
+	b := newBucket(1e6) // 1 MB/s, burst 64 KiB
+	if err := b.wait(ctx, ctx, 32<<10); err != nil || b.waited != 0 {
+		t.Fatalf("within the burst: waited %v, %v", b.waited, err)
+	}
+	if err := b.wait(ctx, ctx, 82<<10); err != nil || b.waited < 40*time.Millisecond || b.waited > 60*time.Millisecond {
+		t.Errorf("50 KB beyond the burst at 1 MB/s: waited %v, %v", b.waited, err)
+	}
+	if b.allow(1<<20) || b.refused != 1 {
+		t.Errorf("1 MiB at once: refused %d", b.refused)
+	}
+}
