@@ -43,7 +43,8 @@ func init() {
 			Source: "DOMAIN.md section 6 (counters; rising ReasmFails/RcvbufErrors on an interconnect means lost blocks)",
 			Check:  cr.check})
 	}
-	register(Rule{ID: "NET-IF-ERRORS", Severity: Warning, Title: "interface receive errors or drops rising (with --interval); critical on the interconnect",
+	register(Rule{ID: "NET-IF-ERRORS", Severity: Warning, Also: []SeverityCase{{Critical, "on the interconnect"}},
+		Title:  "interface receive errors or drops rising (with --interval)",
 		Source: "DOMAIN.md section 6 (counters: rx_errors, rx_dropped, rx_length_errors)",
 		Check:  checkIfErrors})
 }

@@ -255,8 +255,8 @@ func checkHAIP(inv *inventory.Inventory, cfg *Config) []Finding {
 }
 
 func init() {
-	register(Rule{ID: "NET-GPNP-SUBNET", Severity: Critical,
-		Title:  "an interface the GPnP profile names has no address in the profile's subnet (critical for the interconnect)",
+	register(Rule{ID: "NET-GPNP-SUBNET", Severity: Warning, Also: []SeverityCase{{Critical, "for the interconnect network"}},
+		Title:  "an interface the GPnP profile names has no address in the profile's subnet",
 		Source: "Oracle Clusterware GPnP profile (what 'oifcfg getif' shows): networks are matched by interface name and subnet",
 		Check:  checkGPnPSubnet})
 }

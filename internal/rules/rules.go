@@ -133,11 +133,63 @@ type Config struct {
 
 // Rule is one check.
 type Rule struct {
-	ID       string   // stable id, e.g. "NET-BOND-MTU"
-	Severity Severity // default severity of its findings
-	Title    string   // one line: what it detects
-	Source   string   // document and section the requirement comes from
-	Check    func(inv *inventory.Inventory, cfg *Config) []Finding
+	ID string // stable id, e.g. "NET-BOND-MTU"
+	// Severity is the severity of its findings, except under the
+	// conditions Also lists.
+	Severity Severity
+	// Also lists the other severities its findings take and when (e.g.
+	// critical "on the interconnect"). Empty: every finding has Severity.
+	// A finding never has a severity that Severity and Also do not list.
+	Also   []SeverityCase
+	Title  string // one line: what it detects
+	Source string // document and section the requirement comes from
+	Check  func(inv *inventory.Inventory, cfg *Config) []Finding
+}
+
+// SeverityCase is a severity a rule's findings take under a condition.
+type SeverityCase struct {
+	Severity Severity `json:"severity"`
+	When     string   `json:"when"` // "on the interconnect"
+}
+
+// Severities returns every severity the rule's findings may have, its
+// Severity first.
+func (r Rule) Severities() []Severity {
+	out := []Severity{r.Severity}
+	for _, c := range r.Also {
+		out = append(out, c.Severity)
+	}
+	return out
+}
+
+// Emits reports whether the rule lists s as a severity of its findings.
+func (r Rule) Emits(s Severity) bool {
+	for _, x := range r.Severities() {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// SeverityText is the listing of the rule's severities: "warning", or
+// "warning, critical".
+func (r Rule) SeverityText() string {
+	var words []string
+	for _, s := range r.Severities() {
+		words = append(words, s.String())
+	}
+	return strings.Join(words, ", ")
+}
+
+// Conditions says when the severities in Also apply, for listings:
+// "critical on the interconnect", or "" when Also is empty.
+func (r Rule) Conditions() string {
+	var parts []string
+	for _, c := range r.Also {
+		parts = append(parts, c.Severity.String()+" "+c.When)
+	}
+	return strings.Join(parts, "; ")
 }
 
 var registry []Rule
