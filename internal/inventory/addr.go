@@ -206,7 +206,7 @@ func ParseIfInet6(r io.Reader) map[string][]string {
 			continue
 		}
 		bits, err := strconv.ParseUint(f[2], 16, 8)
-		if err != nil {
+		if err != nil || bits > 128 {
 			continue
 		}
 		a := netip.AddrFrom16([16]byte(b))
