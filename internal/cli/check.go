@@ -35,6 +35,8 @@ type checkFlags struct {
 	platform     string
 	collect      string
 	listRules    bool
+	oracleHomes  []string
+	storageMTU   int
 }
 
 func newCheckCmd(e *env) *cobra.Command {
@@ -48,6 +50,9 @@ them with rules that each carry an id, a severity, the evidence, a fix and a sou
 It changes nothing and runs as root or as an ordinary user (what it cannot read is
 shown as a section status).
 
+Direct NFS: the Oracle homes in oratab and --oracle-home are read for their
+dbs/oranfstab and whether dNFS is linked in; /etc/oranfstab too.
+
 The interconnect is taken from --interconnect, else from Oracle Clusterware's GPnP
 profile when it is readable; without either, interconnect rules stay silent.
 
@@ -55,6 +60,7 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 		Example: `  interlink check
   interlink check --interconnect bond1 --interval 5s
   interlink check --mount-role /u02/oradata=datafiles --json
+  interlink check --oracle-home /u01/app/oracle/product/19.0.0/dbhome_1 --storage-mtu 9000
   interlink check --collect /tmp/node1.tar.gz      # audit and write a support bundle
   interlink check --root /tmp/node1.tar.gz         # repeat that audit elsewhere`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(e, f) },
@@ -67,6 +73,8 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 	fl.StringArrayVar(&f.mountRoles, "mount-role", nil, "what an NFS mount holds, PATH=ROLE (datafiles, redo, crs, home, backup, other); repeatable")
 	fl.StringVar(&f.platform, "platform", "linux", "platform row of the NFS option table: linux, solaris, aix, hpux")
 	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
+	fl.StringArrayVar(&f.oracleHomes, "oracle-home", nil, "an Oracle home to audit for Direct NFS (its dbs/oranfstab and ODM library) besides those in oratab; repeatable")
+	fl.IntVar(&f.storageMTU, "storage-mtu", 0, "the MTU expected on Direct NFS storage interfaces (0: only compare them with each other)")
 	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
 	return c
 }
@@ -97,6 +105,15 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 		}
 		cfg.MountRoles[filepath.Clean(mp)] = r
 	}
+	for _, h := range f.oracleHomes {
+		if !strings.HasPrefix(h, "/") || strings.ContainsAny(h, "\n\x00") {
+			return cfg, usageError("check: --oracle-home %q: want an absolute directory", h)
+		}
+	}
+	if f.storageMTU != 0 && (f.storageMTU < 576 || f.storageMTU > 65535) {
+		return cfg, usageError("check: --storage-mtu %d: want 576 to 65535 (9000 for jumbo frames)", f.storageMTU)
+	}
+	cfg.StorageMTU = f.storageMTU
 	if f.interval < 0 || f.interval > maxCheckInterval {
 		return cfg, usageError("check: --interval %s: want a duration between 0 and %s", f.interval, maxCheckInterval)
 	}
@@ -104,6 +121,14 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
 	}
 	return cfg, nil
+}
+
+func cleanHomes(homes []string) []string {
+	var out []string
+	for _, h := range homes {
+		out = append(out, filepath.Clean(h))
+	}
+	return out
 }
 
 func runCheck(e *env, f checkFlags) error {
@@ -130,7 +155,7 @@ func runCheck(e *env, f checkFlags) error {
 	if f.interval > 0 && showProgress(e, f.asJSON) {
 		fmt.Fprintf(e.stderr, "interlink: sampling counters for %s (Ctrl-C reports totals only)\n", f.interval)
 	}
-	inv, err := gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow})
+	inv, err := gather(e.ctx, src, inventory.Options{CounterInterval: f.interval, Now: checkNow, OracleHomes: cleanHomes(f.oracleHomes)})
 	switch {
 	case errors.Is(err, inventory.ErrNothingRead):
 		// Not an OK node: there was nothing to judge.

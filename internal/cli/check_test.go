@@ -67,6 +67,9 @@ func fixtureArgs(t *testing.T, dir string) []string {
 	for _, l := range lines("platform.txt") {
 		args = append(args, "--platform", l)
 	}
+	for _, l := range lines("storage-mtu.txt") {
+		args = append(args, "--storage-mtu", l)
+	}
 	return args
 }
 
@@ -78,7 +81,7 @@ func TestCheckGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"ol8-rac-bond-jumbo": ExitOK, "debian12-netplan": ExitOK, "ol7-everything-wrong": ExitCritical}
+	want := map[string]int{"ol8-rac-bond-jumbo": ExitOK, "debian12-netplan": ExitOK, "ol7-everything-wrong": ExitCritical, "ol8-dnfs": ExitCritical}
 	seen := 0
 	for _, e := range ents {
 		if !e.IsDir() {

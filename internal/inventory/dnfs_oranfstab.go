@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -68,6 +69,33 @@ var (
 // DNFSMaxPaths is how many network paths one server entry may list.
 const DNFSMaxPaths = 4
 
+// dnfsKeys are the attribute names an oranfstab line may hold. A line
+// holds one or more NAME: VALUE pairs: Oracle's own examples write
+// "local: 192.0.2.0 path: 192.0.2.1" and "export: /vol/a mount: /a" on one
+// line, others write each pair on its own line or "path:192.0.2.1".
+var dnfsKeys = regexp.MustCompile(`(?i)(?:^|\s)(server|local|path|export|mount|security|nfs_version|mnt_timeout|security_default|management|community|uid|gid)\s*:`)
+
+// dnfsPair is one NAME: VALUE of a line.
+type dnfsPair struct{ key, val string }
+
+// splitDNFSLine cuts a line into its pairs. ok is false when the line does
+// not start with a known NAME: (then key is its first word).
+func splitDNFSLine(line string) (pairs []dnfsPair, first string, ok bool) {
+	idx := dnfsKeys.FindAllStringSubmatchIndex(line, -1)
+	if len(idx) == 0 || strings.TrimSpace(line[:idx[0][2]]) != "" {
+		first, _, _ = strings.Cut(line, ":")
+		return nil, strings.ToLower(strings.TrimSpace(first)), false
+	}
+	for i, m := range idx {
+		end := len(line)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		pairs = append(pairs, dnfsPair{strings.ToLower(line[m[2]:m[3]]), strings.TrimSpace(line[m[1]:end])})
+	}
+	return pairs, "", true
+}
+
 // ParseOranfstab reads an oranfstab. It fails only when r cannot be read;
 // bad lines become Problems.
 func ParseOranfstab(r io.Reader, file string) (*Oranfstab, error) {
@@ -89,88 +117,53 @@ func ParseOranfstab(r io.Reader, file string) (*Oranfstab, error) {
 		bad := func(format string, a ...any) {
 			t.Problems = append(t.Problems, DNFSLineIssue{Line: n, Text: raw, Problem: fmt.Sprintf(format, a...)})
 		}
-		key, val, hasColon := strings.Cut(line, ":")
-		key, val = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)
-		if !hasColon {
-			if key == "dontroute" {
-				if cur == nil {
-					bad("dontroute before any server: entry")
-				} else {
-					cur.Dontroute = true
-				}
-				continue
-			}
-			bad("not an attribute: want NAME: VALUE")
-			continue
-		}
-		if key == "server" {
-			if val == "" {
-				bad("server: without a name")
-				cur = nil
-				continue
-			}
-			t.Servers = append(t.Servers, DNFSServer{Name: val, Line: n})
-			cur = &t.Servers[len(t.Servers)-1]
-			continue
-		}
-		if cur == nil {
-			bad("%s: before any server: entry", key)
-			continue
-		}
-		v := DNFSValue{Value: val, Line: n}
-		if val == "" && key != "export" {
-			bad("%s: has no value", key)
-			continue
-		}
-		switch key {
-		case "local":
-			cur.Locals = append(cur.Locals, v)
-		case "path":
-			cur.Paths = append(cur.Paths, v)
-		case "export":
-			e, err := parseDNFSExport(line, n)
-			if err != "" {
-				bad("%s", err)
-				continue
-			}
-			cur.Exports = append(cur.Exports, e)
-		case "nfs_version":
-			if !oneOf(strings.ToLower(val), DNFSVersions) {
-				bad("nfs_version %q: want one of %s", val, strings.Join(DNFSVersions, ", "))
-				continue
-			}
-			v.Value = strings.ToLower(val)
-			cur.NFSVersion = &v
-		case "mnt_timeout":
-			if s, err := strconv.Atoi(val); err != nil || s <= 0 {
-				bad("mnt_timeout %q: want a number of seconds", val)
-				continue
-			}
-			cur.MountTimeout = &v
-		case "security_default":
-			if !oneOf(strings.ToLower(val), DNFSSecurities) {
-				bad("security_default %q: want one of %s", val, strings.Join(DNFSSecurities, ", "))
-				continue
-			}
-			cur.SecurityDefault = &v
-		case "management":
-			cur.Management = append(cur.Management, v)
-		case "community":
-			cur.Community = &v
-		case "uid", "gid":
-			if id, err := strconv.Atoi(val); err != nil || id < 0 {
-				bad("%s %q: want a numeric id", key, val)
-				continue
-			}
-			if key == "uid" {
-				cur.UID = &v
+		if strings.EqualFold(line, "dontroute") {
+			if cur == nil {
+				bad("dontroute before any server: entry")
 			} else {
-				cur.GID = &v
+				cur.Dontroute = true
 			}
-		case "mount", "security":
-			bad("%s: belongs on an export: line (export: PATH mount: DIR)", key)
-		default:
-			bad("unknown attribute %q", key)
+			continue
+		}
+		pairs, first, ok := splitDNFSLine(line)
+		if !ok {
+			if !strings.Contains(line, ":") {
+				bad("not an attribute: want NAME: VALUE")
+			} else {
+				bad("unknown attribute %q", first)
+			}
+			continue
+		}
+		if pairs[0].key == "export" {
+			e, err := dnfsExport(pairs, n)
+			switch {
+			case err != "":
+				bad("%s", err)
+			case cur == nil:
+				bad("export: before any server: entry")
+			default:
+				cur.Exports = append(cur.Exports, e)
+			}
+			continue
+		}
+		for _, p := range pairs {
+			if p.key == "server" {
+				if p.val == "" {
+					bad("server: without a name")
+					cur = nil
+					continue
+				}
+				t.Servers = append(t.Servers, DNFSServer{Name: p.val, Line: n})
+				cur = &t.Servers[len(t.Servers)-1]
+				continue
+			}
+			if cur == nil {
+				bad("%s: before any server: entry", p.key)
+				continue
+			}
+			if msg := cur.set(p, n); msg != "" {
+				bad("%s", msg)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -179,28 +172,73 @@ func ParseOranfstab(r io.Reader, file string) (*Oranfstab, error) {
 	return t, nil
 }
 
-// parseDNFSExport parses "export: PATH mount: DIR [security: FLAVOR]".
-func parseDNFSExport(line string, n int) (DNFSExport, string) {
-	e := DNFSExport{Line: n}
-	f := strings.Fields(line)
-	for i := 0; i < len(f); i++ {
-		k := strings.ToLower(strings.TrimSuffix(f[i], ":"))
-		if !strings.HasSuffix(f[i], ":") || i+1 >= len(f) {
-			return e, fmt.Sprintf("export line: expected 'export: PATH mount: DIR', found %q", f[i])
+// set stores one attribute of a server entry, or says what is wrong
+// with it.
+func (cur *DNFSServer) set(p dnfsPair, n int) string {
+	key, val := p.key, p.val
+	v := DNFSValue{Value: val, Line: n}
+	if val == "" {
+		return key + ": has no value"
+	}
+	if strings.ContainsAny(val, " \t") && key != "community" {
+		return fmt.Sprintf("%s %q: one value per %s: (put each on its own line)", key, val, key)
+	}
+	switch key {
+	case "local":
+		cur.Locals = append(cur.Locals, v)
+	case "path":
+		cur.Paths = append(cur.Paths, v)
+	case "nfs_version":
+		if !oneOf(strings.ToLower(val), DNFSVersions) {
+			return fmt.Sprintf("nfs_version %q: want one of %s", val, strings.Join(DNFSVersions, ", "))
 		}
-		i++
-		switch k {
+		v.Value = strings.ToLower(val)
+		cur.NFSVersion = &v
+	case "mnt_timeout":
+		if s, err := strconv.Atoi(val); err != nil || s <= 0 {
+			return fmt.Sprintf("mnt_timeout %q: want a number of seconds", val)
+		}
+		cur.MountTimeout = &v
+	case "security_default":
+		if !oneOf(strings.ToLower(val), DNFSSecurities) {
+			return fmt.Sprintf("security_default %q: want one of %s", val, strings.Join(DNFSSecurities, ", "))
+		}
+		cur.SecurityDefault = &v
+	case "management":
+		cur.Management = append(cur.Management, v)
+	case "community":
+		cur.Community = &v
+	case "uid", "gid":
+		if id, err := strconv.Atoi(val); err != nil || id < 0 {
+			return fmt.Sprintf("%s %q: want a numeric id", key, val)
+		}
+		if key == "uid" {
+			cur.UID = &v
+		} else {
+			cur.GID = &v
+		}
+	case "mount", "security":
+		return key + ": belongs on an export: line (export: PATH mount: DIR)"
+	}
+	return ""
+}
+
+// dnfsExport builds an export from "export: PATH mount: DIR [security: FLAVOR]".
+func dnfsExport(pairs []dnfsPair, n int) (DNFSExport, string) {
+	e := DNFSExport{Line: n}
+	for _, p := range pairs {
+		switch p.key {
 		case "export":
-			e.Export = f[i]
+			e.Export = p.val
 		case "mount":
-			e.Mount = f[i]
+			e.Mount = p.val
 		case "security":
-			if !oneOf(strings.ToLower(f[i]), DNFSSecurities) {
-				return e, fmt.Sprintf("security %q: want one of %s", f[i], strings.Join(DNFSSecurities, ", "))
+			if !oneOf(strings.ToLower(p.val), DNFSSecurities) {
+				return e, fmt.Sprintf("security %q: want one of %s", p.val, strings.Join(DNFSSecurities, ", "))
 			}
-			e.Security = strings.ToLower(f[i])
+			e.Security = strings.ToLower(p.val)
 		default:
-			return e, fmt.Sprintf("export line: unknown attribute %q", k)
+			return e, fmt.Sprintf("export line: %s: does not belong on it (want export: PATH mount: DIR [security: FLAVOR])", p.key)
 		}
 	}
 	switch {
@@ -208,6 +246,8 @@ func parseDNFSExport(line string, n int) (DNFSExport, string) {
 		return e, "export: without a path"
 	case e.Mount == "":
 		return e, fmt.Sprintf("export %s has no mount: on its line", e.Export)
+	case strings.ContainsAny(e.Export+e.Mount, " \t"):
+		return e, "export line: one export: and one mount: per line"
 	}
 	return e, ""
 }

@@ -1,6 +1,9 @@
 package inventory
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -144,4 +147,54 @@ func FuzzParseOranfstab(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Oracle's installation guide writes local: and path: on one line, and
+// others write path:ADDR without a space; both pair up the same.
+func TestParseOranfstabPairsOnOneLine(t *testing.T) {
+	const doc = `server: MyDataServer1
+local: 192.0.2.0 path: 192.0.2.1
+local:192.0.100.0   path:192.0.100.1
+path: fe80::1
+export: /vol/oradata1 mount: /mnt/oradata1
+local: 10.0.0.1 10.0.0.2
+`
+	tab, err := ParseOranfstab(strings.NewReader(doc), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := tab.Servers[0]
+	if len(s.Locals) != 2 || len(s.Paths) != 3 || s.Locals[1] != (DNFSValue{"192.0.100.0", 3}) || s.Paths[1] != (DNFSValue{"192.0.100.1", 3}) || s.Paths[2].Value != "fe80::1" {
+		t.Errorf("locals %+v paths %+v", s.Locals, s.Paths)
+	}
+	if len(s.Exports) != 1 || s.Exports[0].Mount != "/mnt/oradata1" {
+		t.Errorf("exports %+v", s.Exports)
+	}
+	if len(tab.Problems) != 1 || tab.Problems[0].Line != 6 || !strings.Contains(tab.Problems[0].Problem, "one value per local:") {
+		t.Errorf("problems %+v", tab.Problems)
+	}
+}
+
+// A bundle keeps what Direct NFS was judged on: the oratab, each home's
+// oranfstab, and the libraries whose presence decides dNFS on or off (as
+// placeholders, never their content).
+func TestDNFSBundle(t *testing.T) {
+	inv, src := gatherFixture(t, fixtures+"ol8-dnfs")
+	bundle := filepath.Join(t.TempDir(), "b.tar.gz")
+	f, err := os.Create(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Collect(f, fixedNow()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	again, bsrc := gatherFixture(t, bundle)
+	if !reflect.DeepEqual(inv.DNFS, again.DNFS) {
+		t.Errorf("dNFS from the bundle differs:\n%+v\n%+v", inv.DNFS, again.DNFS)
+	}
+	b, err := bsrc.ReadFile("/u01/app/oracle/product/19.0.0/dbhome_1/rdbms/lib/odm/libnfsodm19.so")
+	if err != nil || string(b) != PresentNote {
+		t.Errorf("library in the bundle: %q, %v", b, err)
+	}
 }

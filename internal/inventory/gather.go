@@ -28,6 +28,7 @@ func Gather(ctx context.Context, src *Source, opts Options) (*Inventory, error) 
 	at := len(inv.Sections) // the counters section goes here, as before cluster and mounts
 	gatherCluster(src, inv)
 	gatherNFS(src, inv)
+	gatherDNFS(src, inv, opts)
 	gatherCounters(ctx, src, inv, opts)
 	sec := inv.Sections[len(inv.Sections)-1]
 	copy(inv.Sections[at+1:], inv.Sections[at:len(inv.Sections)-1])

@@ -17,6 +17,7 @@ type Inventory struct {
 	Counters   *Counters         `json:"counters,omitempty"`
 	Cluster    *Cluster          `json:"cluster,omitempty"`
 	Mounts     []Mount           `json:"mounts"`
+	DNFS       *DNFS             `json:"dnfs,omitempty"` // Oracle Direct NFS: homes and oranfstab files
 	Sections   []Section         `json:"sections"`
 	// Unreadable lists what exists in the tree but was not read (at most
 	// 1000, by path; the "files" section gives the count).
@@ -60,6 +61,9 @@ type Options struct {
 	// Wait sleeps d or until ctx ends; nil means a timer. Tests inject one
 	// that changes the counter files between the two samples.
 	Wait func(ctx context.Context, d time.Duration) error
+	// OracleHomes are Oracle homes to audit for Direct NFS besides those
+	// oratab lists (check --oracle-home).
+	OracleHomes []string
 }
 
 func (o Options) now() time.Time {

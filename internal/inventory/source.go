@@ -216,6 +216,23 @@ func (s *Source) Readlink(p string) (string, error) {
 	return t, err
 }
 
+// PresentNote is what a bundle holds in place of a file whose presence
+// check judged but whose content it never read (a shared library).
+const PresentNote = "interlink: not collected; only this file's presence was read\n"
+
+// notePresent records that the regular file at node path p exists and
+// matters by its name only: a bundle keeps it as a short placeholder
+// (PresentNote), so an audit of the bundle sees it where the node had it.
+func (s *Source) notePresent(p string) {
+	p = path.Clean("/" + p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.read[p] {
+		s.read[p] = true
+		s.data[p] = []byte(PresentNote)
+	}
+}
+
 // Glob returns node paths matching pattern (path.Match syntax), sorted.
 // Directories are listed as ReadDir does, so a FIFO in the way cannot
 // block it.

@@ -64,7 +64,7 @@ func TestGatherBondFixture(t *testing.T) {
 		t.Errorf("node %+v", inv.Node)
 	}
 	for _, s := range inv.Sections {
-		if s.Status != "ok" && s.Name != "mounts" {
+		if s.Status != "ok" && s.Name != "mounts" && !(s.Name == "dnfs" && s.Status == "absent") {
 			t.Errorf("section %+v", s)
 		}
 	}

@@ -40,6 +40,7 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	}
 	interfaces(p, r)
 	mounts(p, r)
+	dnfs(p, r)
 	counters(p, r.Inventory)
 
 	width := 0 // rule ids line up in one column

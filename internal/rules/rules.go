@@ -129,6 +129,9 @@ type Config struct {
 	// are judged only by the rules that apply to every database mount.
 	MountRoles map[string]Role
 	Platform   Platform
+	// StorageMTU is the MTU the operator expects on Direct NFS storage
+	// interfaces (check --storage-mtu); zero: only compare them.
+	StorageMTU int
 }
 
 // Rule is one check.
