@@ -94,6 +94,7 @@ func newPMTUCmd(e *env) *cobra.Command {
 		pf             probeFlags
 		target, source string
 		icmpMode       bool
+		sf             storageFlags
 	)
 	c := &cobra.Command{
 		Use:   "pmtu PEER[:PORT]",
@@ -109,15 +110,42 @@ reported its MTU), blackhole (larger packets vanish silently), unreachable.
 Without an agent on PEER, --icmp probes with ICMP echo (forward direction only;
 the echo reply is as large as the request). Exit 1 when a direction has a problem
 verdict (local-limit, icmp, blackhole), 2 when --expect is not met, 3 when the peer
-is unreachable.`,
-		Args: exactArgs(1, "a PEER (agent address)"),
+is unreachable.
+
+--storage proves Oracle Direct NFS paths instead of one peer: every local: ->
+path: pair of the oranfstab files Direct NFS reads here (each Oracle home's
+dbs/oranfstab from oratab and --oracle-home, then /etc/oranfstab), or of
+--oranfstab FILE, probed with ICMP echo from the local address (with
+dontroute: out of that address's interface, as dNFS sends), one table per server.`,
+		Example: `  interlink pmtu 198.18.10.2 --token-file /etc/interlink/token --expect 9000
+  interlink pmtu --icmp filer1-stor --expect 9000
+  interlink pmtu --storage --expect 9000
+  interlink pmtu --storage --oranfstab /u01/app/oracle/product/19.0.0/dbhome_1/dbs/oranfstab`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if sf.on {
+				if len(args) > 0 {
+					return usageError("pmtu: --storage takes no PEER (the paths come from oranfstab)")
+				}
+				return nil
+			}
+			return exactArgs(1, "a PEER (agent address)")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tok, opt, err := pf.parse("pmtu", !icmpMode)
+			if !sf.on && (len(sf.oranfstabs) > 0 || len(sf.oracleHomes) > 0) {
+				return usageError("pmtu: --oranfstab and --oracle-home go with --storage")
+			}
+			if sf.on && (icmpMode || target != "" || source != "" || pf.tokenFile != "") {
+				return usageError("pmtu: --storage probes with ICMP from each oranfstab local: address; --icmp, --target, --source and --token-file do not apply")
+			}
+			tok, opt, err := pf.parse("pmtu", !icmpMode && !sf.on)
 			if err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
 			defer cancel()
+			if sf.on {
+				return runPMTUStorage(ctx, e, sf, opt, pf.asJSON)
+			}
 			peer := args[0]
 			rep := &PMTUReport{Schema: "interlink.pmtu/v1", Peer: peer, Expect: opt.Expect, Method: "udp"}
 			var tgt, src netip.Addr
@@ -177,6 +205,9 @@ is unreachable.`,
 	c.Flags().StringVar(&target, "target", "", "address to probe on the peer (default: PEER's address; e.g. its interconnect address)")
 	c.Flags().StringVar(&source, "source", "", "local address to probe from (default: chosen by routing)")
 	c.Flags().BoolVar(&icmpMode, "icmp", false, "probe with ICMP echo, no agent needed (forward direction only)")
+	c.Flags().BoolVar(&sf.on, "storage", false, "prove every Direct NFS path (local: -> path:) of oranfstab instead of one PEER")
+	c.Flags().StringArrayVar(&sf.oranfstabs, "oranfstab", nil, "with --storage: the oranfstab to prove (default: those of oratab's homes and /etc/oranfstab); repeatable")
+	c.Flags().StringArrayVar(&sf.oracleHomes, "oracle-home", nil, "with --storage: an Oracle home whose dbs/oranfstab to prove besides oratab's; repeatable")
 	return c
 }
 

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"context"
 	"path"
 	"sort"
 	"strconv"
@@ -245,4 +246,20 @@ func (d *DNFS) Effective(i int) []DNFSMount {
 		}
 	}
 	return out
+}
+
+// ReadDNFS reads only the Direct NFS part of the node under src: oratab,
+// the homes (with extra homes besides oratab's), their oranfstab files and
+// /etc/oranfstab. It returns nil and the section's detail when there is
+// nothing to read.
+func ReadDNFS(ctx context.Context, src *Source, homes []string) (*DNFS, string) {
+	inv := &Inventory{}
+	src.bind(ctx)
+	defer src.unbind()
+	gatherDNFS(src, inv, Options{OracleHomes: homes})
+	detail := ""
+	if len(inv.Sections) > 0 {
+		detail = inv.Sections[0].Detail
+	}
+	return inv.DNFS, detail
 }

@@ -27,6 +27,7 @@ var builtins = []Builtin{
 	{"mixed", "mismatched MTUs: node1 at 9000, node2 at 1500, on a 9000 switch"},
 	{"shaped", "rate-limited link: node1 and node2 at 9000, node2's egress shaped to 100 Mbit/s"},
 	{"rac", "two-node RAC: private 9000 interconnect and 1500 public network"},
+	{"dnfs", "Direct NFS: db1 with two storage paths to a filer, the second's switch port left at 1500 (no ICMP)"},
 }
 
 // Builtins returns the built-in topologies.

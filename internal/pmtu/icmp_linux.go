@@ -49,6 +49,20 @@ type ICMPProber struct {
 // NewICMPProber opens an echo socket to remote, from local when valid. Call
 // it in the namespace whose path is to be probed.
 func NewICMPProber(local, remote netip.Addr) (*ICMPProber, error) {
+	return NewICMPProberOpts(local, remote, ICMPOptions{})
+}
+
+// ICMPOptions change how an ICMPProber sends.
+type ICMPOptions struct {
+	// DontRoute sends as Oracle Direct NFS does with dontroute: out of the
+	// interface that holds the local address (SO_BINDTODEVICE, root), to
+	// a directly connected destination only (SO_DONTROUTE), whatever the
+	// routing table would choose.
+	DontRoute bool
+}
+
+// NewICMPProberOpts is NewICMPProber with options.
+func NewICMPProberOpts(local, remote netip.Addr, o ICMPOptions) (*ICMPProber, error) {
 	remote = remote.Unmap()
 	v6 := remote.Is6()
 	family, proto := unix.AF_INET, unix.IPPROTO_ICMP
@@ -76,6 +90,21 @@ func NewICMPProber(local, remote netip.Addr) (*ICMPProber, error) {
 	if local.IsValid() {
 		if err := unix.Bind(fd, sockaddr(local, 0)); err != nil {
 			return fail("bind "+local.String(), err)
+		}
+	}
+	if o.DontRoute {
+		if !local.IsValid() {
+			return fail("dontroute", errors.New("needs a local address"))
+		}
+		ifname, _, err := Iface(local)
+		if err != nil {
+			return fail("dontroute: interface of "+local.String(), err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DONTROUTE, 1); err != nil {
+			return fail("SO_DONTROUTE", err)
+		}
+		if err := unix.SetsockoptString(fd, unix.SOL_SOCKET, unix.SO_BINDTODEVICE, ifname); err != nil {
+			return fail("SO_BINDTODEVICE "+ifname+" (needs root)", err)
 		}
 	}
 	if err := unix.Connect(fd, sockaddr(remote, 0)); err != nil {

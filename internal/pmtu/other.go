@@ -53,5 +53,13 @@ func (p *ICMPProber) Unprivileged() bool { return false }
 // NewICMPProber is only implemented on Linux.
 func NewICMPProber(local, remote netip.Addr) (*ICMPProber, error) { return nil, errors.ErrUnsupported }
 
+// ICMPOptions change how an ICMPProber sends.
+type ICMPOptions struct{ DontRoute bool }
+
+// NewICMPProberOpts is NewICMPProber with options.
+func NewICMPProberOpts(local, remote netip.Addr, o ICMPOptions) (*ICMPProber, error) {
+	return nil, errors.ErrUnsupported
+}
+
 // Iface is only implemented on Linux.
 func Iface(addr netip.Addr) (string, int, error) { return "", 0, errors.ErrUnsupported }
