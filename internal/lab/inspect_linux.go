@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -20,6 +22,14 @@ func Inspect(name string) (*Status, error) {
 		return nil, fmt.Errorf("lab: name %w", err)
 	}
 	st, err := readState(name)
+	if errors.Is(err, ErrNotFound) {
+		if left := leftovers(name); len(left) > 0 {
+			// lab up was killed before its first record was renamed:
+			// nothing was built, but files remain for lab down.
+			return &Status{Name: name, State: StateIncomplete, Problems: []string{
+				"no record, only " + strings.Join(left, " and ") + " (a lab up killed before it recorded anything); 'interlink lab down " + name + "' removes them"}}, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,9 @@ func (s *state) write(beforeRename func() error) error {
 }
 
 // Labs returns the names of the labs recorded in the state directory,
-// sorted, whether complete or not.
+// sorted, whether complete or not: a NAME.json, or only what a lab up
+// killed before its first record was renamed left (NAME.json.tmp, the
+// NAME.d directory), which Down removes too.
 func Labs() ([]string, error) {
 	entries, err := os.ReadDir(stateDir())
 	if err != nil {
@@ -128,14 +130,29 @@ func Labs() ([]string, error) {
 		}
 		return nil, fmt.Errorf("lab: list %s: %w", stateDir(), err)
 	}
+	seen := map[string]bool{}
 	var names []string
 	for _, e := range entries {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && validName(n) == nil {
-			names = append(names, n)
+		for _, suffix := range []string{".json", ".json.tmp", ".d"} {
+			if n, ok := strings.CutSuffix(e.Name(), suffix); ok && validName(n) == nil && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
 		}
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// leftovers lists the files of lab name other than its record.
+func leftovers(name string) []string {
+	var out []string
+	for _, f := range []string{statePath(name) + ".tmp", labDir(name)} {
+		if _, err := os.Lstat(f); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // Lab is a lab that is up. It holds no open resources: a Lab value can be

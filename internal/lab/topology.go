@@ -665,6 +665,11 @@ func assignPorts(t *Topology) {
 // Validate checks a topology built or changed in Go (Parse has already
 // checked one read from a file, with line numbers) and names the switch
 // side of every link. Up calls it before it creates anything.
+// MaxSwitchPorts is the most links one switch takes: a Linux bridge has
+// at most BR_MAX_PORTS (1 << BR_PORT_BITS = 1024) ports, and the 1025th
+// fails only when lab up adds it.
+const MaxSwitchPorts = 1024
+
 func (t *Topology) Validate() error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("lab %s: %w: %s", t.Name, ErrInvalid, fmt.Sprintf(format, a...))
@@ -690,6 +695,7 @@ func (t *Topology) Validate() error {
 	}
 	nodes := map[string]bool{}
 	addrs := map[netip.Addr]string{}
+	ports := map[string]int{} // links per switch
 	for _, n := range t.Nodes {
 		if err := checkLabName(n.Name); err != nil {
 			return bad("node name %v", err)
@@ -710,6 +716,9 @@ func (t *Topology) Validate() error {
 			links[l.Name] = true
 			if _, ok := switchMTU[l.Switch]; !ok {
 				return bad("%s: unknown switch %q", where, l.Switch)
+			}
+			if ports[l.Switch]++; ports[l.Switch] > MaxSwitchPorts {
+				return bad("switch %s: more than %d links (a Linux bridge has at most %d ports)", l.Switch, MaxSwitchPorts, MaxSwitchPorts)
 			}
 			for _, m := range []int{l.MTU, l.PortMTU} {
 				if m < MinMTU || m > MaxMTU {

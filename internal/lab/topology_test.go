@@ -2,6 +2,7 @@ package lab_test
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -319,5 +320,26 @@ func TestPair(t *testing.T) {
 	}
 	if _, err := lab.Pair("t3-pair", 9000, "fast"); err == nil {
 		t.Error("rate \"fast\" accepted")
+	}
+}
+
+// A switch takes at most 1024 links (the bridge's port limit): 1025 nodes
+// on one switch are refused at validation, not after minutes of lab up.
+func TestValidateBridgePortLimit(t *testing.T) {
+	build := func(n int) *lab.Topology {
+		top := &lab.Topology{Name: "big", Switches: []lab.SwitchSpec{{Name: "ic", MTU: 9000}}}
+		for i := 0; i < n; i++ {
+			a := netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i / 250), byte(1 + i%250)}), 16)
+			top.Nodes = append(top.Nodes, lab.NodeSpec{Name: fmt.Sprintf("n%d", i),
+				Links: []lab.LinkSpec{{Name: "eth1", Switch: "ic", MTU: 9000, PortMTU: 9000, Addresses: []netip.Prefix{a}}}})
+		}
+		return top
+	}
+	if err := build(lab.MaxSwitchPorts).Validate(); err != nil {
+		t.Fatalf("%d links: %v", lab.MaxSwitchPorts, err)
+	}
+	err := build(lab.MaxSwitchPorts + 1).Validate()
+	if !errors.Is(err, lab.ErrInvalid) || !strings.Contains(err.Error(), "switch ic: more than 1024 links") {
+		t.Errorf("1025 links: %v", err)
 	}
 }

@@ -231,6 +231,21 @@ func TestCLIKillDuringUp(t *testing.T) {
 						t.Errorf("status of a killed lab: exit %d, %q; want exit 1, incomplete", r.code, r.stdout)
 					}
 				}
+				// Killed before its first record was renamed: only the
+				// .tmp is left, and status and down --all still see it.
+				first := c.point == lab.PointState && c.n == 1
+				if first {
+					if r := run(t, "lab", "status"); r.code != 1 || !strings.Contains(r.stdout, name+": incomplete") {
+						t.Errorf("status of a lab with only its .tmp: exit %d, %q", r.code, r.stdout+r.stderr)
+					}
+				}
+				if first && cleanup == "down" {
+					if r := run(t, "lab", "down", "--all"); r.code != 0 || r.stdout != "lab "+name+": down\n" {
+						t.Fatalf("down --all: exit %d: %q %q", r.code, r.stdout, r.stderr)
+					}
+					nothingLeft(t, name, dir)
+					return
+				}
 				if cleanup == "up" {
 					if r := run(t, "lab", "up", "routed", "--name", name); r.code != 0 {
 						t.Fatalf("up over leftovers: exit %d: %s", r.code, r.stderr)
