@@ -20,6 +20,8 @@ func newAgentCmd(e *env) *cobra.Command {
 		listen, tokenFile, rate string
 		maxSessions             int
 		maxDuration             time.Duration
+		hsDeadline              time.Duration
+		pendingPer, pending     int
 	)
 	c := &cobra.Command{
 		Use:   "agent --listen ADDR[:PORT] --token-file FILE",
@@ -29,9 +31,9 @@ func newAgentCmd(e *env) *cobra.Command {
 never crosses the wire); data endpoints answer only traffic tagged for a live
 session and never send more than they received. One log line per session on stderr.
 
-Unauthenticated peers get 3s to finish the handshake, at most 8 pending handshakes
-per source address and 128 in all; over a cap they are refused at once with the
-reason. Lines about them are rate-limited, with a summary by source and reason.
+Unauthenticated peers get 3s to finish the handshake (--handshake-timeout), at
+most 8 pending handshakes per source address (--max-pending-per-source) and 128 in
+all (--max-pending); over a cap they are refused at once with the reason. Lines about them are rate-limited, with a summary by source and reason.
 
 The token file must not be readable by others (chmod 600) and hold at least 16
 bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
@@ -62,6 +64,12 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 			if maxDuration < time.Second {
 				return usageError("agent: --max-duration must be at least 1s")
 			}
+			if hsDeadline < 100*time.Millisecond || hsDeadline > time.Minute {
+				return usageError("agent: --handshake-timeout %s: want 100ms to 1m", hsDeadline)
+			}
+			if pendingPer < 1 || pending < pendingPer || pending > 65536 {
+				return usageError("agent: --max-pending-per-source %d and --max-pending %d: want 1 <= per source <= in all <= 65536", pendingPer, pending)
+			}
 			addr, err := agent.HostPort(listen)
 			if err != nil {
 				return usageError("agent: --listen %q: %v", listen, err)
@@ -72,6 +80,7 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 				Log:      e.stderr,
 				Limits: wire.Limits{MaxSessions: maxSessions, MaxDuration: maxDuration,
 					MaxRateBitsPerSec: float64(rateBits), MaxEndpoints: agent.DefaultLimits.MaxEndpoints},
+				HandshakeDeadline: hsDeadline, MaxPendingPerSource: pendingPer, MaxPending: pending,
 			})
 			if err != nil {
 				return err
@@ -87,6 +96,9 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 	f.StringVar(&tokenFile, "token-file", "", "file holding the shared token (mode 600, at least 16 bytes)")
 	f.IntVar(&maxSessions, "max-sessions", agent.DefaultLimits.MaxSessions, "concurrent sessions")
 	f.DurationVar(&maxDuration, "max-duration", agent.DefaultLimits.MaxDuration, "longest session")
+	f.DurationVar(&hsDeadline, "handshake-timeout", agent.DefaultHandshakeDeadline, "time an unauthenticated peer has to finish the handshake")
+	f.IntVar(&pendingPer, "max-pending-per-source", agent.DefaultMaxPendingPerSource, "handshakes in progress per source address (IPv6: per /64)")
+	f.IntVar(&pending, "max-pending", agent.DefaultMaxPending, "handshakes in progress in all")
 	f.StringVar(&rate, "max-rate", "auto", "most the agent sends per session (auto: an abuse guard above the interface's speed)")
 	return c
 }
