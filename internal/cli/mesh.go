@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/mesh"
-	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/report"
 )
 
@@ -151,7 +150,9 @@ func meshCode(res *mesh.Result) int {
 		switch {
 		case p.MeetsExpect != nil && !*p.MeetsExpect && p.Error == "":
 			code = max(code, ExitCritical)
-		case p.Problem() && p.Verdict != pmtu.LocalLimit:
+		case p.Problem():
+			// local-limit is a problem as in pmtu: the sender's MTU is
+			// below its peer's or the expected one.
 			code = max(code, ExitWarning)
 		}
 	}

@@ -77,7 +77,10 @@ operation, CPU per I/O, and the mount the path is on with its options.`,
 			if err != nil {
 				return err
 			}
-			if len(res.LimitedBy) > 0 || res.Interrupted {
+			if res.Interrupted {
+				return withCode(ExitUnknown) // as bench and db: the result is partial
+			}
+			if len(res.LimitedBy) > 0 {
 				return withCode(ExitWarning)
 			}
 			return nil
