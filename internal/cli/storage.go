@@ -44,7 +44,11 @@ Files are preallocated like datafiles; nothing outside the private directory is 
 
 ` + help.String() + `
 Reports operations per second, MB/s, latency p50/p99/p99.9/max (HDR histograms) per
-operation, CPU per I/O, and the mount the path is on with its options.`,
+operation, CPU per I/O, and the mount the path is on with its options. On an NFS mount
+it adds what /proc/self/mountstats counted for the mount during the run (requests,
+retransmissions, timeouts, bytes, average RTT and execute time per operation: GETATTR,
+WRITE, COMMIT...) and what 'interlink check' says of the mount's options for the role the
+profile stands for (redo, datafiles for datafile and mkfile, backup, home for install).`,
 		Args: exactArgs(1, "a directory PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec := storage.Spec{Profile: storage.Profile(profile), Path: args[0], Time: dur, Direct: direct}

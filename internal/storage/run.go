@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 	"unsafe"
+
+	"github.com/interlink/interlink/internal/inventory"
 )
 
 // Run runs spec's profile in a private directory under spec.Path and
@@ -36,6 +38,10 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	res := &Result{Schema: Schema, Spec: spec, Start: time.Now()}
 	res.Filesystem, _ = filesystemOf(spec.Path)
+	var nfsBefore *inventory.Mount
+	if IsNFS(res.Filesystem.Type) {
+		nfsBefore = nfsMount("/", res.Filesystem.MountPoint)
+	}
 	u0, s0 := cpuTimes()
 	var run func(context.Context, *Result, string) error
 	switch spec.Profile {
@@ -58,6 +64,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
 	}
 	res.Interrupted = ctx.Err() != nil
+	if IsNFS(res.Filesystem.Type) {
+		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
+	}
 	if err != nil && !res.Interrupted {
 		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
 	}
