@@ -35,17 +35,7 @@ func labServer(t *testing.T) (*lab.Node, *service.NFSServer) {
 		t.Fatal(err)
 	}
 	l := testlab.Up(t, topo)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := service.StartNFS(ctx, testlab.Node(t, l, "filer"), netip.MustParseAddr("198.18.30.1"), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	srv := testlab.NFS(t, testlab.Node(t, l, "filer"), netip.MustParseAddr("198.18.30.1"))
 	return testlab.Node(t, l, "db1"), srv
 }
 

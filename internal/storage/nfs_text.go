@@ -44,3 +44,21 @@ func writeNFS(w io.Writer, n *NFS) {
 
 // msec prints a mountstats average: the kernel counts whole milliseconds.
 func msec(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+// writeEmulation renders what an nfs:// run sent, per procedure.
+func writeEmulation(w io.Writer, e *Emulation) {
+	fmt.Fprintf(w, "\n  NOTE: %s\n", EmulationNote)
+	fmt.Fprintf(w, "  emulated options %q on %s:%s (rsize %d, wsize %d after the server's FSINFO)\n",
+		termtext.Clean(e.Options.Raw), termtext.Clean(e.Server), termtext.Clean(e.Export), e.Rsize, e.Wsize)
+	fmt.Fprintf(w, "    attribute cache %s (directories %s), noac %v, FILE_SYNC writes %v, no client cache (forcedirectio) %v\n",
+		e.Options.AttrTimeout, e.Options.DirAttrTimeout, e.Options.NoAC, e.Options.SyncWrites || e.Options.Direct, e.Options.Direct)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "    RPC\tcalls\tKiB sent\tKiB recv\tavg RTT\t")
+	for _, p := range e.RPC {
+		fmt.Fprintf(tw, "    %s\t%d\t%d\t%d\t%s\t\n", p.Proc, p.Calls, p.BytesSent>>10, p.BytesReceived>>10, msec(p.AvgRTT()))
+	}
+	tw.Flush()
+	if e.CleanupError != "" {
+		fmt.Fprintf(w, "  WARNING: the working directory was not fully removed: %s\n", termtext.Clean(e.CleanupError))
+	}
+}

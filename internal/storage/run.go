@@ -19,6 +19,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if IsNFSURL(spec.Path) {
+		return runEmulated(ctx, spec)
+	}
 	st, err := os.Stat(spec.Path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSpec, err)
@@ -68,6 +71,31 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
 	}
 	if err != nil && !res.Interrupted {
+		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+	}
+	return res, nil
+}
+
+// runEmulated runs spec against an nfs:// export with the userspace
+// client.
+func runEmulated(ctx context.Context, spec Spec) (*Result, error) {
+	res := &Result{Schema: Schema, Spec: spec, Start: time.Now()}
+	u0, s0 := cpuTimes()
+	err := runNFS(ctx, res)
+	u1, s1 := cpuTimes()
+	res.Duration = time.Since(res.Start).Nanoseconds()
+	res.CPUUserNs, res.CPUSysNs = (u1 - u0).Nanoseconds(), (s1 - s0).Nanoseconds()
+	if n := res.IOs(); n > 0 {
+		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
+	}
+	res.Interrupted = ctx.Err() != nil
+	if errors.Is(err, ErrSpec) {
+		return nil, err
+	}
+	if err != nil && !res.Interrupted {
+		if res.Emulation == nil {
+			return nil, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		}
 		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
 	}
 	return res, nil
