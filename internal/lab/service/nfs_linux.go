@@ -2,8 +2,10 @@ package service
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -126,6 +128,9 @@ func (s *NFSServer) wait(ctx context.Context) error {
 			c, e := net.DialTimeout("tcp", target, 500*time.Millisecond)
 			if e == nil {
 				c.Close()
+				// ganesha listens before it has registered MOUNT with
+				// rpcbind: ready when the portmapper knows it.
+				e = registered(s.Addr, 100005, 3)
 			}
 			err = e
 			return nil
@@ -148,6 +153,35 @@ func (s *NFSServer) wait(ctx context.Context) error {
 			return fmt.Errorf("nfs server on %s: %s not accepting after 20 s: %s", s.Node.Name(), target, s.logTail())
 		}
 	}
+}
+
+// registered asks the portmapper at addr (PMAPPROC_GETPORT over TCP,
+// RFC 1833) whether prog/vers is registered for TCP.
+func registered(addr netip.Addr, prog, vers uint32) error {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(addr.String(), "111"), 500*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	// record mark, xid, CALL, rpcvers 2, PMAP 100000 v2, GETPORT, AUTH_NONE x2, args
+	call := []uint32{0x80000038, 1, 0, 2, 100000, 2, 3, 0, 0, 0, 0, prog, vers, 6, 0}
+	b := make([]byte, 0, 4*len(call))
+	for _, v := range call {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	if _, err := c.Write(b); err != nil {
+		return err
+	}
+	r := make([]byte, 32)
+	if _, err := io.ReadFull(c, r); err != nil {
+		return err
+	}
+	// mark xid REPLY MSG_ACCEPTED verf(flavor, len 0) SUCCESS port
+	if port := binary.BigEndian.Uint32(r[28:]); binary.BigEndian.Uint32(r[24:]) != 0 || port == 0 {
+		return fmt.Errorf("program %d version %d not registered yet", prog, vers)
+	}
+	return nil
 }
 
 // logTail is the last lines of ganesha's log that say what went wrong.
