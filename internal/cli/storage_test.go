@@ -21,6 +21,14 @@ func TestStorageBadInput(t *testing.T) {
 		{[]string{"storage", "bench", t.TempDir(), "--profile", "redo", "--time", "-1s"}, "--time must be positive"},
 		{[]string{"storage", "bench", file, "--profile", "redo"}, "is not a directory"},
 		{[]string{"storage", "bench", "--profile", "redo"}, "expected a directory PATH"},
+		{[]string{"storage", "bench", "nfs://", "--profile", "install"}, "want nfs://SERVER/EXPORT"},
+		{[]string{"storage", "bench", "nfs://filer/x", "--profile", "redo"}, "profile redo is not emulated over nfs://"},
+		{[]string{"storage", "bench", "nfs://filer/x", "--profile", "install", "--emulate", "vers=4.1"}, "NFSv3 only"},
+		{[]string{"storage", "bench", "nfs://filer/x", "--profile", "install", "--emulate", "noac,bogus"}, `"bogus"`},
+		{[]string{"storage", "bench", "nfs://filer/x", "--profile", "install", "--direct"}, "--emulate forcedirectio"},
+		{[]string{"storage", "bench", t.TempDir(), "--profile", "install", "--emulate", "noac"}, "--emulate needs an nfs://"},
+		// Nothing listens on loopback's portmapper here: one line, exit 3.
+		{[]string{"storage", "bench", "nfs://127.0.0.1/x", "--profile", "install"}, "portmapper"},
 	} {
 		o, e, code := run(t, tc.args...)
 		if code != ExitUnknown || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || o != "" {

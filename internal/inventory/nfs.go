@@ -56,6 +56,16 @@ const (
 	errNoMountTables = "no running mount table (" + MountinfoFile + ", " + MnttabFile + ") and no static table (" + FstabFile + ", " + VfstabFile + ", " + AIXFilesystems + ")"
 )
 
+// NFSMounts reads only the mount tables and mountstats under src (what
+// Gather's "mounts" section reads) and returns the NFS mounts, sorted by
+// mount point, with that section. A caller that wants two readings (before
+// and after a run) opens a Source for each: a Source keeps what it read.
+func NFSMounts(src *Source) ([]Mount, Section) {
+	inv := &Inventory{Mounts: []Mount{}}
+	gatherNFS(src, inv)
+	return inv.Mounts, inv.Sections[len(inv.Sections)-1]
+}
+
 type tableParser func(r io.Reader, file string) ([]tableEntry, error)
 
 // gatherNFS fills inv.Mounts and the "mounts" section. The running table
@@ -161,7 +171,7 @@ func (g *nfsGatherer) attachStats() {
 	}
 	var stats map[string]*MountStats
 	if err == nil {
-		stats, err = parseMountstats(bytes.NewReader(b), MountstatsFile)
+		stats, err = ParseMountstats(bytes.NewReader(b), MountstatsFile)
 	}
 	if err != nil {
 		g.failed = true

@@ -66,7 +66,8 @@ func (o OpStats) Retransmissions() uint64 {
 	return 0
 }
 
-// parseMountstats reads the kernel's mountstats format:
+// ParseMountstats reads the kernel's mountstats format
+// (fs/nfs/super.c nfs_show_stats, net/sunrpc/stats.c rpc_clnt_show_stats):
 //
 //	device nas01:/vol/oradata mounted on /u02/oradata with fstype nfs statvers=1.1
 //		opts:	rw,vers=3,...
@@ -80,8 +81,10 @@ func (o OpStats) Retransmissions() uint64 {
 //
 // Only NFS devices carry the indented block. The result is keyed by the
 // (unescaped) mount point; a later device line for the same mount point
-// replaces an earlier one, as the topmost mount hides those below.
-func parseMountstats(r io.Reader, file string) (map[string]*MountStats, error) {
+// replaces an earlier one, as the topmost mount hides those below. file
+// is the node path recorded in each MountStats.File. file
+// is the node path recorded in each MountStats.File.
+func ParseMountstats(r io.Reader, file string) (map[string]*MountStats, error) {
 	out := map[string]*MountStats{}
 	var cur *MountStats
 	inOps := false

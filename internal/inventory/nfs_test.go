@@ -228,7 +228,7 @@ func TestParseMountstats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	st, err := parseMountstats(f, MountstatsFile)
+	st, err := ParseMountstats(f, MountstatsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,13 +264,13 @@ func TestParseMountstats(t *testing.T) {
 		{"device nas:/a mounted on /a with fstype nfs statvers=1.1\n\txprt:\ttcp 1 x\n", "line 2: xprt:"},
 		{"garbage\n", "line 1: want a \"device\" line"},
 	} {
-		_, err := parseMountstats(strings.NewReader(tt.in), MountstatsFile)
+		_, err := ParseMountstats(strings.NewReader(tt.in), MountstatsFile)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: err = %v, want %q", tt.in, err, tt.want)
 		}
 	}
 	// Statistics lines of file systems we do not judge are skipped.
-	st, err = parseMountstats(strings.NewReader("device /dev/sda1 mounted on / with fstype ext4\n\tsomething: 1\n"), MountstatsFile)
+	st, err = ParseMountstats(strings.NewReader("device /dev/sda1 mounted on / with fstype ext4\n\tsomething: 1\n"), MountstatsFile)
 	if err != nil || len(st) != 0 {
 		t.Errorf("non-NFS: %v %v", st, err)
 	}
@@ -487,7 +487,7 @@ func FuzzParseMountstats(f *testing.F) {
 	f.Add(string(b))
 	f.Add("device nas:/a mounted on /a with fstype nfs statvers=1.1\n\txprt:\tudp 1 2 3\n\tper-op statistics\n\t READ: 1 2 3 4 5 6 7 8 9\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		st, err := parseMountstats(strings.NewReader(s), MountstatsFile)
+		st, err := ParseMountstats(strings.NewReader(s), MountstatsFile)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "line ") {
 				t.Fatalf("error does not name the line: %v", err)

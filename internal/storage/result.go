@@ -17,6 +17,10 @@ type Result struct {
 	Start      time.Time  `json:"start"`
 	Duration   int64      `json:"duration_ns"`
 	Steps      []Step     `json:"steps"`
+	// NFS is set when the path is on an NFS mount.
+	NFS *NFS `json:"nfs,omitempty"`
+	// Emulation is set for an nfs:// target (userspace client).
+	Emulation *Emulation `json:"emulation,omitempty"`
 	// CPU is this process's user and system time over the run.
 	CPUUserNs int64 `json:"cpu_user_ns"`
 	CPUSysNs  int64 `json:"cpu_system_ns"`

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 	"unsafe"
+
+	"github.com/interlink/interlink/internal/inventory"
 )
 
 // Run runs spec's profile in a private directory under spec.Path and
@@ -16,6 +18,9 @@ import (
 func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
+	}
+	if IsNFSURL(spec.Path) {
+		return runEmulated(ctx, spec)
 	}
 	st, err := os.Stat(spec.Path)
 	if err != nil {
@@ -36,6 +41,10 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}
 	res := &Result{Schema: Schema, Spec: spec, Start: time.Now()}
 	res.Filesystem, _ = filesystemOf(spec.Path)
+	var nfsBefore *inventory.Mount
+	if IsNFS(res.Filesystem.Type) {
+		nfsBefore = nfsMount("/", res.Filesystem.MountPoint)
+	}
 	u0, s0 := cpuTimes()
 	var run func(context.Context, *Result, string) error
 	switch spec.Profile {
@@ -58,7 +67,35 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
 	}
 	res.Interrupted = ctx.Err() != nil
+	if IsNFS(res.Filesystem.Type) {
+		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
+	}
 	if err != nil && !res.Interrupted {
+		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+	}
+	return res, nil
+}
+
+// runEmulated runs spec against an nfs:// export with the userspace
+// client.
+func runEmulated(ctx context.Context, spec Spec) (*Result, error) {
+	res := &Result{Schema: Schema, Spec: spec, Start: time.Now()}
+	u0, s0 := cpuTimes()
+	err := runNFS(ctx, res)
+	u1, s1 := cpuTimes()
+	res.Duration = time.Since(res.Start).Nanoseconds()
+	res.CPUUserNs, res.CPUSysNs = (u1 - u0).Nanoseconds(), (s1 - s0).Nanoseconds()
+	if n := res.IOs(); n > 0 {
+		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
+	}
+	res.Interrupted = ctx.Err() != nil
+	if errors.Is(err, ErrSpec) {
+		return nil, err
+	}
+	if err != nil && !res.Interrupted {
+		if res.Emulation == nil {
+			return nil, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		}
 		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
 	}
 	return res, nil

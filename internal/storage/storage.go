@@ -53,6 +53,9 @@ type Spec struct {
 	// Direct opens data files with O_DIRECT (no page cache), as a database
 	// does on a filesystem that supports it.
 	Direct bool `json:"direct"`
+	// Emulate is, for an nfs:// Path, the mount options whose RPC pattern
+	// the userspace client emulates ("defaults" when empty).
+	Emulate string `json:"emulate,omitempty"`
 }
 
 // Bounds of a request.
@@ -87,6 +90,16 @@ func (s *Spec) Validate() error {
 	}
 	if s.Path == "" {
 		return fmt.Errorf("%w: no path", ErrSpec)
+	}
+	if IsNFSURL(s.Path) {
+		if s.Emulate == "" {
+			s.Emulate = "defaults"
+		}
+		if s.Direct {
+			return fmt.Errorf("%w: --direct is for a mounted path; over nfs:// use --emulate forcedirectio", ErrSpec)
+		}
+	} else if s.Emulate != "" {
+		return fmt.Errorf("%w: --emulate needs an nfs://SERVER/EXPORT target, not a path", ErrSpec)
 	}
 	return nil
 }

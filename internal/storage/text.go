@@ -40,6 +40,12 @@ func WriteText(w io.Writer, r *Result) {
 		}
 		tw.Flush()
 	}
+	if r.NFS != nil {
+		writeNFS(w, r.NFS)
+	}
+	if r.Emulation != nil {
+		writeEmulation(w, r.Emulation)
+	}
 	fmt.Fprintf(w, "\n  CPU: %.1f us per I/O (user %.2f s, system %.2f s)\n", r.CPUNsPerIO/1e3,
 		time.Duration(r.CPUUserNs).Seconds(), time.Duration(r.CPUSysNs).Seconds())
 	for _, l := range r.LimitedBy {
