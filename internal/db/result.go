@@ -1,6 +1,10 @@
 package db
 
-import "time"
+import (
+	"time"
+
+	"github.com/interlink/interlink/internal/latency"
+)
 
 // Schema is the JSON schema of a Result.
 const Schema = "interlink.db/v1"
@@ -58,15 +62,7 @@ type Server struct {
 
 // Latency is the distribution of committed transactions' latency, in ns,
 // from an HDR histogram (3 significant digits).
-type Latency struct {
-	Min  int64   `json:"min_ns"`
-	Mean float64 `json:"mean_ns"`
-	P50  int64   `json:"p50_ns"`
-	P90  int64   `json:"p90_ns"`
-	P99  int64   `json:"p99_ns"`
-	P999 int64   `json:"p99_9_ns"`
-	Max  int64   `json:"max_ns"`
-}
+type Latency = latency.Summary
 
 // Failed counts transactions that did not commit, by reason. A client whose
 // connection is lost reconnects and goes on.

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // ErrInterrupted is returned when Ctrl-C came before the load started.
@@ -97,7 +99,7 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	// The end: measure before anything else runs.
 	rec.mu.Lock()
 	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
-	res.Latency = latency(rec)
+	res.Latency = summarize(rec)
 	rec.mu.Unlock()
 	if res.Duration > 0 {
 		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
@@ -292,12 +294,6 @@ func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tic
 	}
 }
 
-func latency(rec *recorder) Latency {
-	h := rec.total
-	if h.TotalCount() == 0 {
-		return Latency{}
-	}
-	return Latency{Min: h.Min() * 1000, Mean: h.Mean() * 1000, P50: h.ValueAtQuantile(50) * 1000,
-		P90: h.ValueAtQuantile(90) * 1000, P99: h.ValueAtQuantile(99) * 1000, P999: h.ValueAtQuantile(99.9) * 1000,
-		Max: h.Max() * 1000}
+func summarize(rec *recorder) Latency {
+	return latency.FromHistogram(rec.total, 1000) // recorded in us
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // Schema is the JSON schema name of a Result.
@@ -60,14 +62,7 @@ type Op struct {
 }
 
 // Latency is a distribution of operation times in ns.
-type Latency struct {
-	Min  int64   `json:"min_ns"`
-	Mean float64 `json:"mean_ns"`
-	P50  int64   `json:"p50_ns"`
-	P99  int64   `json:"p99_ns"`
-	P999 int64   `json:"p99_9_ns"`
-	Max  int64   `json:"max_ns"`
-}
+type Latency = latency.Summary
 
 // rec records operations of one kind; one per worker, merged after.
 type rec struct {
@@ -101,8 +96,8 @@ func (r *rec) op(d time.Duration) Op {
 		o.PerSec, o.BytesPerSec = float64(r.count)/s, float64(r.bytes)/s
 	}
 	if r.count > 0 {
-		o.Latency = &Latency{Min: r.h.Min(), Mean: r.h.Mean(), P50: r.h.ValueAtQuantile(50),
-			P99: r.h.ValueAtQuantile(99), P999: r.h.ValueAtQuantile(99.9), Max: r.h.Max()}
+		l := latency.FromHistogram(r.h, 1)
+		o.Latency = &l
 	}
 	return o
 }

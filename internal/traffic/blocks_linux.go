@@ -8,6 +8,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // slotBits is how many low bits of a request's sequence number name its
@@ -48,12 +50,12 @@ type blockSlot struct {
 
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(time.Minute), 3) }
 
-func latency(h *hdrhistogram.Histogram) *Latency {
+func summarize(h *hdrhistogram.Histogram) *Latency {
 	if h.TotalCount() == 0 {
 		return nil
 	}
-	return &Latency{Count: h.TotalCount(), Min: h.Min(), Mean: h.Mean(), P50: h.ValueAtQuantile(50),
-		P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99), P999: h.ValueAtQuantile(99.9), Max: h.Max()}
+	s := latency.FromHistogram(h, 1)
+	return &s
 }
 
 func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
@@ -88,7 +90,7 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		now      = start
 	)
 	closeIv := func(final bool) {
-		in.RTTPercentiles = latency(ivHist)
+		in.RTTPercentiles = summarize(ivHist)
 		if final {
 			iv.finish(now, in)
 		} else {
@@ -216,7 +218,7 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	side.Intervals = iv.list
 	side.Messages = st.Completed
 	side.Bytes = st.Completed * int64(spec.Block)
-	st.RTT = latency(hist)
+	st.RTT = summarize(hist)
 	// Tell the responder we are done (it also stops on its own deadline).
 	mk := make([]byte, off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: uint64(st.Requests)}).Put(mk[off:])

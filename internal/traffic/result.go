@@ -2,6 +2,8 @@ package traffic
 
 import (
 	"time"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // Role is what one end does in a flow.
@@ -139,16 +141,7 @@ type BlockStats struct {
 }
 
 // Latency summarises round-trip times, in ns.
-type Latency struct {
-	Count int64   `json:"count"`
-	Min   int64   `json:"min_ns"`
-	Mean  float64 `json:"mean_ns"`
-	P50   int64   `json:"p50_ns"`
-	P90   int64   `json:"p90_ns"`
-	P99   int64   `json:"p99_ns"`
-	P999  int64   `json:"p99_9_ns"`
-	Max   int64   `json:"max_ns"`
-}
+type Latency = latency.Summary
 
 // CPU is the processor time of one end's part in a flow. User and System
 // are its hot threads' own time (getrusage RUSAGE_THREAD); SoftIRQ is the
