@@ -64,27 +64,39 @@ var knownMetrics = map[string]known{
 	"cpu_per_gib_server":         {"interlink.bench/v1", []string{"server_cost", "cpu_ns_per_gib"}, false, UnitNs, true, "agent CPU per GiB delivered"},
 	"wall":                       {"", nil, false, UnitNs, true, "wall time of the run (any command)"},
 	// interlink db bench: paths from the top of the document (leading "").
-	"tps":                    {"interlink.db/v1", []string{"", "tps"}, false, UnitPerSec, false, "committed transactions per second (db bench)"},
-	"latency_p50":            {"interlink.db/v1", []string{"", "latency", "p50_ns"}, false, UnitNs, true, "median transaction latency (db bench)"},
-	"latency_p90":            {"interlink.db/v1", []string{"", "latency", "p90_ns"}, false, UnitNs, true, "90th percentile transaction latency (db bench)"},
-	"latency_p99":            {"interlink.db/v1", []string{"", "latency", "p99_ns"}, false, UnitNs, true, "99th percentile transaction latency (db bench)"},
-	"failed_percent":         {"interlink.db/v1", []string{"", "failed", "percent"}, false, UnitPercent, true, "transactions that did not commit (db bench)"},
-	"wal_bytes_per_tx":       {"interlink.db/v1", []string{"", "wal", "bytes_per_tx"}, false, UnitNone, true, "WAL generated per transaction (db bench)"},
-	"packets_per_tx":         {"interlink.db/v1", []string{"", "local", "packets_per_tx"}, false, UnitNone, true, "packets on the server's interface per transaction (db bench)"},
-	"bytes_per_tx":           {"interlink.db/v1", []string{"", "local", "bytes_per_tx"}, false, UnitNone, true, "bytes on the server's interface per transaction (db bench)"},
-	"cpu_per_tx":             {"interlink.db/v1", []string{"", "local", "cpu_ns_per_tx"}, false, UnitNs, true, "host CPU (user, system, softirq) per transaction (db bench)"},
-	"tcp_retransmits":        {"interlink.db/v1", []string{"", "local", "tcp_retrans_segs"}, false, UnitCount, true, "TCP segments retransmitted during the run (db bench)"},
-	"ip_fragments":           {"interlink.db/v1", []string{"", "local", "ip_frag_creates"}, false, UnitCount, true, "IP fragments created during the run (db bench)"},
+	"tps":              {"interlink.db/v1", []string{"", "tps"}, false, UnitPerSec, false, "committed transactions per second (db bench)"},
+	"latency_p50":      {"interlink.db/v1", []string{"", "latency", "p50_ns"}, false, UnitNs, true, "median transaction latency (db bench)"},
+	"latency_p90":      {"interlink.db/v1", []string{"", "latency", "p90_ns"}, false, UnitNs, true, "90th percentile transaction latency (db bench)"},
+	"latency_p99":      {"interlink.db/v1", []string{"", "latency", "p99_ns"}, false, UnitNs, true, "99th percentile transaction latency (db bench)"},
+	"failed_percent":   {"interlink.db/v1", []string{"", "failed", "percent"}, false, UnitPercent, true, "transactions that did not commit (db bench)"},
+	"wal_bytes_per_tx": {"interlink.db/v1", []string{"", "wal", "bytes_per_tx"}, false, UnitNone, true, "WAL generated per transaction (db bench)"},
+	"packets_per_tx":   {"interlink.db/v1", []string{"", "local", "packets_per_tx"}, false, UnitNone, true, "packets on the server's interface per transaction (db bench)"},
+	"bytes_per_tx":     {"interlink.db/v1", []string{"", "local", "bytes_per_tx"}, false, UnitNone, true, "bytes on the server's interface per transaction (db bench)"},
+	"cpu_per_tx":       {"interlink.db/v1", []string{"", "local", "cpu_ns_per_tx"}, false, UnitNs, true, "host CPU (user, system, softirq) per transaction (db bench)"},
+	"tcp_retransmits":  {"interlink.db/v1", []string{"", "local", "tcp_retrans_segs"}, false, UnitCount, true, "TCP segments retransmitted during the run (db bench)"},
+	"ip_fragments":     {"interlink.db/v1", []string{"", "local", "ip_frag_creates"}, false, UnitCount, true, "IP fragments created during the run (db bench)"},
+	// interlink storage bench (interlink.storage/v1), from the top.
+	"storage_time":           {"interlink.storage/v1", []string{"", "duration_ns"}, false, UnitNs, true, "duration of the storage bench run"},
+	"cpu_per_io":             {"interlink.storage/v1", []string{"", "cpu_ns_per_io"}, false, UnitNs, true, "interlink's CPU per I/O (storage bench)"},
+	"rpc_calls":              {"interlink.storage/v1", []string{"", "emulation", "calls_total"}, false, UnitCount, true, "NFS RPCs the emulated client issued (storage bench nfs://)"},
+	"getattr_calls":          {"interlink.storage/v1", []string{"", "emulation", "calls", "GETATTR"}, false, UnitCount, true, "NFS GETATTR calls (storage bench nfs://)"},
+	"commit_calls":           {"interlink.storage/v1", []string{"", "emulation", "calls", "COMMIT"}, false, UnitCount, true, "NFS COMMIT calls (storage bench nfs://)"},
+	"write_calls":            {"interlink.storage/v1", []string{"", "emulation", "calls", "WRITE"}, false, UnitCount, true, "NFS WRITE calls (storage bench nfs://)"},
 	"standby_replay_lag_max": {"interlink.db/v1", []string{"", "standbys", "0", "max_replay_lag_bytes"}, false, UnitNone, true, "first standby's largest replay lag, bytes (db bench)"},
 }
 
-// DefaultMetrics are taken from an interlink bench run when no --metric
-// is given, by mode.
+// DefaultMetrics are taken from an interlink run when no --metric is
+// given: bench by mode, db and storage by schema (storage over nfs:// adds
+// the RPC counts), any other command by its wall time.
 var DefaultMetrics = map[string][]string{
 	"blocks": {"blocks_per_sec", "rtt_p50", "rtt_p99", "fragments_per_message", "cpu_per_message_client", "cpu_per_message_server"},
 	"tcp":    {"bits_per_sec", "retransmits", "cpu_per_gib_client", "cpu_per_gib_server"},
 	"udp":    {"bits_per_sec", "loss_percent", "fragments_per_message", "cpu_per_gib_client", "cpu_per_gib_server"},
 	"":       {"wall"},
+	// Other interlink commands, by schema.
+	"interlink.db/v1":          {"tps", "latency_p50", "latency_p99", "packets_per_tx", "cpu_per_tx"},
+	"interlink.storage/v1":     {"storage_time", "cpu_per_io"},
+	"interlink.storage/v1 nfs": {"storage_time", "rpc_calls", "getattr_calls", "commit_calls", "write_calls"},
 }
 
 // KnownNames returns the metric names interlink understands, with their

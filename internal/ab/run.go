@@ -249,8 +249,14 @@ func chooseMetrics(arm Arm, out []byte) []Metric {
 	mode := ""
 	if native(arm.Command) {
 		if doc := ParseJSON(out); doc != nil {
-			if s, _ := lookup(doc, []string{"schema"}).(string); s == "interlink.bench/v1" {
+			switch s, _ := lookup(doc, []string{"schema"}).(string); s {
+			case "interlink.bench/v1":
 				mode, _ = lookup(doc, []string{"spec", "mode"}).(string)
+			case "interlink.db/v1", "interlink.storage/v1":
+				mode = s
+				if s == "interlink.storage/v1" && lookup(doc, []string{"emulation"}) != nil {
+					mode = "interlink.storage/v1 nfs"
+				}
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 )
 
@@ -40,6 +41,18 @@ var nfsNames = map[uint32]string{procNull: "NULL", procGetattr: "GETATTR", procS
 	procRemove: "REMOVE", procRmdir: "RMDIR", procFsinfo: "FSINFO", procCommit: "COMMIT"}
 
 var mountNames = map[uint32]string{mntMnt: "MNT", mntUmnt: "UMNT"}
+
+// ProcNames lists the NFSv3 procedures the client issues, by name.
+func ProcNames() []string {
+	var out []string
+	for _, n := range nfsNames {
+		if n != "NULL" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Stable is how a WRITE asks the server to commit the data (RFC 1813 3.3.7).
 type Stable uint32

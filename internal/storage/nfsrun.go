@@ -28,6 +28,11 @@ type Emulation struct {
 	Rsize   int             `json:"rsize"` // as negotiated with the server's FSINFO
 	Wsize   int             `json:"wsize"`
 	RPC     []nfs.ProcStats `json:"rpc"`
+	// Calls is RPC's call count by procedure, every NFSv3 procedure the
+	// client knows present (zero when not issued), and CallsTotal their
+	// sum: what `interlink ab --metric rpc_calls` and friends read.
+	Calls      map[string]uint64 `json:"calls"`
+	CallsTotal uint64            `json:"calls_total"`
 	// CleanupError is set when the working directory could not be removed.
 	CleanupError string `json:"cleanup_error,omitempty"`
 }
@@ -85,6 +90,16 @@ func runNFS(ctx context.Context, res *Result) error {
 		err = nfsBackup(ctx, res, w, dir)
 	}
 	em.RPC = diffStats(before, c.Stats.Snapshot())
+	em.Calls = map[string]uint64{}
+	for _, n := range nfs.ProcNames() {
+		em.Calls[n] = 0
+	}
+	for _, p := range em.RPC {
+		if _, ok := em.Calls[p.Proc]; ok {
+			em.Calls[p.Proc] = p.Calls
+			em.CallsTotal += p.Calls
+		}
+	}
 	// Cleaning up must not be cut short by Ctrl-C: it is bounded instead.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
