@@ -19,15 +19,8 @@ import (
 
 func init() { commands = append(commands, newBenchCmd) }
 
-// BenchReport is the result of `interlink bench` (schema interlink.bench/v1):
-// the test as run, and per direction both ends' intervals and the summary.
-type BenchReport struct {
-	Schema string `json:"schema"`
-	Peer   string `json:"peer"`
-	Agent  string `json:"agent"`
-	*traffic.Result
-	Interrupted bool `json:"interrupted,omitempty"`
-}
+// BenchReport is the result of `interlink bench`, owned by package traffic.
+type BenchReport = traffic.Report
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
@@ -177,7 +170,7 @@ the wire limit for the path MTU when the link rate is known.`,
 				return fmt.Errorf("bench: %w", err)
 			}
 			header()
-			rep := BenchReport{Schema: "interlink.bench/v1", Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
+			rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
 			if asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr

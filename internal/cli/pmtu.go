@@ -19,23 +19,8 @@ import (
 
 func init() { commands = append(commands, newPMTUCmd) }
 
-// PMTUReport is the result of `interlink pmtu` (schema interlink.pmtu/v1).
-type PMTUReport struct {
-	Schema     string      `json:"schema"`
-	Peer       string      `json:"peer"`
-	Target     string      `json:"target"`
-	Method     string      `json:"method"`
-	Expect     int         `json:"expect,omitempty"`
-	Directions []Direction `json:"directions"`
-	Status     string      `json:"status"` // ok, critical, unknown
-	Error      string      `json:"error,omitempty"`
-}
-
-// Direction is one direction's result with its check against --expect.
-type Direction struct {
-	pmtu.Result
-	MeetsExpect *bool `json:"meets_expect,omitempty"`
-}
+// PMTUReport is the result of `interlink pmtu`, owned by package pmtu.
+type PMTUReport = pmtu.Report
 
 // probeFlags are the search flags pmtu and mesh share.
 type probeFlags struct {
@@ -119,7 +104,7 @@ is unreachable.`,
 			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
 			defer cancel()
 			peer := args[0]
-			rep := &PMTUReport{Schema: "interlink.pmtu/v1", Peer: peer, Expect: opt.Expect, Method: "udp"}
+			rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: peer, Expect: opt.Expect, Method: "udp"}
 			var tgt, src netip.Addr
 			if target != "" {
 				if tgt, err = netip.ParseAddr(target); err != nil {
@@ -159,13 +144,13 @@ is unreachable.`,
 					return err
 				}
 			}
-			code := rep.evaluate(results)
+			code := evaluatePMTU(rep, results)
 			if pf.asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr
 				}
 			} else {
-				rep.render(e.stdout)
+				renderPMTU(e.stdout, rep)
 			}
 			if err != nil {
 				return err
@@ -208,10 +193,10 @@ func resolveHost(ctx context.Context, hostport string) (netip.Addr, error) {
 }
 
 // evaluate fills Directions and Status and returns the exit code.
-func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
+func evaluatePMTU(rep *PMTUReport, results []pmtu.Result) int {
 	code := ExitOK
 	for _, r := range results {
-		d := Direction{Result: r}
+		d := pmtu.Direction{Result: r}
 		if rep.Expect > 0 {
 			ok := r.PathMTU >= rep.Expect
 			d.MeetsExpect = &ok
@@ -233,7 +218,7 @@ func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
 	return code
 }
 
-func (rep *PMTUReport) render(w io.Writer) {
+func renderPMTU(w io.Writer, rep *PMTUReport) {
 	fmt.Fprintf(w, "interlink pmtu %s (%s probes)\n", rep.Peer, rep.Method)
 	for _, d := range rep.Directions {
 		r := d.Result
