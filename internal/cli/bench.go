@@ -28,6 +28,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		dur, interval, timeout                                  time.Duration
 		parallel, outstanding, cpu, peerCPU, overhead           int
 		reverse, bidir, asJSON                                  bool
+		out                                                     outputFlags
 	)
 	c := &cobra.Command{
 		Use:   "bench PEER --mode tcp|udp|blocks --token-file FILE",
@@ -129,6 +130,9 @@ the wire limit for the path MTU when the link rate is known.`,
 				norm.Mode == traffic.ModeBlocks && min(norm.Request, norm.Block) < minLen {
 				return usageError("bench: datagrams must hold at least %d bytes (the session's and the test's headers)", minLen)
 			}
+			if err := out.check("bench"); err != nil {
+				return err
+			}
 			tok, err := agent.ReadToken(tokenFile)
 			if err != nil {
 				return usageError("bench: %v", err)
@@ -178,6 +182,9 @@ the wire limit for the path MTU when the link rate is known.`,
 			} else {
 				writeBenchSummary(e.stdout, rep)
 			}
+			if herr := out.emit("bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
+				return herr
+			}
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
 			}
@@ -213,6 +220,7 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&linkRate, "link-rate", "auto", "line rate for the wire limit (auto: sysfs speed; 0: unknown)")
 	f.IntVar(&overhead, "link-overhead", traffic.EthernetOverhead, "bytes per packet the link rate counts beyond IP (38 Ethernet, 14 for a tbf shaper)")
 	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.bench/v1)")
+	out.add(f)
 	return c
 }
 

@@ -35,6 +35,7 @@ type checkFlags struct {
 	platform     string
 	collect      string
 	listRules    bool
+	out          outputFlags
 }
 
 func newCheckCmd(e *env) *cobra.Command {
@@ -67,6 +68,7 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 	fl.StringArrayVar(&f.mountRoles, "mount-role", nil, "what an NFS mount holds, PATH=ROLE (datafiles, redo, crs, home, backup, other); repeatable")
 	fl.StringVar(&f.platform, "platform", "linux", "platform row of the NFS option table: linux, solaris, aix, hpux")
 	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
+	f.out.add(fl)
 	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
 	return c
 }
@@ -99,6 +101,9 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 	}
 	if f.interval < 0 || f.interval > maxCheckInterval {
 		return cfg, usageError("check: --interval %s: want a duration between 0 and %s", f.interval, maxCheckInterval)
+	}
+	if err := f.out.check("check"); err != nil {
+		return cfg, err
 	}
 	if f.collect != "" && !strings.HasSuffix(f.collect, ".tar.gz") && !strings.HasSuffix(f.collect, ".tgz") {
 		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
@@ -151,6 +156,9 @@ func runCheck(e *env, f checkFlags) error {
 	}
 	if err != nil {
 		return fmt.Errorf("check: write report: %w", err)
+	}
+	if err := f.out.emit("check", "interlink check "+res.Node.Hostname, res); err != nil {
+		return err
 	}
 	if f.collect != "" && !f.asJSON {
 		fmt.Fprintf(e.stderr, "interlink: bundle %s (%d files; audit it elsewhere with 'interlink check --root %s')\n",

@@ -28,6 +28,7 @@ type probeFlags struct {
 	tries                  int
 	asJSON                 bool
 	timeout                time.Duration
+	out                    outputFlags
 }
 
 func (f *probeFlags) add(c *cobra.Command) {
@@ -38,6 +39,7 @@ func (f *probeFlags) add(c *cobra.Command) {
 	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "give up after this long")
+	f.out.add(fs)
 }
 
 // parse checks the shared flags; cmd names the command for messages.
@@ -62,6 +64,9 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 	opt.Tries = f.tries
 	if f.timeout <= 0 {
 		return nil, opt, usageError("%s: --timeout must be positive", cmd)
+	}
+	if err := f.out.check(cmd); err != nil {
+		return nil, opt, err
 	}
 	if needToken {
 		if f.tokenFile == "" {
@@ -151,6 +156,9 @@ is unreachable.`,
 				}
 			} else {
 				renderPMTU(e.stdout, rep)
+			}
+			if herr := pf.out.emit("pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
+				return herr
 			}
 			if err != nil {
 				return err
