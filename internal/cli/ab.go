@@ -124,7 +124,7 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 			} else {
 				ab.WriteText(e.stdout, res)
 			}
-			if herr := out.emit("ab", "interlink ab", res); herr != nil {
+			if herr := out.emit(e, "ab", "interlink ab", res); herr != nil {
 				return herr
 			}
 			if err != nil {

@@ -182,7 +182,7 @@ the wire limit for the path MTU when the link rate is known.`,
 			} else {
 				writeBenchSummary(e.stdout, rep)
 			}
-			if herr := out.emit("bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
+			if herr := out.emit(e, "bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
 				return herr
 			}
 			if err != nil {

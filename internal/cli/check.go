@@ -157,7 +157,7 @@ func runCheck(e *env, f checkFlags) error {
 	if err != nil {
 		return fmt.Errorf("check: write report: %w", err)
 	}
-	if err := f.out.emit("check", "interlink check "+res.Node.Hostname, res); err != nil {
+	if err := f.out.emit(e, "check", "interlink check "+res.Node.Hostname, res); err != nil {
 		return err
 	}
 	if f.collect != "" && !f.asJSON {

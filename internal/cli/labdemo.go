@@ -116,7 +116,7 @@ the default --time.`,
 			} else {
 				demo.Footer(e.stdout, res)
 			}
-			if herr := out.emit("lab demo", "interlink lab demo", res); herr != nil {
+			if herr := out.emit(e, "lab demo", "interlink lab demo", res); herr != nil {
 				return herr
 			}
 			if errors.Is(err, demo.ErrInterrupted) {

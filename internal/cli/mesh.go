@@ -133,7 +133,7 @@ short; 0 otherwise.`,
 			} else {
 				renderMesh(e.stdout, res)
 			}
-			if herr := pf.out.emit("mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
+			if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
 				return herr
 			}
 			if err != nil {

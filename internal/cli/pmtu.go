@@ -157,7 +157,7 @@ is unreachable.`,
 			} else {
 				renderPMTU(e.stdout, rep)
 			}
-			if herr := pf.out.emit("pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
+			if herr := pf.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
 				return herr
 			}
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -106,23 +107,28 @@ func (s *Store) Path() string { return s.path }
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// init checks that the file is ours (or empty) and creates the tables.
+// init checks that the file is ours (or empty) and creates the tables,
+// in one IMMEDIATE transaction: concurrent first opens take turns, and
+// each sees the file whole (never another's half-made history).
 func (s *Store) init() error {
-	var id, tables int
-	if err := s.db.QueryRow("PRAGMA application_id").Scan(&id); err != nil {
-		return notHistory(err)
-	}
-	if err := s.db.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return notHistory(err)
-	}
-	if tables > 0 && id != appID {
-		return fmt.Errorf("%w: another program's SQLite database (application_id %#x)", ErrNotHistory, id)
-	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return notHistory(err)
 	}
 	defer tx.Rollback()
+	var id, tables int
+	if err := tx.QueryRow("PRAGMA application_id").Scan(&id); err != nil {
+		return notHistory(err)
+	}
+	if err := tx.QueryRow("SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return notHistory(err)
+	}
+	if tables > 0 && id != appID {
+		return fmt.Errorf("%w: another program's SQLite database (application_id %#x); the file was left as it is", ErrNotHistory, id)
+	}
+	if id == appID {
+		return notHistory(tx.Commit()) // ours and made: nothing to create
+	}
 	for _, stmt := range []string{
 		fmt.Sprintf("PRAGMA application_id = %d", appID),
 		"PRAGMA user_version = 1",
@@ -162,14 +168,16 @@ func notHistory(err error) error {
 	return err
 }
 
-// sqliteMsg strips the driver's "(26)" style codes' prefixes to the
-// message SQLite gives.
+// sqliteMsg is the message SQLite gives, without the driver's prefixes
+// and its numeric code ("file is not a database (26)").
 func sqliteMsg(s string) string {
 	if i := strings.LastIndex(s, ": "); i >= 0 {
-		return s[i+2:]
+		s = s[i+2:]
 	}
-	return s
+	return codeRE.ReplaceAllString(s, "")
 }
+
+var codeRE = regexp.MustCompile(`\s*\(\d+\)$`)
 
 // Save records r (its ID is set) in one transaction. A Name given moves
 // that name to r.
