@@ -15,6 +15,10 @@ import (
 // problem paths (up to heatmapMax) and says so.
 const heatmapMax = 64
 
+// problemRowsMax bounds the table of problem paths (a broken switch in a
+// large mesh makes thousands); the count says how many there are.
+const problemRowsMax = 200
+
 // verdictStyle is the fill and the short label of a path's state. The
 // labels make the matrix readable printed in grey.
 type verdictStyle struct{ fill, short, name string }
@@ -107,7 +111,7 @@ func meshSection(r *mesh.Result, title string) section {
 	}
 	var rows [][]cell
 	for _, p := range r.Paths {
-		if p.Skipped != "" || !p.Problem() {
+		if p.Skipped != "" || !p.Problem() || len(rows) == problemRowsMax {
 			continue
 		}
 		st := pathStyle(p)
@@ -119,7 +123,11 @@ func meshSection(r *mesh.Result, title string) section {
 			{Text: st.name, Class: "warning"}, {Text: strconv.Itoa(p.PathMTU), Class: "num"}, {Text: detail}})
 	}
 	if len(rows) > 0 {
-		s.heading(fmt.Sprintf("Problem paths (%d of %d)", len(rows), len(r.Paths)))
+		shown := ""
+		if problems > len(rows) {
+			shown = fmt.Sprintf("; the first %d shown, the JSON result holds every path", len(rows))
+		}
+		s.heading(fmt.Sprintf("Problem paths (%d of %d%s)", problems, len(r.Paths), shown))
 		s.table(&table{Head: []string{"from", "to", "net", "addresses", "verdict", "path MTU", "detail"}, Rows: rows})
 	}
 	return s

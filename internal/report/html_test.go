@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -178,4 +179,46 @@ func TestHTMLUnknownType(t *testing.T) {
 	if err := HTML(&bytes.Buffer{}, Page{Results: []any{42}}); err == nil {
 		t.Error("rendering an int succeeded")
 	}
+}
+
+// TestHTMLLargeMesh: a 200-node mesh shows the nodes on problem paths in
+// its heatmap, says so, and stays small; a 40-node one shows every cell.
+func TestHTMLLargeMesh(t *testing.T) {
+	big := func(n int, bad map[int]bool) *mesh.Result {
+		r := &mesh.Result{Schema: "interlink.mesh/v1", Networks: 1}
+		for i := range n {
+			r.Nodes = append(r.Nodes, mesh.Node{Name: fmt.Sprintf("db%03d", i)})
+		}
+		for i := range n {
+			for j := range n {
+				if i == j {
+					continue
+				}
+				p := mesh.Path{From: r.Nodes[i].Name, To: r.Nodes[j].Name, Network: 1, Result: pmtu.Result{Verdict: pmtu.OK, PathMTU: 9000}}
+				if bad[i] || bad[j] {
+					p.Verdict, p.PathMTU = pmtu.Blackhole, 1500
+				}
+				r.Paths = append(r.Paths, p)
+			}
+		}
+		return r
+	}
+	page := render(t, big(200, map[int]bool{7: true, 150: true}))
+	// Every node has a path to db007: all 200 are on problem paths, the
+	// heatmap shows 64 of them and the table 200 of the 794 paths.
+	if !strings.Contains(page, "The mesh has 200 nodes; the heatmaps show the 64 nodes on problem paths (at most 64)") ||
+		!strings.Contains(page, "Problem paths (794 of 39800; the first 200 shown, the JSON result holds every path)") {
+		t.Errorf("no note on the bounded heatmap or table")
+	}
+	if n := count(page, `<rect [^>]*><title>db`); n != 64*63 {
+		t.Errorf("%d heatmap cells, want 64 x 63", n)
+	}
+	if len(page) > 3<<20 {
+		t.Errorf("a 200-node mesh report takes %d KiB", len(page)>>10)
+	}
+	page = render(t, big(40, nil))
+	if n := count(page, `<rect [^>]*><title>db`); n != 40*39 {
+		t.Errorf("%d heatmap cells, want 40 x 39", n)
+	}
+	t.Logf("40 nodes, all ok: %d KiB", len(page)>>10)
 }
