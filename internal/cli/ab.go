@@ -25,6 +25,7 @@ func newABCmd(e *env) *cobra.Command {
 		metrics, expects               []string
 		asJSON                         bool
 		runTimeout, prepTimeout, total time.Duration
+		out                            outputFlags
 	)
 	known := ab.KnownNames()
 	var names []string
@@ -100,6 +101,9 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 			if err := spec.Validate(); err != nil {
 				return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
 			}
+			if err := out.check("ab"); err != nil {
+				return err
+			}
 			abort := make(chan struct{})
 			stopSignals := secondInterrupt(e, abort)
 			defer stopSignals()
@@ -119,6 +123,9 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 				}
 			} else {
 				ab.WriteText(e.stdout, res)
+			}
+			if herr := out.emit(e, "ab", "interlink ab", res); herr != nil {
+				return herr
 			}
 			if err != nil {
 				return fmt.Errorf("ab: %w", err)
@@ -143,6 +150,7 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 	fs.DurationVar(&prepTimeout, "prepare-timeout", 2*time.Minute, "stop a prepare step that takes longer")
 	fs.DurationVar(&total, "max-time", 2*time.Hour, "start no run after this long; the result says it was cut")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.ab/v1)")
+	out.add(fs)
 	return c
 }
 

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -45,7 +47,11 @@ func TestABRunsAndJudges(t *testing.T) {
 	if _, _, code := run(t, append(args, "--expect", "v: B < A")...); code != ExitCritical {
 		t.Errorf("contradicted expectation: exit %d, want 2", code)
 	}
-	o, _, code = run(t, append(args, "--json")...)
+	page := filepath.Join(t.TempDir(), "ab.html")
+	o, _, code = run(t, append(args, "--json", "--html", page)...)
+	if html, err := os.ReadFile(page); err != nil || strings.Count(string(html), `<title>run `) != 8 {
+		t.Errorf("--html: %v; want the 8 runs in order", err)
+	}
 	var doc struct {
 		Schema string `json:"schema"`
 		Runs   []struct {

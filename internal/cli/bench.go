@@ -17,15 +17,8 @@ import (
 
 func init() { commands = append(commands, newBenchCmd) }
 
-// BenchReport is the result of `interlink bench` (schema interlink.bench/v1):
-// the test as run, and per direction both ends' intervals and the summary.
-type BenchReport struct {
-	Schema string `json:"schema"`
-	Peer   string `json:"peer"`
-	Agent  string `json:"agent"`
-	*traffic.Result
-	Interrupted bool `json:"interrupted,omitempty"`
-}
+// BenchReport is the result of `interlink bench`, owned by package traffic.
+type BenchReport = traffic.Report
 
 func newBenchCmd(e *env) *cobra.Command {
 	var (
@@ -33,6 +26,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		dur, interval, timeout                                  time.Duration
 		parallel, outstanding, cpu, peerCPU, overhead           int
 		reverse, bidir, asJSON                                  bool
+		out                                                     outputFlags
 	)
 	c := &cobra.Command{
 		Use:   "bench PEER --mode tcp|udp|blocks --token-file FILE",
@@ -123,6 +117,9 @@ the wire limit for the path MTU when the link rate is known.`,
 				norm.Mode == traffic.ModeBlocks && min(norm.Request, norm.Block) < minLen {
 				return usageError("bench: datagrams must hold at least %d bytes (the session's and the test's headers)", minLen)
 			}
+			if err := out.check("bench"); err != nil {
+				return err
+			}
 			tok, err := agent.ReadToken(tokenFile)
 			if err != nil {
 				return usageError("bench: %v", err)
@@ -164,13 +161,16 @@ the wire limit for the path MTU when the link rate is known.`,
 				return fmt.Errorf("bench: %w", err)
 			}
 			header()
-			rep := BenchReport{Schema: "interlink.bench/v1", Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
+			rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
 			if asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr
 				}
 			} else {
 				writeBenchSummary(e.stdout, rep)
+			}
+			if herr := out.emit(e, "bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
+				return herr
 			}
 			if err != nil {
 				return fmt.Errorf("bench: %w", err)
@@ -213,5 +213,6 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&linkRate, "link-rate", "auto", "line rate for the wire limit (auto: sysfs speed; 0: unknown)")
 	f.IntVar(&overhead, "link-overhead", traffic.EthernetOverhead, "bytes per packet the link rate counts beyond IP (38 Ethernet, 14 for a tbf shaper)")
 	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.bench/v1)")
+	out.add(f)
 	return c
 }

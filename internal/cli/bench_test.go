@@ -91,9 +91,13 @@ func TestBenchAgainstAgent(t *testing.T) {
 	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-") || !strings.Contains(out, "jitter") {
 		t.Errorf("udp: exit %d, no agent receiver lines:\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s", "--json")
+	page := filepath.Join(t.TempDir(), "bench.html")
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s", "--json", "--html", page)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if html, err := os.ReadFile(page); err != nil || !strings.Contains(string(html), `class="chart timeseries bench-rate"`) {
+		t.Errorf("--html: %v, no rate chart", err)
 	}
 	var rep struct {
 		Schema string `json:"schema"`

@@ -37,6 +37,7 @@ type checkFlags struct {
 	listRules    bool
 	oracleHomes  []string
 	storageMTU   int
+	out          outputFlags
 }
 
 func newCheckCmd(e *env) *cobra.Command {
@@ -75,6 +76,7 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
 	fl.StringArrayVar(&f.oracleHomes, "oracle-home", nil, "an Oracle home to audit for Direct NFS (its dbs/oranfstab and ODM library) besides those in oratab; repeatable")
 	fl.IntVar(&f.storageMTU, "storage-mtu", 0, "the MTU expected on Direct NFS storage interfaces (0: only compare them with each other)")
+	f.out.add(fl)
 	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
 	return c
 }
@@ -116,6 +118,9 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 	cfg.StorageMTU = f.storageMTU
 	if f.interval < 0 || f.interval > maxCheckInterval {
 		return cfg, usageError("check: --interval %s: want a duration between 0 and %s", f.interval, maxCheckInterval)
+	}
+	if err := f.out.check("check"); err != nil {
+		return cfg, err
 	}
 	if f.collect != "" && !strings.HasSuffix(f.collect, ".tar.gz") && !strings.HasSuffix(f.collect, ".tgz") {
 		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
@@ -176,6 +181,9 @@ func runCheck(e *env, f checkFlags) error {
 	}
 	if err != nil {
 		return fmt.Errorf("check: write report: %w", err)
+	}
+	if err := f.out.emit(e, "check", "interlink check "+res.Node.Hostname, res); err != nil {
+		return err
 	}
 	if f.collect != "" && !f.asJSON {
 		fmt.Fprintf(e.stderr, "interlink: bundle %s (%d files; audit it elsewhere with 'interlink check --root %s')\n",

@@ -28,6 +28,7 @@ func newLabDemoCmd(e *env) *cobra.Command {
 		dur         time.Duration
 		keep        bool
 		asJSON      bool
+		out         outputFlags
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -64,6 +65,9 @@ the default --time.`,
 			opt := demo.Options{Lab: name, Time: dur, Block: int(size), Keep: keep}
 			if err := opt.Validate(); err != nil {
 				return usageError("lab demo: --name: %v", err)
+			}
+			if err := out.check("lab demo"); err != nil {
+				return err
 			}
 			if err := lab.CheckPrivilege(); errors.Is(err, lab.ErrPrivilege) {
 				return fmt.Errorf("lab demo: %w", lab.ErrPrivilege) // one line, without how it was found out
@@ -112,6 +116,9 @@ the default --time.`,
 			} else {
 				demo.Footer(e.stdout, res)
 			}
+			if herr := out.emit(e, "lab demo", "interlink lab demo", res); herr != nil {
+				return herr
+			}
 			if errors.Is(err, demo.ErrInterrupted) {
 				return withCode(ExitUnknown)
 			}
@@ -127,5 +134,6 @@ the default --time.`,
 	f.StringVar(&block, "block", "8K", "block size of the blocks runs")
 	f.BoolVar(&keep, "keep", false, "leave the lab and its agents up and print how to explore it")
 	f.BoolVar(&asJSON, "json", false, "print every result as one JSON document (schema interlink.demo/v1)")
+	out.add(f)
 	return c
 }

@@ -132,6 +132,9 @@ short; 0 otherwise.`,
 			} else {
 				renderMesh(e.stdout, res)
 			}
+			if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
+				return herr
+			}
 			if err != nil {
 				_, _, _, stopped := res.Counts()
 				return fmt.Errorf("mesh: stopped early (%s): %d of %d paths not measured, marked n/m; the report holds what was", res.Stopped, stopped, len(res.Paths))

@@ -19,23 +19,8 @@ import (
 
 func init() { commands = append(commands, newPMTUCmd) }
 
-// PMTUReport is the result of `interlink pmtu` (schema interlink.pmtu/v1).
-type PMTUReport struct {
-	Schema     string      `json:"schema"`
-	Peer       string      `json:"peer"`
-	Target     string      `json:"target"`
-	Method     string      `json:"method"`
-	Expect     int         `json:"expect,omitempty"`
-	Directions []Direction `json:"directions"`
-	Status     string      `json:"status"` // ok, critical, unknown
-	Error      string      `json:"error,omitempty"`
-}
-
-// Direction is one direction's result with its check against --expect.
-type Direction struct {
-	pmtu.Result
-	MeetsExpect *bool `json:"meets_expect,omitempty"`
-}
+// PMTUReport is the result of `interlink pmtu`, owned by package pmtu.
+type PMTUReport = pmtu.Report
 
 // probeFlags are the search flags pmtu and mesh share.
 type probeFlags struct {
@@ -43,6 +28,7 @@ type probeFlags struct {
 	tries                  int
 	asJSON                 bool
 	timeout                time.Duration
+	out                    outputFlags
 }
 
 func (f *probeFlags) add(c *cobra.Command) {
@@ -53,6 +39,7 @@ func (f *probeFlags) add(c *cobra.Command) {
 	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "give up after this long")
+	f.out.add(fs)
 }
 
 // parse checks the shared flags; cmd names the command for messages.
@@ -77,6 +64,9 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 	opt.Tries = f.tries
 	if f.timeout <= 0 {
 		return nil, opt, usageError("%s: --timeout must be positive", cmd)
+	}
+	if err := f.out.check(cmd); err != nil {
+		return nil, opt, err
 	}
 	if needToken {
 		if f.tokenFile == "" {
@@ -147,7 +137,7 @@ dontroute: out of that address's interface, as dNFS sends), one table per server
 				return runPMTUStorage(ctx, e, sf, opt, pf.asJSON)
 			}
 			peer := args[0]
-			rep := &PMTUReport{Schema: "interlink.pmtu/v1", Peer: peer, Expect: opt.Expect, Method: "udp"}
+			rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: peer, Expect: opt.Expect, Method: "udp"}
 			var tgt, src netip.Addr
 			if target != "" {
 				if tgt, err = netip.ParseAddr(target); err != nil {
@@ -187,13 +177,16 @@ dontroute: out of that address's interface, as dNFS sends), one table per server
 					return err
 				}
 			}
-			code := rep.evaluate(results)
+			code := evaluatePMTU(rep, results)
 			if pf.asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr
 				}
 			} else {
-				rep.render(e.stdout)
+				renderPMTU(e.stdout, rep)
+			}
+			if herr := pf.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
+				return herr
 			}
 			if err != nil {
 				return err
@@ -239,10 +232,10 @@ func resolveHost(ctx context.Context, hostport string) (netip.Addr, error) {
 }
 
 // evaluate fills Directions and Status and returns the exit code.
-func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
+func evaluatePMTU(rep *PMTUReport, results []pmtu.Result) int {
 	code := ExitOK
 	for _, r := range results {
-		d := Direction{Result: r}
+		d := pmtu.Direction{Result: r}
 		if rep.Expect > 0 {
 			ok := r.PathMTU >= rep.Expect
 			d.MeetsExpect = &ok
@@ -264,7 +257,7 @@ func (rep *PMTUReport) evaluate(results []pmtu.Result) int {
 	return code
 }
 
-func (rep *PMTUReport) render(w io.Writer) {
+func renderPMTU(w io.Writer, rep *PMTUReport) {
 	fmt.Fprintf(w, "interlink pmtu %s (%s probes)\n", rep.Peer, rep.Method)
 	for _, d := range rep.Directions {
 		r := d.Result

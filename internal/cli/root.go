@@ -18,6 +18,7 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	args   []string // the command line, for the results history
 }
 
 // commands lists the constructors of the top-level subcommands. Each command
@@ -29,7 +30,7 @@ var commands []func(*env) *cobra.Command
 // and returns the process exit code. It never panics on bad input: every
 // error is printed as one line on stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetOut(stdout)

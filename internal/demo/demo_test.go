@@ -117,13 +117,21 @@ func TestDemoVerdicts(t *testing.T) {
 	const name = "t6demo"
 	cleanupLab(t, name)
 	tmp := t.TempDir()
-	stdout, stderr := runDemo(t, tmp, "--name", name, "--time", "2s", "--json")
+	page := filepath.Join(t.TempDir(), "demo.html")
+	stdout, stderr := runDemo(t, tmp, "--name", name, "--time", "2s", "--json", "--html", page)
 	if stderr != "" {
 		t.Errorf("stderr in a pipe should be empty (no progress), got %q", stderr)
 	}
 	var res demo.Result
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatalf("decode: %v\n%s", err, stdout)
+	}
+	// --html tells the same story as one report: the heatmap with node3's
+	// blackholes, the blocks compared.
+	html, err := os.ReadFile(page)
+	if err != nil || !bytes.Contains(html, []byte(`class="chart heatmap mesh-heatmap"`)) ||
+		!bytes.Contains(html, []byte("<title>node3 -&gt; node1 (")) || !bytes.Contains(html, []byte(`class="chart bars demo-fragments"`)) {
+		t.Errorf("--html: %v; %d bytes without the heatmap or the blocks", err, len(html))
 	}
 	if res.Schema != "interlink.demo/v1" || res.Lab != name || res.Kept || len(res.Errors) != 0 {
 		t.Errorf("schema %q lab %q kept %v errors %v", res.Schema, res.Lab, res.Kept, res.Errors)

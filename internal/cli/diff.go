@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/drift"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/store"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+func init() { commands = append(commands, newDiffCmd) }
+
+// DiffDoc is `interlink diff --json` (schema interlink.diff/v1).
+type DiffDoc struct {
+	Schema   string      `json:"schema"`
+	Baseline DiffRef     `json:"baseline"`
+	Result   DiffRef     `json:"result"`
+	Diff     *drift.Diff `json:"diff"`
+}
+
+// DiffRef says where a compared result came from: the history (ID, and
+// Name for a baseline) or a file.
+type DiffRef struct {
+	ID      int64     `json:"id,omitempty"`
+	Name    string    `json:"name,omitempty"`
+	File    string    `json:"file,omitempty"`
+	Command string    `json:"command"`
+	Host    string    `json:"host,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+
+	value any
+}
+
+func (r DiffRef) String() string {
+	s := r.Command + " result"
+	switch {
+	case r.File != "":
+		return s + " " + r.File
+	case r.Name != "":
+		s += fmt.Sprintf(" %d %q", r.ID, r.Name)
+	default:
+		s += fmt.Sprintf(" %d", r.ID)
+	}
+	return s + fmt.Sprintf(" (%s on %s)", r.Time.Local().Format("2006-01-02 15:04:05"), r.Host)
+}
+
+// commandOf maps a schema to the command that writes it.
+var commandOf = map[string]string{"interlink.check/v1": "check", "interlink.pmtu/v1": "pmtu", "interlink.mesh/v1": "mesh",
+	"interlink.bench/v1": "bench", "interlink.ab/v1": "ab", "interlink.demo/v1": "lab demo"}
+
+var idRE = regexp.MustCompile(`^#?[0-9]+$`)
+
+func newDiffCmd(e *env) *cobra.Command {
+	var (
+		db     string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "diff [BASELINE] [RESULT]",
+		Short: "What changed between a result and a baseline: paths, findings, metrics beyond their noise",
+		Long: `diff compares a result with a baseline of the same command and lists what changed:
+mesh and pmtu paths whose verdict or path MTU differs, check findings that are new
+(or gone, or changed severity), bench intervals and ab runs whose figures moved beyond
+their noise (the 95 % confidence interval of the shift excludes zero; a run with too
+few intervals is listed as not judged), fragments per message and path MTU.
+
+BASELINE and RESULT are a result id from 'interlink history' (12 or #12), a name
+given with --save-as, or a --json file. Without RESULT, the newest saved result of
+the baseline's command; without either, the newest saved result against the run of
+the same command on the same host before it.
+
+Exit 0 no change, 1 changed (better or worse: each change says which), 3 bad input
+(unknown id or name, results of different commands, a file that is not a result,
+a history file that is not one). Fit for cron and monitoring.`,
+		Example: `  interlink mesh --nodes nodes.txt --expect 9000 --save-as known-good
+  interlink mesh --nodes nodes.txt --expect 9000 --save   # later, from cron
+  interlink diff known-good          # the newest mesh against the baseline
+  interlink diff                     # the newest result against its previous run
+  interlink diff 12 15 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 2 {
+				return usageError("diff: expected at most BASELINE and RESULT, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var st *store.Store
+			history := func() (*store.Store, error) {
+				if st == nil {
+					var err error
+					if st, err = openStore("diff", db); err != nil {
+						return nil, err
+					}
+				}
+				return st, nil
+			}
+			defer func() {
+				if st != nil {
+					st.Close()
+				}
+			}()
+			base, cur, err := diffRefs(args, history)
+			if err != nil {
+				return err
+			}
+			d, err := drift.Compare(base.value, cur.value)
+			if err != nil {
+				return usageError("diff: %v", err)
+			}
+			if asJSON {
+				if err := report.JSON(e.stdout, DiffDoc{Schema: drift.Schema, Baseline: base, Result: cur, Diff: d}); err != nil {
+					return err
+				}
+			} else {
+				writeDiff(e.stdout, base, cur, d)
+			}
+			if d.Verdict == drift.NoChange {
+				return nil
+			}
+			return withCode(ExitWarning)
+		},
+	}
+	addDBFlag(c.Flags(), &db)
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.diff/v1)")
+	return c
+}
+
+// diffRefs resolves the arguments to the baseline and the result.
+func diffRefs(args []string, history func() (*store.Store, error)) (base, cur DiffRef, err error) {
+	switch len(args) {
+	case 2:
+		if base, err = resolveRef(args[0], history); err != nil {
+			return
+		}
+		cur, err = resolveRef(args[1], history)
+		return
+	case 1:
+		if base, err = resolveRef(args[0], history); err != nil {
+			return
+		}
+		st, err := history()
+		if err != nil {
+			return base, cur, err
+		}
+		r, err := st.Latest(base.Command)
+		if err != nil {
+			return base, cur, usageError("diff: %s", termtext.Clean(err.Error()))
+		}
+		cur, err = fromRecord(r)
+		return base, cur, err
+	}
+	st, err := history()
+	if err != nil {
+		return
+	}
+	r, err := st.Latest("")
+	if err != nil {
+		return base, cur, usageError("diff: %s: nothing saved yet (run a command with --save)", termtext.Clean(err.Error()))
+	}
+	if cur, err = fromRecord(r); err != nil {
+		return
+	}
+	prev, err := st.Previous(r)
+	if err != nil {
+		return base, cur, usageError("diff: %s", termtext.Clean(err.Error()))
+	}
+	base, err = fromRecord(prev)
+	return
+}
+
+// resolveRef reads a file when arg names one, else looks up an id or a
+// baseline name in the history.
+func resolveRef(arg string, history func() (*store.Store, error)) (DiffRef, error) {
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		data, err := readResult(arg, new(bool))
+		if err != nil {
+			return DiffRef{}, usageError("diff: %s", strings.TrimPrefix(err.Error(), "report: "))
+		}
+		v, schema, err := report.Decode(data)
+		if err != nil {
+			return DiffRef{}, usageError("diff: %s: %s", termtext.Clean(arg), termtext.Clean(err.Error()))
+		}
+		return DiffRef{File: arg, Command: commandOf[schema], value: v}, nil
+	}
+	st, err := history()
+	if err != nil {
+		return DiffRef{}, err
+	}
+	var r *store.Record
+	if idRE.MatchString(arg) {
+		id, perr := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
+		if perr != nil {
+			return DiffRef{}, usageError("diff: %q: not a result id", arg)
+		}
+		r, err = st.Get(id)
+	} else {
+		r, err = st.ByName(arg)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return DiffRef{}, usageError("diff: %s (and no file %s)", termtext.Clean(err.Error()), termtext.Clean(arg))
+	}
+	if err != nil {
+		return DiffRef{}, usageError("diff: %s", termtext.Clean(err.Error()))
+	}
+	return fromRecord(r)
+}
+
+func fromRecord(r *store.Record) (DiffRef, error) {
+	v, _, err := report.Decode(r.Doc)
+	if err != nil {
+		return DiffRef{}, usageError("diff: result %d in the history: %s", r.ID, termtext.Clean(err.Error()))
+	}
+	return DiffRef{ID: r.ID, Name: r.Name, Command: r.Command, Host: r.Host, Time: r.Time, value: v}, nil
+}
+
+func writeDiff(w io.Writer, base, cur DiffRef, d *drift.Diff) {
+	fmt.Fprintf(w, "interlink diff: %s\n       against %s\n", termtext.Clean(cur.String()), termtext.Clean(base.String()))
+	worse := 0
+	for _, c := range d.Changes {
+		tag := "CHANGED"
+		if c.Worse {
+			tag, worse = "WORSE  ", worse+1
+		}
+		fmt.Fprintf(w, "  %s %s: %s -> %s", tag, termtext.Clean(c.What), termtext.Clean(c.Before), termtext.Clean(c.After))
+		if c.Detail != "" {
+			fmt.Fprintf(w, "  (%s)", termtext.Clean(c.Detail))
+		}
+		fmt.Fprintln(w)
+	}
+	if len(d.NotJudged) > 0 {
+		fmt.Fprintf(w, "  not judged (too few samples to tell noise from change): %s\n", termtext.Clean(strings.Join(d.NotJudged, ", ")))
+	}
+	fmt.Fprintf(w, "%s: %d change(s), %d worse, among %d compared\n", d.Verdict, len(d.Changes), worse, d.Compared)
+}

@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/store"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+func init() { commands = append(commands, newHistoryCmd) }
+
+// HistoryDoc is `interlink history --json` (schema interlink.history/v1).
+type HistoryDoc struct {
+	Schema  string         `json:"schema"`
+	DB      string         `json:"db"`
+	Results []store.Record `json:"results"`
+}
+
+func newHistoryCmd(e *env) *cobra.Command {
+	var (
+		db, command, since string
+		labels             []string
+		limit              int
+		asJSON             bool
+	)
+	c := &cobra.Command{
+		Use:   "history",
+		Short: "List the results saved with --save, newest first, filtered by command, time and label",
+		Long: `history lists the results that check, pmtu, mesh, bench, ab and lab demo recorded
+with --save or --save-as NAME: id, time, host, command, baseline name, labels and
+the verdict in a few words. The history is one SQLite file, by default
+$XDG_DATA_HOME/interlink/history.db (~/.local/share/interlink/history.db), or --db.
+Compare two of them with 'interlink diff'.
+
+--since takes a duration back from now (90m, 24h, 7d) or a date (2026-11-01, or
+RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it is).`,
+		Example: `  interlink mesh --nodes nodes.txt --expect 9000 --save-as known-good --label site=dc1
+  interlink history --command mesh --since 7d
+  interlink history --label site=dc1 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := store.Filter{Command: command, Limit: limit, Labels: map[string]string{}}
+			if limit < 1 {
+				return usageError("history: --limit %d: want 1 or more", limit)
+			}
+			if since != "" {
+				t, err := parseSince(since, time.Now())
+				if err != nil {
+					return usageError("history: --since %q: %v", termtext.Clean(since), err)
+				}
+				f.Since = t
+			}
+			for _, l := range labels {
+				k, v, ok := cutLabel(l)
+				if !ok || k == "" {
+					return usageError("history: --label %q: want KEY=VALUE", termtext.Clean(l))
+				}
+				f.Labels[k] = v
+			}
+			st, err := openStore("history", db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rs, err := st.List(f)
+			if err != nil {
+				return usageError("history: %s: %s", termtext.Clean(st.Path()), termtext.Clean(err.Error()))
+			}
+			if asJSON {
+				if rs == nil {
+					rs = []store.Record{}
+				}
+				return report.JSON(e.stdout, HistoryDoc{Schema: "interlink.history/v1", DB: st.Path(), Results: rs})
+			}
+			if len(rs) == 0 {
+				fmt.Fprintf(e.stdout, "no saved results match in %s\n", termtext.Clean(st.Path()))
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTIME\tHOST\tCOMMAND\tNAME\tLABELS\tSUMMARY")
+			for _, r := range rs {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Time.Local().Format("2006-01-02 15:04:05"), termtext.Clean(r.Host),
+					r.Command, orDash(termtext.Clean(r.Name)), orDash(termtext.Clean(labelText(r.Labels))), termtext.Clean(r.Summary))
+			}
+			return tw.Flush()
+		},
+	}
+	fs := c.Flags()
+	addDBFlag(fs, &db)
+	fs.StringVar(&command, "command", "", "only this command's results (check, pmtu, mesh, bench, ab, lab demo)")
+	fs.StringVar(&since, "since", "", "only results from this long ago (24h, 7d) or this date on")
+	fs.StringArrayVar(&labels, "label", nil, "only results labelled KEY=VALUE (repeatable: all must match)")
+	fs.IntVar(&limit, "limit", 50, "at most this many results")
+	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.history/v1)")
+	return c
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func labelText(m map[string]string) string {
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// parseSince reads a duration back from now (with d for days) or a date.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			return now.AddDate(0, 0, -days), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("want a duration (90m, 24h, 7d) or a date (2026-11-01, RFC 3339)")
+}

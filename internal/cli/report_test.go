@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const reportFixtures = "../report/testdata/"
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.html")
+	files, _ := filepath.Glob(reportFixtures + "lab-*.json")
+	args := append([]string{"report", "-o", out, "--title", "lab <run>"}, files...)
+	code, stdout, stderr := runMain(t, args...)
+	if code != ExitOK || stdout != "" || stderr != "" {
+		t.Fatalf("report: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"<title>lab &lt;run&gt;</title>", "mesh-heatmap", "ab-verdict", "bench-cdf", `class="finding warning"`, "pmtu-bars"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the report's directory holds %d files, want only the report", len(entries))
+	}
+}
+
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := reportFixtures + "lab-pmtu.json"
+	out := filepath.Join(dir, "out.html")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "-o", out, good, write("bad.json", `{"schema": "interlink.mesh/v1", "paths": [`)}, "bad.json: not an interlink result: bad JSON: unexpected end"},
+		{[]string{"report", "-o", out, write("trunc.json", `{"schema":`)}, "trunc.json: not an interlink result: bad JSON"},
+		{[]string{"report", "-o", out, write("ver.json", `{"schema":"interlink.version/v1"}`)}, `schema "interlink.version/v1" is not one of`},
+		{[]string{"report", "-o", out, write("none.json", `{"paths":[]}`)}, `no "schema" field`},
+		{[]string{"report", "-o", out, filepath.Join(dir, "missing.json")}, "missing.json: no such file"},
+		{[]string{"report", "-o", out, dir}, "is a directory"},
+		{[]string{"report", good}, "-o FILE is required"},
+		{[]string{"report", "-o", filepath.Join(dir, "nodir", "x.html"), good}, "no such file or directory"},
+		{[]string{"report", "-o", out}, "expected one or more RESULT.json"},
+	} {
+		code, stdout, stderr := runMain(t, tc.args...)
+		if code != ExitUnknown || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q, exit 3", tc.args[1:], code, stderr, tc.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v: a report was written despite the error", tc.args[1:])
+		}
+	}
+}
+
+// TestCheckHTML: --html writes the same audit as a report, and a
+// directory that does not exist is refused before anything is read.
+func TestCheckHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "check.html")
+	code, stdout, stderr := runMain(t, "check", "--root", fixtures+"ol7-everything-wrong", "--html", out)
+	if code != ExitCritical || !strings.Contains(stdout, "CRITICAL") {
+		t.Fatalf("check: exit %d, stderr %q", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `class="finding critical"`) || !strings.Contains(string(b), "<dt>fix</dt>") {
+		t.Error("the HTML report lacks the critical findings with their fix")
+	}
+	code, _, stderr = runMain(t, "check", "--root", fixtures+"ol7-everything-wrong", "--html", "/nonexistent/dir/check.html")
+	if code != ExitUnknown || !strings.HasPrefix(stderr, "interlink: check: --html /nonexistent/dir/check.html: directory /nonexistent/dir") {
+		t.Errorf("--html into a missing directory: exit %d, %q", code, stderr)
+	}
+}

@@ -1,0 +1,202 @@
+// Package drift compares a result with a baseline of the same kind and
+// lists what changed: mesh and pmtu paths whose verdict or path MTU
+// differs, check findings that appeared or went away, and bench and A/B
+// metrics that moved beyond their noise. Noise is judged by the
+// statistics of internal/stats on the samples each result carries (a
+// bench's intervals, an experiment's runs): a move counts when the
+// confidence interval of the shift excludes zero, so two runs of an
+// unchanged system do not differ by luck.
+package drift
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/pmtu"
+	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/traffic"
+)
+
+// Schema is the schema of `interlink diff --json`.
+const Schema = "interlink.diff/v1"
+
+// Confidence is the level at which metrics are judged.
+const Confidence = 0.95
+
+// Change is one difference between the baseline and the result.
+type Change struct {
+	What   string `json:"what"` // "mesh path node1 -> node3, network 1"
+	Before string `json:"before"`
+	After  string `json:"after"`
+	// Worse is true when the result is worse than the baseline here (a
+	// lower path MTU, a new finding, a slower metric).
+	Worse  bool   `json:"worse"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Verdicts of a comparison.
+const (
+	NoChange = "no change"
+	Changed  = "changed"
+	Worse    = "worse"
+)
+
+// Diff is what changed from a baseline to a result.
+type Diff struct {
+	Kind    string   `json:"kind"` // the results' schema
+	Changes []Change `json:"changes"`
+	// Compared counts the items (paths, findings, metrics) compared.
+	Compared int `json:"compared"`
+	// NotJudged names metrics with too few samples to judge their noise:
+	// they are not counted as changes.
+	NotJudged []string `json:"not_judged,omitempty"`
+	Verdict   string   `json:"verdict"`
+}
+
+func (d *Diff) add(c Change) { d.Changes = append(d.Changes, c) }
+
+// Compare compares result cur with baseline base, two typed results of
+// the same kind (as report.Decode returns them).
+func Compare(base, cur any) (*Diff, error) {
+	d := &Diff{Changes: []Change{}}
+	switch b := base.(type) {
+	case *mesh.Result:
+		c, ok := cur.(*mesh.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = "interlink.mesh/v1"
+		comparePaths(d, "", meshPaths(b), meshPaths(c))
+	case *pmtu.Report:
+		c, ok := cur.(*pmtu.Report)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = pmtu.ReportSchema
+		comparePaths(d, "", pmtuPaths(b), pmtuPaths(c))
+	case *rules.Result:
+		c, ok := cur.(*rules.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = rules.Schema
+		compareFindings(d, "", b, c)
+	case *traffic.Report:
+		c, ok := cur.(*traffic.Report)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = traffic.Schema
+		compareBench(d, b, c)
+	case *ab.Result:
+		c, ok := cur.(*ab.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = ab.Schema
+		compareAB(d, b, c)
+	case *demo.Result:
+		c, ok := cur.(*demo.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = demo.Schema
+		if b.Mesh != nil && c.Mesh != nil {
+			comparePaths(d, "", meshPaths(b.Mesh), meshPaths(c.Mesh))
+		}
+		for _, bc := range b.Checks {
+			for _, cc := range c.Checks {
+				if bc.Node == cc.Node && bc.Result != nil && cc.Result != nil {
+					compareFindings(d, bc.Node+": ", bc.Result, cc.Result)
+				}
+			}
+		}
+	default:
+		return nil, fmt.Errorf("cannot compare a %T", base)
+	}
+	d.Verdict = NoChange
+	for _, c := range d.Changes {
+		d.Verdict = Changed
+		if c.Worse {
+			d.Verdict = Worse
+			break
+		}
+	}
+	return d, nil
+}
+
+func mismatch(base, cur any) error {
+	return fmt.Errorf("the baseline is a %s result and the result a %s one: compare results of one command", kind(base), kind(cur))
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case *mesh.Result:
+		return "mesh"
+	case *pmtu.Report:
+		return "pmtu"
+	case *rules.Result:
+		return "check"
+	case *traffic.Report:
+		return "bench"
+	case *ab.Result:
+		return "ab"
+	case *demo.Result:
+		return "lab demo"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Summary says a result's verdict in a few words, for history listings.
+func Summary(v any) string {
+	switch r := v.(type) {
+	case *mesh.Result:
+		problems := 0
+		for _, p := range r.Paths {
+			if p.Problem() {
+				problems++
+			}
+		}
+		s := fmt.Sprintf("%d nodes, %d of %d paths with problems", len(r.Nodes), problems, len(r.Paths))
+		if r.Stopped != "" {
+			s += ", stopped early"
+		}
+		return s
+	case *pmtu.Report:
+		var mtus []int
+		for _, d := range r.Directions {
+			mtus = append(mtus, d.PathMTU)
+		}
+		return fmt.Sprintf("%s, path MTU %v", r.Status, mtus)
+	case *rules.Result:
+		s := r.Summary
+		return fmt.Sprintf("%s: %d critical, %d warning, %d info", s.Status, s.Critical, s.Warning, s.Info)
+	case *traffic.Report:
+		if r.Result == nil || len(r.Flows) == 0 {
+			return "no result"
+		}
+		f := r.Flows[0].Summary
+		return fmt.Sprintf("%s %s, %.3g Gbit/s, %.0f msgs/s", r.Spec.Mode, r.Flows[0].Direction, f.BitsPerSec/1e9, f.PerSec)
+	case *ab.Result:
+		return fmt.Sprintf("%s, %d metrics, %d runs", r.Verdict, len(r.Stats), len(r.Runs))
+	case *demo.Result:
+		if r.Diagnosis == nil {
+			return "incomplete"
+		}
+		return fmt.Sprintf("%d of %d paths with problems", r.Diagnosis.ProblemPaths, r.Diagnosis.Paths)
+	}
+	return ""
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

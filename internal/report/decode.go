@@ -1,0 +1,60 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/pmtu"
+	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/traffic"
+)
+
+// ErrSchema marks a document that is not a result this package renders:
+// bad JSON, no schema field, or a schema it does not know.
+var ErrSchema = errors.New("not an interlink result")
+
+// Schemas lists the schemas Decode reads, in the order of the help.
+var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mesh/v1", "interlink.bench/v1", "interlink.ab/v1", "interlink.demo/v1"}
+
+// Decode reads one JSON result (the --json output of check, pmtu, mesh,
+// bench, ab or lab demo) by its top-level "schema" field and returns the
+// typed result and its schema. Errors wrap ErrSchema and say what was
+// wrong in one line.
+func Decode(data []byte) (any, string, error) {
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, "", fmt.Errorf("%w: bad JSON: %v", ErrSchema, err)
+	}
+	if head.Schema == nil {
+		return nil, "", fmt.Errorf("%w: no \"schema\" field", ErrSchema)
+	}
+	var v any
+	switch *head.Schema {
+	case rules.Schema:
+		v = &rules.Result{}
+	case pmtu.ReportSchema:
+		v = &pmtu.Report{}
+	case "interlink.mesh/v1":
+		v = &mesh.Result{}
+	case traffic.Schema:
+		v = &traffic.Report{}
+	case ab.Schema:
+		v = &ab.Result{}
+	case demo.Schema:
+		v = &demo.Result{}
+	default:
+		return nil, *head.Schema, fmt.Errorf("%w: schema %q is not one of %v", ErrSchema, *head.Schema, Schemas)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return nil, *head.Schema, fmt.Errorf("%w: %s: %v", ErrSchema, *head.Schema, err)
+	}
+	return v, *head.Schema, nil
+}

@@ -1,0 +1,16 @@
+package traffic
+
+// Schema is the schema of `interlink bench --json`.
+const Schema = "interlink.bench/v1"
+
+// Report is the result of `interlink bench` (schema interlink.bench/v1):
+// the test as run against an agent, and per direction both ends' intervals
+// and the summary. It lives here, with the Result it wraps, so that the
+// command, the HTML report and the history decode one type.
+type Report struct {
+	Schema string `json:"schema"`
+	Peer   string `json:"peer"`
+	Agent  string `json:"agent"`
+	*Result
+	Interrupted bool `json:"interrupted,omitempty"`
+}
