@@ -341,7 +341,7 @@ func run() error {
 			continue
 		}
 		p := labs[sc.lab]
-		var ps, as, ds []sample
+		var ps, as []sample
 		var ratios, dratios []float64
 		for r := 0; r < *rounds; r++ {
 			a, err := sc.peer(p)
@@ -356,7 +356,7 @@ func run() error {
 			if err != nil {
 				return fmt.Errorf("%s: interlink engines direct: %w", sc.name, err)
 			}
-			ps, as, ds = append(ps, a), append(as, b), append(ds, c)
+			ps, as = append(ps, a), append(as, b)
 			ratios = append(ratios, sc.ratio(a.v, b.v))
 			dratios = append(dratios, sc.ratio(a.v, c.v))
 			if *verbose {

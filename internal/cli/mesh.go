@@ -130,7 +130,7 @@ short; 0 otherwise.`,
 					return jerr
 				}
 			} else {
-				renderMesh(e.stdout, res)
+				mesh.WriteText(e.stdout, res)
 			}
 			if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
 				return herr

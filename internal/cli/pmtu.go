@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -177,13 +176,14 @@ dontroute: out of that address's interface, as dNFS sends), one table per server
 					return err
 				}
 			}
-			code := evaluatePMTU(rep, results)
+			rep.Evaluate(results)
+			code := statusCode(rep.Status)
 			if pf.asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr
 				}
 			} else {
-				renderPMTU(e.stdout, rep)
+				rep.WriteText(e.stdout)
 			}
 			if herr := pf.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
 				return herr
@@ -231,57 +231,15 @@ func resolveHost(ctx context.Context, hostport string) (netip.Addr, error) {
 	return addrs[0].Unmap(), nil
 }
 
-// evaluate fills Directions and Status and returns the exit code.
-func evaluatePMTU(rep *PMTUReport, results []pmtu.Result) int {
-	code := ExitOK
-	for _, r := range results {
-		d := pmtu.Direction{Result: r}
-		if rep.Expect > 0 {
-			ok := r.PathMTU >= rep.Expect
-			d.MeetsExpect = &ok
-			if !ok {
-				code = max(code, ExitCritical)
-			}
-		}
-		// A problem verdict is a WARNING, as in mesh: the same path gets
-		// the same exit code from either command.
-		if r.Verdict != pmtu.OK && r.Verdict != pmtu.Unreachable {
-			code = max(code, ExitWarning)
-		}
-		if r.Verdict == pmtu.Unreachable && code < ExitCritical {
-			code = ExitUnknown
-		}
-		rep.Directions = append(rep.Directions, d)
+// statusCode maps a judged status to the exit code (README: Conventions).
+func statusCode(status string) int {
+	switch status {
+	case pmtu.StatusWarning:
+		return ExitWarning
+	case pmtu.StatusCritical:
+		return ExitCritical
+	case pmtu.StatusUnknown:
+		return ExitUnknown
 	}
-	rep.Status = map[int]string{ExitOK: "ok", ExitWarning: "warning", ExitCritical: "critical", ExitUnknown: "unknown"}[code]
-	return code
-}
-
-func renderPMTU(w io.Writer, rep *PMTUReport) {
-	fmt.Fprintf(w, "interlink pmtu %s (%s probes)\n", rep.Peer, rep.Method)
-	for _, d := range rep.Directions {
-		r := d.Result
-		mark := ""
-		if d.MeetsExpect != nil {
-			if *d.MeetsExpect {
-				mark = fmt.Sprintf("  meets --expect %d", rep.Expect)
-			} else {
-				mark = fmt.Sprintf("  BELOW --expect %d", rep.Expect)
-			}
-		}
-		fmt.Fprintf(w, "%-8s %s -> %s  path MTU %d  %s%s\n", r.Direction, r.From, r.To, r.PathMTU, r.Verdict, mark)
-		fmt.Fprintf(w, "         %s\n", r.Line())
-		local := fmt.Sprintf("local MTU %d", r.LocalMTU)
-		if r.LocalIface != "" {
-			local += " (" + r.LocalIface + ")"
-		}
-		if r.PeerMTU > 0 {
-			local += fmt.Sprintf(", receiving interface MTU %d", r.PeerMTU)
-		}
-		fmt.Fprintf(w, "         %s; %d probes in %s\n", local, r.Probes, r.Elapsed.Round(time.Millisecond))
-		fmt.Fprintf(w, "         %s\n", r.Detail)
-	}
-	if rep.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", rep.Error)
-	}
+	return ExitOK
 }

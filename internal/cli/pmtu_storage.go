@@ -102,26 +102,20 @@ func errorsUnwrapPath(err error) error {
 	return err
 }
 
-// storageCode is pmtu's exit policy over every pair: 2 when a path is
-// below --expect, 1 for a problem verdict, 3 when a pair could not be
-// probed or its filer did not answer at all.
+// storageCode is pmtu's exit policy over every pair (pmtu.Judge): 2 when
+// a path is below --expect, 3 when a pair could not be probed or its filer
+// did not answer at all, 1 for a problem verdict.
 func storageCode(res *dnfs.Result) int {
-	code := ExitOK
-	unknown := false
+	status := pmtu.StatusOK
 	for _, p := range res.Proofs {
-		switch {
-		case p.Result == nil || p.Result.Verdict == pmtu.Unreachable:
-			unknown = true
-		case p.MeetsExpect != nil && !*p.MeetsExpect:
-			code = max(code, ExitCritical)
-		case p.Result.Verdict != pmtu.OK:
-			code = max(code, ExitWarning)
+		if p.Result == nil {
+			status = pmtu.Worse(status, pmtu.StatusUnknown)
+			continue
 		}
+		_, st := pmtu.Judge(*p.Result, res.Expect)
+		status = pmtu.Worse(status, st)
 	}
-	if unknown && code < ExitCritical {
-		return ExitUnknown
-	}
-	return code
+	return statusCode(status)
 }
 
 func renderStorage(w io.Writer, res *dnfs.Result) {

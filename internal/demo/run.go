@@ -387,10 +387,7 @@ func (r *run) bench(ctx context.Context, label, mode string, from, to *nodeAddrs
 	stop := r.ticking(d, "interlink bench --mode %s: %s %s -> %s over %s (%s) ...", mode, what, from.name, to.name, b.Interface, label)
 	out, _, err := r.exec(ctx, from, args...)
 	stop()
-	var doc struct {
-		Schema string `json:"schema"`
-		*traffic.Result
-	}
+	var doc traffic.Report
 	if len(out) > 0 {
 		if jerr := json.Unmarshal(out, &doc); jerr != nil && err == nil {
 			err = fmt.Errorf("demo: bench: decode its JSON: %w", jerr)

@@ -196,18 +196,7 @@ func renderMesh(w io.Writer, r *Result) {
 	m := r.Mesh
 	title(w, 3, "The paths say otherwise: interlink mesh --expect %d (%d paths in %s)", ExpectMTU, len(m.Paths), m.Elapsed.Round(100*time.Millisecond))
 	fmt.Fprintln(w, "  path MTU on the interconnect, from row to column ('!' fails --expect)")
-	cells := [][]string{{"from \\ to"}}
-	for _, n := range m.Nodes {
-		cells[0] = append(cells[0], n.Name)
-	}
-	for _, from := range m.Nodes {
-		line := []string{from.Name}
-		for _, to := range m.Nodes {
-			line = append(line, m.Cell(1, from.Name, to.Name)) // the demo meshes one network: the interconnect
-		}
-		cells = append(cells, line)
-	}
-	grid(w, cells)
+	grid(w, m.Matrix(1)) // the demo meshes one network: the interconnect
 	d := r.Diagnosis
 	for _, p := range d.Ports {
 		fmt.Fprintf(w, "  Every path to and from %s (%d of %d) is a %s at %d: its %s says %d,\n", p.Node, p.Paths, d.Paths, p.Verdict, p.PathMTU, p.Interface, p.InterfaceMTU)

@@ -135,10 +135,7 @@ func prove(ctx context.Context, p Pair, opt Options) Proof {
 		pr.Result, pr.Error = nil, err.Error()
 		return pr
 	}
-	if opt.Expect > 0 {
-		ok := r.PathMTU >= opt.Expect
-		pr.MeetsExpect = &ok
-	}
+	pr.MeetsExpect, _ = pmtu.Judge(r, opt.Expect)
 	return pr
 }
 

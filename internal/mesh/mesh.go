@@ -191,3 +191,23 @@ func sortPaths(ps []Path, nodes []Node) {
 		ps[i] = ks[i].p
 	}
 }
+
+// Matrix is network's path-MTU matrix as text cells: a header row ("from \\
+// to" and the node names) and one row per sending node, each cell as Cell
+// gives it. Renderers (text, demo, HTML) lay it out; names are as the
+// nodes were given (clean them for a terminal).
+func (r *Result) Matrix(network int) [][]string {
+	head := []string{"from \\ to"}
+	for _, n := range r.Nodes {
+		head = append(head, n.Name)
+	}
+	cells := [][]string{head}
+	for _, from := range r.Nodes {
+		row := []string{from.Name}
+		for _, to := range r.Nodes {
+			row = append(row, r.Cell(network, from.Name, to.Name))
+		}
+		cells = append(cells, row)
+	}
+	return cells
+}

@@ -1,12 +1,12 @@
-package cli
+package mesh
 
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -23,7 +23,10 @@ const (
 	meshWidth     = 100
 )
 
-func renderMesh(w io.Writer, res *mesh.Result) {
+// WriteText writes the human mesh report: counts, unreachable agents, then
+// the matrix and problem paths of a small mesh, or per-node lines and
+// problem groups of a large one.
+func WriteText(w io.Writer, res *Result) {
 	tried, measured, skippedDead, skippedStop := res.Counts()
 	expect := ""
 	if res.Expect > 0 {
@@ -46,7 +49,7 @@ func renderMesh(w io.Writer, res *mesh.Result) {
 	renderGroups(w, res)
 }
 
-func renderUnreachable(w io.Writer, res *mesh.Result) {
+func renderUnreachable(w io.Writer, res *Result) {
 	if len(res.Unreachable) == 0 {
 		return
 	}
@@ -94,25 +97,19 @@ func wrapNames(w io.Writer, names []string, indent string, maxLines int) {
 	fmt.Fprintln(w, line)
 }
 
-func renderMatrix(w io.Writer, res *mesh.Result) {
+func renderMatrix(w io.Writer, res *Result) {
 	for net := 1; net <= res.Networks; net++ {
 		fmt.Fprintf(w, "\nnetwork %d%s: path MTU from row to column ('!' marks a problem, down: agent unreachable, n/m: not measured)\n", net, family(res, net))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		width := len("from \\ to")
-		names := make([]string, len(res.Nodes))
-		for i, n := range res.Nodes {
-			names[i] = termtext.Clean(n.Name)
-			width = max(width, len(names[i]))
+		cells := res.Matrix(net)
+		width := 0
+		for _, row := range cells {
+			width = max(width, len(termtext.Clean(row[0])))
 		}
-		fmt.Fprintf(tw, "%-*s\t", width, "from \\ to")
-		for _, n := range names {
-			fmt.Fprintf(tw, "%s\t", n)
-		}
-		fmt.Fprintln(tw)
-		for i, from := range res.Nodes {
-			fmt.Fprintf(tw, "%-*s\t", width, names[i])
-			for _, to := range res.Nodes {
-				fmt.Fprintf(tw, "%s\t", res.Cell(net, from.Name, to.Name))
+		for _, row := range cells {
+			fmt.Fprintf(tw, "%-*s\t", width, termtext.Clean(row[0]))
+			for _, c := range row[1:] {
+				fmt.Fprintf(tw, "%s\t", termtext.Clean(c))
 			}
 			fmt.Fprintln(tw)
 		}
@@ -121,8 +118,8 @@ func renderMatrix(w io.Writer, res *mesh.Result) {
 }
 
 // renderProblemList lists every tried problem path (the small-mesh form).
-func renderProblemList(w io.Writer, res *mesh.Result) {
-	var problems []mesh.Path
+func renderProblemList(w io.Writer, res *Result) {
+	var problems []Path
 	for _, p := range res.Paths {
 		if p.Skipped == "" && p.Problem() {
 			problems = append(problems, p)
@@ -140,7 +137,7 @@ func renderProblemList(w io.Writer, res *mesh.Result) {
 	tw.Flush()
 }
 
-func renderPath(w io.Writer, p mesh.Path) {
+func renderPath(w io.Writer, p Path) {
 	ends := fmt.Sprintf("  %s -> %s\t%s -> %s", termtext.Clean(p.From), termtext.Clean(p.To), p.FromAddr, p.ToAddr)
 	if p.Error != "" {
 		fmt.Fprintf(w, "%s\terror\t%s\n", ends, termtext.Clean(oneLine(p.Error)))
@@ -151,7 +148,7 @@ func renderPath(w io.Writer, p mesh.Path) {
 
 // renderNodeLines prints one line per reachable node with a problem or a
 // failure, and one line for all the others.
-func renderNodeLines(w io.Writer, res *mesh.Result) {
+func renderNodeLines(w io.Writer, res *Result) {
 	sums := res.NodeSummaries()
 	fmt.Fprintf(w, "\nnodes (paths measured from / to each; lowest path MTU):\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -184,7 +181,7 @@ func nonZero(v int) int {
 	return v
 }
 
-func renderGroups(w io.Writer, res *mesh.Result) {
+func renderGroups(w io.Writer, res *Result) {
 	gs := res.ProblemGroups()
 	if len(gs) == 0 {
 		fmt.Fprintf(w, "\nno problem paths among those tried\n")
@@ -207,7 +204,7 @@ func renderGroups(w io.Writer, res *mesh.Result) {
 }
 
 // family names the address family of a network when all nodes agree.
-func family(res *mesh.Result, net int) string {
+func family(res *Result, net int) string {
 	fam := ""
 	for _, n := range res.Nodes {
 		if net > len(n.Addrs) {
@@ -227,3 +224,5 @@ func family(res *mesh.Result, net int) string {
 	}
 	return " (" + fam + ")"
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
