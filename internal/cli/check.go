@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -249,37 +248,9 @@ func writeBundle(src *inventory.Source, name string) error {
 	return nil
 }
 
-// RuleInfo is one row of `interlink check --rules`: Severity is the
-// severity of the rule's findings except under the conditions Also lists.
-type RuleInfo struct {
-	ID       string               `json:"id"`
-	Severity rules.Severity       `json:"severity"`
-	Also     []rules.SeverityCase `json:"also"`
-	Title    string               `json:"title"`
-	Source   string               `json:"source"`
-}
-
 func listRules(e *env, asJSON bool) error {
-	all := rules.All()
-	infos := make([]RuleInfo, 0, len(all))
-	for _, r := range all {
-		also := append([]rules.SeverityCase{}, r.Also...)
-		infos = append(infos, RuleInfo{ID: r.ID, Severity: r.Severity, Also: also, Title: r.Title, Source: r.Source})
-	}
 	if asJSON {
-		return report.JSON(e.stdout, struct {
-			Schema string     `json:"schema"`
-			Rules  []RuleInfo `json:"rules"`
-		}{"interlink.check-rules/v1", infos})
+		return report.JSON(e.stdout, rules.List())
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "RULE\tSEVERITY\tDETECTS\n")
-	for _, r := range all {
-		title := r.Title
-		if c := r.Conditions(); c != "" {
-			title += "; " + c
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.SeverityText(), title)
-	}
-	return tw.Flush()
+	return rules.WriteListing(e.stdout)
 }

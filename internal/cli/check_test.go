@@ -392,7 +392,7 @@ func TestCheckRules(t *testing.T) {
 	out, _, _ = run(t, "check", "--rules", "--json")
 	var doc struct {
 		Schema string
-		Rules  []RuleInfo
+		Rules  []rules.RuleInfo
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Schema != "interlink.check-rules/v1" {
 		t.Fatalf("%v %q", err, doc.Schema)
