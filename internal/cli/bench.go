@@ -141,7 +141,7 @@ the wire limit for the path MTU when the link rate is known.`,
 			// agent refuses (--peer-cpu it cannot honour) prints one line.
 			header := sync.OnceFunc(func() {
 				if !asJSON {
-					writeBenchHeader(e.stdout, addr, client.Agent, spec)
+					traffic.WriteHeader(e.stdout, addr, client.Agent, spec)
 					if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || reverse || bidir) {
 						fmt.Fprintf(e.stdout, "agent send limit: %s per session (reported if it holds this run back)\n", units.FormatRate(lim))
 					}
@@ -154,7 +154,7 @@ the wire limit for the path MTU when the link rate is known.`,
 				mu.Lock()
 				defer mu.Unlock()
 				header()
-				writeInterval(e.stdout, spec.Mode, d, r, in)
+				traffic.WriteInterval(e.stdout, spec.Mode, d, r, in)
 			}
 			res, err := traffic.RunRemote(e.ctx, client, spec, obs)
 			if res == nil {
@@ -167,7 +167,7 @@ the wire limit for the path MTU when the link rate is known.`,
 					return jerr
 				}
 			} else {
-				writeBenchSummary(e.stdout, rep)
+				rep.WriteText(e.stdout)
 			}
 			if herr := out.emit(e, "bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
 				return herr

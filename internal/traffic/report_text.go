@@ -1,4 +1,4 @@
-package cli
+package traffic
 
 import (
 	"fmt"
@@ -7,23 +7,24 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
-	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
 
-func writeBenchHeader(w io.Writer, peer, agentVersion string, spec traffic.Spec) {
+// WriteHeader writes the first lines of a human bench report: what runs
+// against which agent.
+func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
 	s, _ := spec.Normalize()
 	var what string
 	switch s.Mode {
-	case traffic.ModeTCP:
+	case ModeTCP:
 		what = fmt.Sprintf("%d stream(s), %s writes", s.Parallel, units.FormatBytes(float64(s.Len)))
-	case traffic.ModeUDP:
+	case ModeUDP:
 		pace := "unpaced"
 		if s.Paced() {
 			pace = "paced to " + units.FormatRate(float64(s.RateBitsPerSec))
 		}
 		what = fmt.Sprintf("%s datagrams, %s", units.FormatBytes(float64(s.Len)), pace)
-	case traffic.ModeBlocks:
+	case ModeBlocks:
 		what = fmt.Sprintf("%d B requests, %s blocks, %d outstanding", s.Request, units.FormatBytes(float64(s.Block)), s.Outstanding)
 	}
 	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, termtext.Clean(agentVersion), s.Mode, what, s.Duration)
@@ -33,21 +34,22 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 
 func us(ns int64) string { return fmt.Sprintf("%.1f us", float64(ns)/1e3) }
 
-func writeInterval(w io.Writer, mode traffic.Mode, d traffic.Direction, r traffic.Role, in traffic.Interval) {
+// WriteInterval writes one interval line of a running bench.
+func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 	tag := "fwd"
-	if d == traffic.Reverse {
+	if d == Reverse {
 		tag = "rev"
 	}
 	line := fmt.Sprintf("[%s] %6s-%-6s sec  %10s  %12s", tag, secs(in.Start), secs(in.End),
 		units.FormatBytes(float64(in.Bytes)), units.FormatRate(in.BitsPerSec))
 	switch {
-	case mode == traffic.ModeTCP && r == traffic.RoleSender:
+	case mode == ModeTCP && r == RoleSender:
 		line += fmt.Sprintf("  retr %d  rtt %s  cwnd %s", in.Retransmits, us(in.RTT), units.FormatBytes(float64(in.CwndBytes)))
-	case mode == traffic.ModeUDP && r == traffic.RoleReceiver:
+	case mode == ModeUDP && r == RoleReceiver:
 		line += fmt.Sprintf("  %d datagrams, lost %d, reordered %d, jitter %s", in.Messages, in.Lost, in.Reordered, us(in.Jitter))
-	case mode == traffic.ModeUDP:
+	case mode == ModeUDP:
 		line += fmt.Sprintf("  %d datagrams sent", in.Messages)
-	case mode == traffic.ModeBlocks:
+	case mode == ModeBlocks:
 		line += fmt.Sprintf("  %d blocks", in.Messages)
 		if p := in.RTTPercentiles; p != nil {
 			line += fmt.Sprintf("  p50 %s  p99 %s  max %s", us(p.P50), us(p.P99), us(p.Max))
@@ -59,15 +61,17 @@ func writeInterval(w io.Writer, mode traffic.Mode, d traffic.Direction, r traffi
 	fmt.Fprintln(w, line)
 }
 
-func writeBenchSummary(w io.Writer, rep BenchReport) {
+// WriteText writes the summary of a bench report: per flow and direction
+// the figures, the costs, the verdict and the limits that held it back.
+func (rep Report) WriteText(w io.Writer) {
 	// The agent's lines, when they hold what this end could not see live:
 	// a UDP receiver's loss and jitter, a TCP sender's retransmits.
 	for _, f := range rep.Flows {
 		if sd := f.Server; sd != nil && len(sd.Intervals) > 0 &&
-			(rep.Spec.Mode == traffic.ModeUDP && sd.Role == traffic.RoleReceiver || rep.Spec.Mode == traffic.ModeTCP && sd.Role == traffic.RoleSender) {
+			(rep.Spec.Mode == ModeUDP && sd.Role == RoleReceiver || rep.Spec.Mode == ModeTCP && sd.Role == RoleSender) {
 			fmt.Fprintf(w, "agent (%s):\n", sd.Role)
 			for _, in := range sd.Intervals {
-				writeInterval(w, rep.Spec.Mode, f.Direction, sd.Role, in)
+				WriteInterval(w, rep.Spec.Mode, f.Direction, sd.Role, in)
 			}
 		}
 	}
@@ -88,7 +92,7 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 		}
 		fmt.Fprintln(w)
 		switch rep.Spec.Mode {
-		case traffic.ModeTCP:
+		case ModeTCP:
 			fmt.Fprintf(w, "  retransmits %d", s.Retransmits)
 			snd := sender(f)
 			if snd != nil {
@@ -101,10 +105,10 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 				fmt.Fprintf(w, "  the sender wrote %s, the receiver got %s: the rest was still in socket buffers or on the way when the run ended\n",
 					units.FormatBytes(float64(snd.Bytes)), units.FormatBytes(float64(s.Bytes)))
 			}
-		case traffic.ModeUDP:
+		case ModeUDP:
 			fmt.Fprintf(w, "  datagrams: sent %d, delivered %d, lost %d (%.3f %%), reordered %d, duplicates %d, jitter %s\n",
 				s.Sent, s.Messages, s.Lost, s.LossPercent, s.Reordered, s.Duplicates, us(s.Jitter))
-		case traffic.ModeBlocks:
+		case ModeBlocks:
 			fmt.Fprintf(w, "  blocks: %d = %.0f blocks/s, lost %d (%.3f %%)", s.Messages, s.PerSec, s.Lost, s.LossPercent)
 			if s.Chunks > 1 {
 				fmt.Fprintf(w, ", each block split into %d datagrams (a UDP datagram holds at most 64 KiB)", s.Chunks)
@@ -123,14 +127,14 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 			fmt.Fprintf(w, "  lost where: sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
 				s.LossBy.SenderQueue, s.LossBy.Network, s.LossBy.SocketBuffer, s.LossBy.Reassembly)
 		}
-		if rep.Spec.Mode != traffic.ModeTCP {
+		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %.2f fragments per message (1 = not fragmented), %.2f packets per message both ways; reassembly %d fragments -> %d OK, %d failed\n",
 				s.FragmentsPerMessage, s.PacketsPerMessage, s.ReasmReqds, s.ReasmOKs, s.ReasmFails)
 		}
 		for _, e := range []struct {
 			name string
-			c    traffic.Cost
-			sd   *traffic.Side
+			c    Cost
+			sd   *Side
 		}{{"client", s.ClientCost, f.Client}, {"agent ", s.ServerCost, f.Server}} {
 			if e.sd == nil {
 				continue
@@ -156,9 +160,9 @@ func writeBenchSummary(w io.Writer, rep BenchReport) {
 
 func ms(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1e6) }
 
-func sender(f traffic.Flow) *traffic.Side {
-	for _, sd := range []*traffic.Side{f.Client, f.Server} {
-		if sd != nil && sd.Role == traffic.RoleSender {
+func sender(f Flow) *Side {
+	for _, sd := range []*Side{f.Client, f.Server} {
+		if sd != nil && sd.Role == RoleSender {
 			return sd
 		}
 	}
