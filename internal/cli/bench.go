@@ -25,7 +25,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		mode, tokenFile, length, rate, request, block, linkRate string
 		dur, interval, timeout                                  time.Duration
 		parallel, outstanding, cpu, peerCPU, overhead           int
-		reverse, bidir, asJSON                                  bool
+		reverse, bidir, asJSON, selfTest                        bool
 		out                                                     outputFlags
 	)
 	c := &cobra.Command{
@@ -162,6 +162,9 @@ the wire limit for the path MTU when the link rate is known.`,
 			}
 			header()
 			rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
+			if selfTest && spec.Mode == traffic.ModeBlocks && err == nil && !rep.Interrupted {
+				rep.SelfTest = traffic.RunSelfTest(e.ctx, norm)
+			}
 			if asJSON {
 				if jerr := report.JSON(e.stdout, rep); jerr != nil {
 					return jerr
@@ -207,6 +210,7 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&request, "request", "", "blocks: request size (default 256)")
 	f.StringVar(&block, "block", "", "blocks: block size (default 8K, at most 1M)")
 	f.IntVar(&outstanding, "outstanding", 1, "blocks: requests in flight")
+	f.BoolVar(&selfTest, "self-test", true, "blocks: after the run, measure the tool's own floor on loopback (0.5 s)")
 	f.DurationVar(&timeout, "timeout", 500*time.Millisecond, "blocks: a block not whole by then is lost")
 	f.IntVar(&cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,9 +83,29 @@ func TestBenchAgainstAgent(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"[fwd]   0.00-0.50", "round trip: min", "fragments per message", "cpu agent  responder", "cpu client requester"} {
+	for _, want := range []string{"[fwd]   0.00-0.50", "round trip: min", "fragments per message", "cpu agent  responder", "cpu client requester",
+		"tool floor: the same blocks on loopback in this process: round trip p50 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The tool's floor is in the JSON of a blocks run, and left out on
+	// request.
+	for _, on := range []bool{true, false} {
+		code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "300ms", "--json", fmt.Sprintf("--self-test=%v", on))
+		var st struct {
+			SelfTest *struct {
+				PerSec float64 `json:"per_sec"`
+				RTT    *struct {
+					P50 int64 `json:"p50_ns"`
+				} `json:"rtt"`
+			} `json:"self_test"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil || code != ExitOK {
+			t.Fatalf("self-test %v: exit %d, %v: %s", on, code, err, errOut)
+		}
+		if on != (st.SelfTest != nil) || on && (st.SelfTest.RTT == nil || st.SelfTest.RTT.P50 <= 0 || st.SelfTest.PerSec <= 0) {
+			t.Errorf("--self-test=%v: %+v", on, st.SelfTest)
 		}
 	}
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s")

@@ -156,6 +156,14 @@ func (rep Report) WriteText(w io.Writer) {
 	if rep.Interrupted {
 		fmt.Fprintln(w, "interrupted: the figures cover the time until then")
 	}
+	if st := rep.SelfTest; st != nil {
+		if st.RTT != nil {
+			fmt.Fprintf(w, "tool floor: the same blocks on loopback in this process: round trip p50 %s, p99 %s (%.0f/s in %s): the part of a round trip that is interlink and this host, not the path\n",
+				us(st.RTT.P50), us(st.RTT.P99), st.PerSec, time.Duration(st.Duration))
+		} else {
+			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
+		}
+	}
 }
 
 func ms(ns int64) string { return fmt.Sprintf("%.1f", float64(ns)/1e6) }
