@@ -265,8 +265,11 @@ func TestShaped(t *testing.T) {
 	if ratio := got / float64(rate); ratio < 0.9 || ratio > 1.05 {
 		t.Errorf("node2 (shaped to %d bit/s) delivered %.0f bit/s: %.2f of its rate, want 0.90..1.05", rate, got, ratio)
 	}
-	back := linkRate(t, n1, n2, n2.Addr("ic", 4), "eth1", 100*time.Millisecond, 300*time.Millisecond)
-	if back < 3*float64(rate) {
+	// Unshaped, a veth moves Gbit/s when the machine is idle; with the whole
+	// test suite beside it on two cores it has delivered 231 Mbit/s. 1.5x the
+	// shaped rate still tells "not shaped" from "shaped".
+	back := linkRate(t, n1, n2, n2.Addr("ic", 4), "eth1", 100*time.Millisecond, time.Second)
+	if back < 1.5*float64(rate) {
 		t.Errorf("unshaped node1 -> node2 only %.0f bit/s, want well above %d", back, rate)
 	}
 	t.Logf("shaped %d bit/s: delivered %.1f Mbit/s; unshaped direction %.1f Mbit/s", rate, got/1e6, back/1e6)
