@@ -3,7 +3,6 @@ package inventory
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -34,7 +33,9 @@ func parseMountinfoLine(line string) (mountinfoLine, error) {
 		return mountinfoLine{}, fmt.Errorf("not a mountinfo line (want 10 or more fields with a '-' separator): '%s'", line)
 	}
 	for _, n := range f[:2] {
-		if _, err := strconv.Atoi(n); err != nil {
+		// Only its form matters (the ids are never used): digits of any
+		// length, as moby/sys/mountinfo accepts them.
+		if n == "" || strings.Trim(n, "0123456789") != "" {
 			return mountinfoLine{}, fmt.Errorf("mount id %q is not a number: '%s'", n, line)
 		}
 	}
