@@ -27,6 +27,7 @@ var builtins = []Builtin{
 	{"mixed", "mismatched MTUs: node1 at 9000, node2 at 1500, on a 9000 switch"},
 	{"shaped", "rate-limited link: node1 and node2 at 9000, node2's egress shaped to 100 Mbit/s"},
 	{"rac", "two-node RAC: private 9000 interconnect and 1500 public network"},
+	{"pg", "PostgreSQL primary and synchronous standby over a 9000 interconnect, a client node on the 1500 public network"},
 }
 
 // Builtins returns the built-in topologies.
