@@ -270,3 +270,24 @@ func TestPGLabKilledMidStart(t *testing.T) {
 		}
 	}
 }
+
+// TestPGLabMissingPostgres: without PostgreSQL's server binaries, Up says
+// in one line how to install them and creates nothing.
+func TestPGLabMissingPostgres(t *testing.T) {
+	dir := privateDir(t)
+	saved := pgserver.BinDirs
+	pgserver.BinDirs = nil
+	t.Cleanup(func() { pgserver.BinDirs = saved })
+	t.Setenv("PATH", t.TempDir())
+	topo, err := lab.Load("pg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo.Name = prefix + "-pgmissing"
+	_, err = lab.Up(context.Background(), topo)
+	if err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("lab up without PostgreSQL: %v", err)
+	}
+	t.Log(err)
+	nothingLeft(t, topo.Name, dir)
+}
