@@ -41,6 +41,9 @@ type IfaceCost struct {
 	TxPackets uint64 `json:"tx_packets"`
 	RxDropped uint64 `json:"rx_dropped"`
 	TxDropped uint64 `json:"tx_dropped"`
+	// Per committed transaction, rx + tx (0 when none committed).
+	PacketsPerTx float64 `json:"packets_per_tx"`
+	BytesPerTx   float64 `json:"bytes_per_tx"`
 }
 
 // nodeMeter holds each probe's snapshot from the start of the run.
@@ -60,7 +63,7 @@ func startNodes(probes []NodeProbe) *nodeMeter {
 
 // stop returns each node's cost since startNodes; a node whose counters
 // could not be read carries the error.
-func (m *nodeMeter) stop() []NodeCost {
+func (m *nodeMeter) stop(tx int64) []NodeCost {
 	out := []NodeCost{}
 	for i, p := range m.probes {
 		c := NodeCost{Node: p.Name, Interfaces: []IfaceCost{}}
@@ -83,8 +86,13 @@ func (m *nodeMeter) stop() []NodeCost {
 		sort.Strings(names)
 		for _, n := range names {
 			v := d.Dev[n]
-			c.Interfaces = append(c.Interfaces, IfaceCost{Name: n, RxBytes: v.RxBytes, TxBytes: v.TxBytes,
-				RxPackets: v.RxPackets, TxPackets: v.TxPackets, RxDropped: v.RxDropped, TxDropped: v.TxDropped})
+			f := IfaceCost{Name: n, RxBytes: v.RxBytes, TxBytes: v.TxBytes,
+				RxPackets: v.RxPackets, TxPackets: v.TxPackets, RxDropped: v.RxDropped, TxDropped: v.TxDropped}
+			if tx > 0 {
+				f.PacketsPerTx = float64(f.RxPackets+f.TxPackets) / float64(tx)
+				f.BytesPerTx = float64(f.RxBytes+f.TxBytes) / float64(tx)
+			}
+			c.Interfaces = append(c.Interfaces, f)
 		}
 		g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
 		c.FragCreates, c.ReasmReqds, c.ReasmFails = g("Ip", "FragCreates"), g("Ip", "ReasmReqds"), g("Ip", "ReasmFails")
@@ -107,7 +115,7 @@ func writeNodes(w io.Writer, nodes []NodeCost, tx int64) {
 			}
 			per := ""
 			if tx > 0 {
-				per = fmt.Sprintf(" = %.1f packets, %s per transaction", float64(f.RxPackets+f.TxPackets)/float64(tx), units.FormatBytes(float64(f.RxBytes+f.TxBytes)/float64(tx)))
+				per = fmt.Sprintf(" = %.1f packets, %s per transaction", f.PacketsPerTx, units.FormatBytes(f.BytesPerTx))
 			}
 			fmt.Fprintf(w, "  node %s %s: rx %s in %d packets, tx %s in %d packets%s; dropped %d\n", n.Node, f.Name,
 				units.FormatBytes(float64(f.RxBytes)), f.RxPackets, units.FormatBytes(float64(f.TxBytes)), f.TxPackets, per, f.RxDropped+f.TxDropped)

@@ -107,7 +107,7 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
 	}
 	if len(spec.Nodes) > 0 {
-		res.Nodes = nm.stop()
+		res.Nodes = nm.stop(res.Transactions)
 	}
 	switch {
 	case lerr != nil:
