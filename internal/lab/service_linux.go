@@ -244,7 +244,7 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 				}
 				ss.Detail = "primary"
 				if names := t.syncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
-					ss.Detail += ", commits wait for standby " + strings.Join(names, " or ")
+					ss.Detail += ", commits wait for " + strings.Join(names, " or ") + " (synchronous)"
 				}
 				if spec.Role == RoleStandby {
 					kind := "asynchronous"
