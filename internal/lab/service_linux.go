@@ -139,6 +139,10 @@ func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password
 			ps := pn.spec.Service(KindPostgres)
 			from := netip.AddrPortFrom(addrsOf(pn.spec, s.Via)[0], uint16(ps.Port))
 			pid, err = service.StartStandby(ctx, pg, from, n.Start)
+			if err == nil {
+				// Up is done when commits wait for the standby.
+				err = service.WaitStreaming(ctx, from, password, n.Name(), s.Sync, pn.dial)
+			}
 		}
 		if pid == 0 {
 			pid = service.PostgresPID(dir, 0)

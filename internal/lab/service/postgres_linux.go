@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/interlink/interlink/internal/pgserver"
 )
@@ -122,4 +126,42 @@ func StopPostgres(dir string, recorded int, timeout time.Duration) error {
 // DSN is the postgres:// URL of the superuser's database at addr:port.
 func DSN(addr netip.Addr, port int, password string) string {
 	return "postgres://postgres:" + password + "@" + net.JoinHostPort(addr.String(), strconv.Itoa(port)) + "/postgres?sslmode=disable"
+}
+
+// WaitStreaming waits until the primary at primary lists the standby name
+// in pg_stat_replication as streaming and, when sync, as its synchronous
+// standby: only then do commits wait for it. dial connects from a lab node.
+// It gives up when ctx ends or after 30 s, saying what it last saw.
+func WaitStreaming(ctx context.Context, primary netip.AddrPort, password, name string, sync bool, dial DialFunc) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cfg, err := pgx.ParseConfig(DSN(primary.Addr(), int(primary.Port()), password))
+	if err != nil {
+		return err
+	}
+	cfg.DialFunc = pgconn.DialFunc(dial)
+	cfg.ConnectTimeout = 5 * time.Second
+	last := "not listed"
+	for {
+		if c, err := pgx.ConnectConfig(ctx, cfg); err != nil {
+			last = err.Error()
+		} else {
+			var state, syncState string
+			err := c.QueryRow(ctx, `SELECT state, sync_state FROM pg_stat_replication WHERE application_name = $1`, name).Scan(&state, &syncState)
+			c.Close(context.WithoutCancel(ctx))
+			switch {
+			case err == nil && state == "streaming" && (!sync || syncState == "sync"):
+				return nil
+			case err == nil:
+				last = state + ", " + syncState
+			case !errors.Is(err, pgx.ErrNoRows):
+				last = err.Error()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("standby %s is not streaming from %s within 30s (pg_stat_replication: %s)", name, primary, last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
