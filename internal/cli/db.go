@@ -3,11 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/counters"
 	"github.com/interlink/interlink/internal/db"
+	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/report"
 )
 
@@ -26,10 +29,32 @@ func newDBCmd(e *env) *cobra.Command {
 	return c
 }
 
+// labProbes reads each node of the lab called name from inside it.
+func labProbes(name string) ([]db.NodeProbe, error) {
+	l, err := lab.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []db.NodeProbe
+	for _, n := range l.Nodes() {
+		out = append(out, db.NodeProbe{Name: n.Name(), Take: func() (*counters.Snapshot, error) {
+			var s *counters.Snapshot
+			err := n.Do(func() error {
+				var err error
+				s, err = counters.Take()
+				return err
+			})
+			return s, err
+		}})
+	}
+	return out, nil
+}
+
 func newDBBenchCmd(e *env) *cobra.Command {
 	var (
 		spec     db.Spec
 		workload string
+		labName  string
 		asJSON   bool
 	)
 	c := &cobra.Command{
@@ -53,12 +78,27 @@ retransmits, and host CPU (user, system, softirq) per transaction.
 
 --init creates pgbench's tables at --scale (100,000 accounts each, at most 100) and
 marks them as interlink's; it refuses to drop tables it did not create. Without
---init the run uses the existing pgbench tables (from an earlier --init or pgbench -i).`,
+--init the run uses the existing pgbench tables (from an earlier --init or pgbench -i).
+
+Inside a lab ('interlink lab exec LAB NODE -- interlink db bench ...', or --lab LAB) it
+also reads every node's own /proc/net before and after the load: each interface's bytes
+and packets (on the database nodes, the interconnect that carries the replication
+stream), IP fragments and TCP retransmits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec.Workload = db.Workload(workload)
 			if _, err := spec.Normalize(); err != nil {
 				return usageError("db bench: %v", err)
+			}
+			if !cmd.Flags().Changed("lab") {
+				labName = os.Getenv("INTERLINK_LAB") // set by lab exec
+			}
+			if labName != "" {
+				probes, err := labProbes(labName)
+				if err != nil {
+					return usageError("db bench: --lab %s: %v", labName, err)
+				}
+				spec.Nodes = probes
 			}
 			var obs db.Observer
 			if !asJSON {
@@ -106,6 +146,7 @@ marks them as interlink's; it refuses to drop tables it did not create. Without
 	f.BoolVar(&spec.Init, "init", false, "create and fill pgbench's tables first (drops interlink's earlier ones, never others)")
 	f.DurationVar(&spec.Interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
 	f.DurationVar(&spec.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after (unless the DSN sets connect_timeout)")
+	f.StringVar(&labName, "lab", "", "also measure every node of this lab (default: $INTERLINK_LAB, set by lab exec)")
 	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.db/v1)")
 	return c
 }

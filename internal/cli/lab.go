@@ -398,9 +398,44 @@ func renderLab(w io.Writer, s *lab.Status) {
 		}
 		fmt.Fprintf(w, "  routes %s: %s\n", n.Name, strings.Join(rs, ", "))
 	}
+	renderServices(w, s)
 	fmt.Fprintf(w, "  namespaces: %s (switches), %s.NODE (nodes)\n", s.Namespace, s.Namespace)
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "  problem: %s\n", p)
+	}
+}
+
+// renderServices prints the nodes' services, the DSNs and the token file.
+func renderServices(w io.Writer, s *lab.Status) {
+	var dsns []string
+	token := ""
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := false
+	for _, n := range s.Nodes {
+		for _, sv := range n.Services {
+			if !header {
+				fmt.Fprintln(tw, "  NODE\tSERVICE\tSTATE\tPID\tADDRESS\tDETAIL")
+				header = true
+			}
+			pid := "-"
+			if sv.PID != 0 {
+				pid = fmt.Sprint(sv.PID)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, strings.TrimSpace(sv.Kind+" "+sv.Role), sv.State, pid, sv.Address, sv.Detail)
+			if sv.DSN != "" {
+				dsns = append(dsns, fmt.Sprintf("  dsn %s: %s", n.Name, sv.DSN))
+			}
+			if sv.TokenFile != "" {
+				token = sv.TokenFile
+			}
+		}
+	}
+	tw.Flush()
+	for _, d := range dsns {
+		fmt.Fprintln(w, d)
+	}
+	if token != "" {
+		fmt.Fprintf(w, "  agent token: %s\n", token)
 	}
 }
 

@@ -43,7 +43,10 @@ type Result struct {
 	WAL      WAL       `json:"wal"`
 	Standbys []Standby `json:"standbys"`
 	Local    Local     `json:"local"`
-	Errors   []string  `json:"errors,omitempty"` // sections that failed (partial result)
+	// Nodes is the network cost on the other nodes the run could see
+	// (Spec.Nodes: a lab's nodes), in their order.
+	Nodes  []NodeCost `json:"nodes,omitempty"`
+	Errors []string   `json:"errors,omitempty"` // sections that failed (partial result)
 }
 
 // Server is what the run learnt about the server it ran against.

@@ -77,6 +77,7 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 		res.Local.Error = cleanErr(err)
 	}
 	lm, lerr := startLocal()
+	nm := startNodes(spec.Nodes)
 
 	if obs.Start != nil {
 		obs.Start(res)
@@ -106,6 +107,9 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	}
 	if n := res.Transactions + res.Failed.Total; n > 0 {
 		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
+	}
+	if len(spec.Nodes) > 0 {
+		res.Nodes = nm.stop(res.Transactions)
 	}
 	switch {
 	case lerr != nil:

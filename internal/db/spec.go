@@ -86,6 +86,8 @@ type Spec struct {
 	// ConnectTimeout bounds each connection attempt unless the DSN sets
 	// connect_timeout.
 	ConnectTimeout time.Duration `json:"connect_timeout_ns"`
+	// Nodes are read before and after the load (Result.Nodes).
+	Nodes []NodeProbe `json:"-"`
 }
 
 // Normalize fills defaults and checks the limits; errors wrap ErrSpec.

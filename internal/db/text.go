@@ -127,6 +127,7 @@ func writeLocal(w io.Writer, r *Result) {
 	}
 	fmt.Fprintf(w, "  cpu host (%d CPUs): user %s, sys %s, softirq %s (%.0f %% busy) = %.1f us per transaction; interlink itself %s (%.1f us per transaction)\n",
 		l.NCPU, msec(l.CPUUserNs), msec(l.CPUSystemNs), msec(l.CPUSoftIRQNs), pct, l.CPUNsPerTx/1e3, msec(l.ClientCPUNs), l.ClientCPUNsPerTx/1e3)
+	writeNodes(w, r.Nodes, r.Transactions)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }

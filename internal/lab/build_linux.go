@@ -26,6 +26,9 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkPackages(t); err != nil {
+		return nil, err
+	}
 	var cfg upConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -141,6 +144,9 @@ func (b *builder) build(ctx context.Context) error {
 		if err := b.node(ctx, &b.t.Nodes[i]); err != nil {
 			return err
 		}
+	}
+	if err := b.services(ctx); err != nil {
+		return err
 	}
 	b.st.Complete = true
 	return b.writeState(ctx)

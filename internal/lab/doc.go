@@ -38,6 +38,20 @@
 //	           node2's egress shaped to 100 Mbit/s
 //	rac        switch priv (9000): node1 eth1 198.18.10.1 fd00:10::1, node2 eth1 198.18.10.2 fd00:10::2
 //	           switch pub (1500): node1 eth0 198.18.99.1 fd00:99::1, node2 eth0 198.18.99.2 fd00:99::2
+//	pg         switch pub (1500): primary eth0 198.18.99.1 fd00:99::1, standby eth0 .2 ::2,
+//	           client eth0 .9 ::9; switch ic (9000): primary eth1 198.18.10.1 fd00:10::1,
+//	           standby eth1 .2 ::2; services: PostgreSQL primary on primary, its
+//	           synchronous standby on standby (replicating over ic), an agent on each node
+//
+// Services (a node's services list; service.go): kind agent (interlink
+// agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
+// kind postgres with role primary or standby (PostgreSQL from Debian's
+// package, run as the postgres user, data in StateDir/NAME.d/NODE/postgres,
+// listening on all the node's addresses on port 5432; a standby is a
+// pg_basebackup of its primary over the switch named by via, synchronous
+// unless sync: false). Up starts them after the network, recording each
+// before it starts; Down stops them (PostgreSQL with a fast shutdown) and
+// removes their files, also after Up was killed.
 //
 // A built-in's lab is named after it; set Topology.Name before Up to run
 // one under another name (tests do, to keep their labs apart).

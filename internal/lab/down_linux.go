@@ -86,10 +86,19 @@ func down(name string, cfg downConfig) error {
 	if st == nil && len(names) == 0 && len(files) == 0 {
 		return err
 	}
+	var errs []error
+	if st != nil {
+		// A service that will not stop cleanly is killed below; its
+		// error is reported only if the lab cannot be removed.
+		if serr := stopServices(st); serr != nil {
+			errs = append(errs, serr)
+		}
+	}
 	if err := killProcesses(names, cfg); err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)
 	}
-	var errs []error
+	stopErrs := errs
+	errs = nil
 	for i := len(names) - 1; i >= 0; i-- {
 		if err := removeNS(names[i]); err != nil {
 			errs = append(errs, err)
@@ -101,7 +110,7 @@ func down(name string, cfg downConfig) error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("lab %s: %w", name, errors.Join(errs...))
+		return fmt.Errorf("lab %s: %w", name, errors.Join(append(stopErrs, errs...)...))
 	}
 	if err := os.Remove(statePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("lab %s: remove state: %w", name, err)

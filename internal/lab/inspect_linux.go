@@ -78,6 +78,7 @@ func Inspect(name string) (*Status, error) {
 		s.Nodes = append(s.Nodes, inspectNode(h, swh, n, ns, problem))
 		closeNode()
 	}
+	inspectServices(st, s, problem)
 	switch {
 	case !st.Complete && building(name):
 		s.State = StateBuilding

@@ -62,9 +62,12 @@ type state struct {
 	Name       string    `json:"name"`
 	Topology   *Topology `json:"topology"`
 	Namespaces []string  `json:"namespaces"` // in creation order
-	Complete   bool      `json:"complete"`   // Up finished
-	PID        int       `json:"pid"`        // the process that ran Up
-	Created    time.Time `json:"created"`
+	// Services started (or being started) in the nodes, each recorded
+	// before it starts, in start order.
+	Services []serviceState `json:"services,omitempty"`
+	Complete bool           `json:"complete"` // Up finished
+	PID      int            `json:"pid"`      // the process that ran Up
+	Created  time.Time      `json:"created"`
 }
 
 func readState(lab string) (*state, error) {

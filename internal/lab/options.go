@@ -15,6 +15,9 @@ const (
 	PointNamespace = "namespace"
 	// PointLink: one more link (veth pair) was created.
 	PointLink = "link"
+	// PointService: one more service is recorded and about to start (n
+	// from 1), or, at n = services+1, every service has started.
+	PointService = "service"
 )
 
 // UpOption changes how Up builds a lab. Up without options is what
@@ -24,6 +27,13 @@ type UpOption func(*upConfig)
 type upConfig struct {
 	hook   func(ctx context.Context, at string, n int) error
 	status **Status
+	binary string
+}
+
+// WithBinary names the interlink binary that agent services run (default:
+// this process's executable, which is interlink itself except in tests).
+func WithBinary(path string) UpOption {
+	return func(c *upConfig) { c.binary = path }
 }
 
 // WithStatus makes Up read the lab back from the kernel (as Inspect does)

@@ -40,7 +40,35 @@ type NodeStatus struct {
 	Forward   bool         `json:"forward"`
 	Links     []LinkStatus `json:"links"`
 	Routes    []RouteSpec  `json:"routes"` // routes with a gateway
+	// Services the node runs (topology services), as found now.
+	Services []ServiceStatus `json:"services,omitempty"`
 }
+
+// ServiceStatus is a service of a node as found now.
+type ServiceStatus struct {
+	Kind  string `json:"kind"`           // agent or postgres
+	Role  string `json:"role,omitempty"` // postgres: primary or standby
+	State string `json:"state"`          // ServiceRunning, ServiceStopped, ServiceNotStarted
+	PID   int    `json:"pid,omitempty"`
+	// Address is where the lab's nodes reach it (host:port on the node's
+	// first link); Listen lists every address it serves.
+	Address string   `json:"address"`
+	Listen  []string `json:"listen"`
+	// DSN is a postgres:// URL (superuser "postgres", its password) usable
+	// from the lab's nodes; TokenFile is the agent's token.
+	DSN       string `json:"dsn,omitempty"`
+	TokenFile string `json:"token_file,omitempty"`
+	Dir       string `json:"dir,omitempty"` // its files (data, log)
+	Log       string `json:"log,omitempty"`
+	Detail    string `json:"detail,omitempty"` // e.g. "synchronous standby of primary via ic"
+}
+
+// Service states.
+const (
+	ServiceRunning    = "running"     // its process is there and answers on its port
+	ServiceStopped    = "stopped"     // recorded, but not running or not answering
+	ServiceNotStarted = "not-started" // the lab's Up did not get to it
+)
 
 // LinkStatus is one link of a node: MTU and addresses of the node side,
 // PortMTU enforced on the switch side, RateBitsPerSec from the node's tbf

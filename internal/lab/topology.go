@@ -38,6 +38,8 @@ type NodeSpec struct {
 	Forward bool        `json:"forward,omitempty"`
 	Links   []LinkSpec  `json:"links"`
 	Routes  []RouteSpec `json:"routes,omitempty"`
+	// Services the node runs while the lab is up (service.go).
+	Services []ServiceSpec `json:"services,omitempty"`
 }
 
 // Addresses returns the addresses of all the node's links, in order.
@@ -326,12 +328,20 @@ func (p *parser) topology(root *yaml.Node) (*Topology, error) {
 		return nil, p.errf(nodesNode, "nodes", "empty: a lab needs at least one node")
 	}
 	used := map[netip.Addr]where{}
+	refs := map[*ServiceSpec]*yaml.Node{}
 	for _, e := range nodes {
-		n, err := p.node(e, switchMTU, used)
+		n, err := p.node(e, switchMTU, used, refs)
 		if err != nil {
 			return nil, err
 		}
 		t.Nodes = append(t.Nodes, n)
+	}
+	err = checkServices(t, func(i, j int, problem string) error {
+		at := refs[&t.Nodes[i].Services[j]] // the slices share their arrays
+		return p.errf(at, fmt.Sprintf("nodes.%s.services[%d]", t.Nodes[i].Name, j), "%s", problem)
+	})
+	if err != nil {
+		return nil, err
 	}
 	assignPorts(t)
 	return t, nil
@@ -359,7 +369,7 @@ func checkIface(s string) error {
 	return nil
 }
 
-func (p *parser) node(e entry, switchMTU map[string]int, used map[netip.Addr]where) (NodeSpec, error) {
+func (p *parser) node(e entry, switchMTU map[string]int, used map[netip.Addr]where, refs map[*ServiceSpec]*yaml.Node) (NodeSpec, error) {
 	name := e.key.Value
 	field := join("nodes", name)
 	if err := checkLabName(name); err != nil {
@@ -369,7 +379,7 @@ func (p *parser) node(e entry, switchMTU map[string]int, used map[netip.Addr]whe
 	if e.val.Tag == "!!null" {
 		return n, nil
 	}
-	props, err := p.mapping(e.val, field, "forward", "links", "routes")
+	props, err := p.mapping(e.val, field, "forward", "links", "routes", "services")
 	if err != nil {
 		return n, err
 	}
@@ -405,6 +415,10 @@ func (p *parser) node(e entry, switchMTU map[string]int, used map[netip.Addr]whe
 			}
 		case "routes":
 			routesNode, routesField = pe.val, f
+		case "services":
+			if n.Services, err = p.services(pe.val, f, refs); err != nil {
+				return n, err
+			}
 		}
 	}
 	// Routes last: their gateways are checked against the links.
@@ -750,6 +764,12 @@ func (t *Topology) Validate() error {
 				return bad("node %s: route to %s via %s: the gateway is not on a link of the node, or of another IP version", n.Name, r.To, r.Via)
 			}
 		}
+	}
+	err := checkServices(t, func(i, j int, problem string) error {
+		return bad("node %s service %s: %s", t.Nodes[i].Name, t.Nodes[i].Services[j].Kind, problem)
+	})
+	if err != nil {
+		return err
 	}
 	assignPorts(t)
 	return nil

@@ -8,7 +8,18 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/pgserver"
 )
+
+// Config, Server and FreePort are pgserver's, so tests need one import.
+type (
+	Config = pgserver.Config
+	Server = pgserver.Server
+)
+
+// FreePort returns a TCP port free on addr at the time of the call.
+func FreePort(addr string) (int, error) { return pgserver.FreePort(addr) }
 
 // New initialises and starts a server for the test in t.TempDir on a free
 // port of 127.0.0.1 (unless cfg says otherwise) and stops it by PID in
@@ -16,7 +27,7 @@ import (
 // the test with the install command.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	if _, err := Find(); err != nil {
+	if _, err := pgserver.Find(); err != nil {
 		t.Fatal(err)
 	}
 	base := t.TempDir()
@@ -35,10 +46,10 @@ func New(t testing.TB, cfg Config) *Server {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := InitDB(ctx, &cfg); err != nil {
+	if err := pgserver.InitDB(ctx, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(ctx, cfg)
+	s, err := pgserver.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +81,7 @@ func NewStandby(t testing.TB, primary *Server, name string, cfg Config) *Server 
 	cfg.Settings["cluster_name"] = "'" + name + "'"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := StartStandby(ctx, primary, cfg)
+	s, err := pgserver.StartStandby(ctx, primary, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

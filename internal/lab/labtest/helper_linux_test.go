@@ -17,9 +17,10 @@ import (
 )
 
 // helperEnv makes this test binary a `lab up` that stops at a known point:
-// "NAME POINT N" builds the routed topology as NAME and, the N-th time Up
-// reaches POINT (lab.PointState, PointNamespace, PointLink), says "paused"
-// on stderr and waits to be killed. It calls lab.Up as `lab up` does, with
+// "NAME POINT N [BUILTIN]" builds the routed topology (or BUILTIN) as NAME
+// and, the N-th time Up reaches POINT (lab.PointState, PointNamespace,
+// PointLink, PointService), says "paused" on stderr and waits to be
+// killed. Agent services run $INTERLINK_LABTEST_BIN. It calls lab.Up as `lab up` does, with
 // the hook passed as an option (the interlink binary has no hook).
 const helperEnv = "INTERLINK_LABTEST_HELPER_UP"
 
@@ -29,13 +30,20 @@ func helperUp() bool {
 	if v == "" {
 		return false
 	}
-	var name, point string
+	f := strings.Fields(v)
 	var n int
-	if _, err := fmt.Sscan(v, &name, &point, &n); err != nil {
+	if len(f) < 3 {
+		f = append(f, "", "")
+	}
+	if _, err := fmt.Sscan(f[2], &n); err != nil {
 		fmt.Fprintf(os.Stderr, "helper: %s=%q: %v\n", helperEnv, v, err)
 		os.Exit(2)
 	}
-	topo, err := lab.Load("routed")
+	name, point, builtin := f[0], f[1], "routed"
+	if len(f) > 3 {
+		builtin = f[3]
+	}
+	topo, err := lab.Load(builtin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -49,7 +57,7 @@ func helperUp() bool {
 		}
 		return nil
 	}
-	if _, err := lab.Up(context.Background(), topo, lab.WithHook(hook)); err != nil {
+	if _, err := lab.Up(context.Background(), topo, lab.WithHook(hook), lab.WithBinary(os.Getenv("INTERLINK_LABTEST_BIN"))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
@@ -60,10 +68,11 @@ func helperUp() bool {
 
 // startPaused starts the helper for lab name and waits until it paused the
 // n-th time at point. The test SIGKILLs it (killHelper); a cleanup does too.
-func startPaused(t *testing.T, name, point string, n int) *exec.Cmd {
+func startPaused(t *testing.T, name, point string, n int, builtin ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", helperEnv, name, point, n))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d %s", helperEnv, name, point, n, strings.Join(builtin, "")),
+		"INTERLINK_LABTEST_BIN="+binary)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/interlink/interlink/internal/lab"
 )
 
 // ErrMissing is returned when nfs-ganesha or rpcbind is not installed.
@@ -25,7 +23,7 @@ var ErrMissing = errors.New("nfs-ganesha not installed: apt-get install -y nfs-g
 // NFSServer is nfs-ganesha exporting Dir/export over NFSv3 (TCP) from a
 // lab node. Stop it with Stop.
 type NFSServer struct {
-	Node   *lab.Node
+	Node   Node
 	Addr   netip.Addr // the node's address clients use
 	Dir    string     // ganesha.conf, ganesha.log, pid files, recovery
 	Export string     // the exported directory (Dir/export)
@@ -44,7 +42,7 @@ const (
 // StartNFS starts rpcbind and ganesha in node n, serving dir/export to
 // addr's network, and waits until the NFS port answers. dir must exist and
 // be empty (a t.TempDir); Stop leaves it for the caller to remove.
-func StartNFS(ctx context.Context, n *lab.Node, addr netip.Addr, dir string) (*NFSServer, error) {
+func StartNFS(ctx context.Context, n Node, addr netip.Addr, dir string) (*NFSServer, error) {
 	ganesha, err := exec.LookPath("ganesha.nfsd")
 	if err != nil {
 		return nil, ErrMissing

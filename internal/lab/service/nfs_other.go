@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-
-	"github.com/interlink/interlink/internal/lab"
 )
 
 // ErrMissing is returned when nfs-ganesha or rpcbind is not installed.
@@ -17,7 +15,7 @@ var ErrMissing = errors.New("nfs-ganesha not installed")
 type NFSServer struct{}
 
 // StartNFS is Linux-only.
-func StartNFS(context.Context, *lab.Node, netip.Addr, string) (*NFSServer, error) {
+func StartNFS(context.Context, Node, netip.Addr, string) (*NFSServer, error) {
 	return nil, errors.ErrUnsupported
 }
 

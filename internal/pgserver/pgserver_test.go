@@ -1,6 +1,6 @@
 //go:build linux
 
-package testpg
+package pgserver
 
 import (
 	"context"
@@ -13,7 +13,23 @@ import (
 )
 
 func TestStartStop(t *testing.T) {
-	s := New(t, Config{Settings: map[string]string{"fsync": "off"}})
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o711); err != nil { // the postgres user's way in
+			t.Fatal(err)
+		}
+	}
+	cfg := Config{DataDir: filepath.Join(base, "data"), Settings: map[string]string{"fsync": "off"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := InitDB(ctx, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(30 * time.Second) })
 	if !isPostmaster(s.PID, s.DataDir) {
 		t.Fatalf("postmaster %d of %s not running", s.PID, s.DataDir)
 	}
@@ -42,7 +58,7 @@ func TestStartStop(t *testing.T) {
 	if err := s.Stop(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Start(context.Background(), s.Config)
+	s2, err := Start(ctx, s.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
 //go:build linux
 
-package testpg
+package pgserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,9 +62,10 @@ type Config struct {
 	HBA []string
 	// Settings appended to postgresql.conf.
 	Settings map[string]string
-	// Command builds each command the server is run with; default
-	// exec.CommandContext. A lab wraps it to run inside a namespace.
-	Command func(ctx context.Context, name string, args ...string) *exec.Cmd
+	// StartCmd starts each command the server is run with (initdb,
+	// pg_ctl, pg_basebackup); default (*exec.Cmd).Start. A lab passes its
+	// node's Start, so the commands and the server run in the node.
+	StartCmd func(*exec.Cmd) error
 }
 
 // Server is a running server. Stop stops it by PID.
@@ -74,7 +76,7 @@ type Server struct {
 
 func (c *Config) defaults() error {
 	if c.DataDir == "" {
-		return errors.New("testpg: DataDir is required")
+		return errors.New("pgserver: DataDir is required")
 	}
 	if c.BinDir == "" {
 		d, err := Find()
@@ -111,8 +113,8 @@ func (c *Config) defaults() error {
 		rand.Read(b)
 		c.Password = hex.EncodeToString(b)
 	}
-	if c.Command == nil {
-		c.Command = exec.CommandContext
+	if c.StartCmd == nil {
+		c.StartCmd = (*exec.Cmd).Start
 	}
 	return nil
 }
@@ -121,7 +123,7 @@ func (c *Config) defaults() error {
 func FreePort(addr string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
-		return 0, fmt.Errorf("testpg: free port on %s: %w", addr, err)
+		return 0, fmt.Errorf("pgserver: free port on %s: %w", addr, err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
@@ -129,15 +131,20 @@ func FreePort(addr string) (int, error) {
 
 // run runs a server binary as c.User and returns its error with its output.
 func (c *Config) run(ctx context.Context, env []string, name string, args ...string) error {
-	cmd := c.Command(ctx, filepath.Join(c.BinDir, name), args...)
+	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, name), args...)
 	if err := c.asUser(cmd); err != nil {
 		return err
 	}
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
 	cmd.Dir = c.SocketDir
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := c.StartCmd(cmd)
+	if err == nil {
+		err = cmd.Wait()
+	}
 	if err != nil {
-		return fmt.Errorf("testpg: %s: %w: %s", name, err, strings.Join(strings.Fields(string(out)), " "))
+		return fmt.Errorf("pgserver: %s: %w: %s", name, err, strings.Join(strings.Fields(out.String()), " "))
 	}
 	return nil
 }
@@ -145,7 +152,7 @@ func (c *Config) run(ctx context.Context, env []string, name string, args ...str
 func (c *Config) ids() (uid, gid int, err error) {
 	u, err := user.Lookup(c.User)
 	if err != nil {
-		return 0, 0, fmt.Errorf("testpg: user %s: %w", c.User, err)
+		return 0, 0, fmt.Errorf("pgserver: user %s: %w", c.User, err)
 	}
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
@@ -171,10 +178,10 @@ func (c *Config) mkdirs() error {
 	}
 	for _, d := range []string{c.DataDir, c.SocketDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("testpg: %w", err)
+			return fmt.Errorf("pgserver: %w", err)
 		}
 		if err := os.Chown(d, uid, gid); err != nil {
-			return fmt.Errorf("testpg: %w", err)
+			return fmt.Errorf("pgserver: %w", err)
 		}
 	}
 	return nil
@@ -198,11 +205,11 @@ func InitDB(ctx context.Context, c *Config) error {
 	}
 	pw := filepath.Join(c.SocketDir, "pwfile")
 	if err := os.WriteFile(pw, []byte(c.Password+"\n"), 0o600); err != nil {
-		return fmt.Errorf("testpg: %w", err)
+		return fmt.Errorf("pgserver: %w", err)
 	}
 	defer os.Remove(pw)
 	if err := os.Chown(pw, uid, gid); err != nil {
-		return fmt.Errorf("testpg: %w", err)
+		return fmt.Errorf("pgserver: %w", err)
 	}
 	if err := c.run(ctx, nil, "initdb", "-D", c.DataDir, "-U", "postgres", "--pwfile="+pw,
 		"--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-instructions"); err != nil {
@@ -227,7 +234,7 @@ func (c *Config) configure() error {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	conf := "\n# testpg\n"
+	conf := "\n# interlink\n"
 	for _, k := range keys {
 		conf += k + " = " + set[k] + "\n"
 	}
@@ -243,7 +250,7 @@ func (c *Config) configure() error {
 func appendFile(path, s string) error {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		return fmt.Errorf("testpg: %w", err)
+		return fmt.Errorf("pgserver: %w", err)
 	}
 	_, err = f.WriteString(s)
 	if cerr := f.Close(); err == nil {
@@ -300,12 +307,12 @@ func (s *Server) Stop(timeout time.Duration) error {
 func ReadPID(dataDir string) (int, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, "postmaster.pid"))
 	if err != nil {
-		return 0, fmt.Errorf("testpg: %w", err)
+		return 0, fmt.Errorf("pgserver: %w", err)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 1 {
-		return 0, fmt.Errorf("testpg: %s/postmaster.pid: bad PID %q", dataDir, line)
+		return 0, fmt.Errorf("pgserver: %s/postmaster.pid: bad PID %q", dataDir, line)
 	}
 	return pid, nil
 }
@@ -317,16 +324,16 @@ func StopPID(dataDir string, pid int, timeout time.Duration) error {
 		return nil
 	}
 	if err := syscall.Kill(pid, syscall.SIGINT); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("testpg: stop %d: %w", pid, err)
+		return fmt.Errorf("pgserver: stop %d: %w", pid, err)
 	}
 	if waitGone(pid, dataDir, timeout) {
 		return nil
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
 	if waitGone(pid, dataDir, 10*time.Second) {
-		return fmt.Errorf("testpg: postmaster %d ignored a fast shutdown for %v and was killed", pid, timeout)
+		return fmt.Errorf("pgserver: postmaster %d ignored a fast shutdown for %v and was killed", pid, timeout)
 	}
-	return fmt.Errorf("testpg: postmaster %d does not exit", pid)
+	return fmt.Errorf("pgserver: postmaster %d does not exit", pid)
 }
 
 func waitGone(pid int, dataDir string, timeout time.Duration) bool {
