@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Do runs fn on a locked OS thread inside the node's network namespace and
@@ -34,24 +35,48 @@ func (n *Node) Start(cmd *exec.Cmd) error {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		defer h.Close()
-		// Never unlocked: the thread's namespaces change for good, so it
-		// must end with this goroutine.
+		// The thread that enters the node never leaves it, so it must end
+		// with its goroutine; but the runtime cannot end the main thread
+		// and would park it in the node for the rest of the process, whose
+		// /proc/PID/ns/net would then name the node (and a lab down would
+		// take the whole process for one of the lab's). On the main thread,
+		// hold it while another thread does the work.
 		runtime.LockOSThread()
-		if err := enterNode(h); err != nil {
-			errc <- fmt.Errorf("lab %s: node %s: %w", n.lab.Name(), n.spec.Name, err)
-			return
-		}
-		if err := cmd.Start(); err != nil {
+		if unix.Gettid() == unix.Getpid() {
+			inner := make(chan error, 1)
+			go n.startIn(h, cmd, inner)
+			err := <-inner
+			runtime.UnlockOSThread()
 			errc <- err
 			return
 		}
-		errc <- nil
-		// A child's parent-death signal fires when the thread that forked it
-		// ends: keep this thread until the child exits.
-		if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
-			waitExit(cmd.Process.Pid)
-		}
+		n.startIn(h, cmd, errc)
 	}()
 	return <-errc
+}
+
+// startIn enters the node on the calling goroutine's thread, locked for
+// good, starts cmd and says how that went on errc; with a parent-death
+// signal it then keeps the thread until the child exits.
+func (n *Node) startIn(h netns.NsHandle, cmd *exec.Cmd, errc chan<- error) {
+	defer h.Close()
+	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		errc <- fmt.Errorf("lab %s: node %s: would enter the node on the main thread", n.lab.Name(), n.spec.Name)
+		return
+	}
+	if err := enterNode(h); err != nil {
+		errc <- fmt.Errorf("lab %s: node %s: %w", n.lab.Name(), n.spec.Name, err)
+		return
+	}
+	if err := cmd.Start(); err != nil {
+		errc <- err
+		return
+	}
+	errc <- nil
+	// A child's parent-death signal fires when the thread that forked it
+	// ends: keep this thread until the child exits.
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+		waitExit(cmd.Process.Pid)
+	}
 }
