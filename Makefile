@@ -92,7 +92,7 @@ package: build
 	./$(BIN) completion bash > $(PKGDIR)/completion/interlink.bash
 	./$(BIN) completion zsh > $(PKGDIR)/completion/_interlink
 	./$(BIN) completion fish > $(PKGDIR)/completion/interlink.fish
-	for u in agent gate; do sed 's|/usr/local/bin/interlink|/usr/bin/interlink|g' contrib/systemd/interlink-$$u.service > $(PKGDIR)/interlink-$$u.service; done
+	for u in agent gate watch; do sed 's|/usr/local/bin/interlink|/usr/bin/interlink|g' contrib/systemd/interlink-$$u.service > $(PKGDIR)/interlink-$$u.service; done
 	git log --date=short --format='%ad %h %s' 2>/dev/null | gzip -9n > $(PKGDIR)/changelog.gz
 	for a in $(ARCHES); do \
 	  sed -e 's|$${ARCH}|'$$a'|g' -e 's|$${PKGDIR}|$(PKGDIR)|g' -e 's|$${PKG_VERSION}|$(VERSION)|g' contrib/packaging/nfpm.yaml > $(PKGDIR)/nfpm-$$a.yaml; \

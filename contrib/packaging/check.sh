@@ -17,7 +17,7 @@ for r in "$dir"/*.rpm; do
   echo "$info" | grep -q '^License *: Apache-2.0' || fail "$r: no license in rpm -qpi"
   echo "$info" | grep -q '^URL *: https://github.com/interlink/interlink' || fail "$r: no URL"
   list=$(rpm -qpl "$r" 2>/dev/null)
-  for f in /usr/bin/interlink /usr/share/man/man1/interlink-pmtu.1.gz /usr/lib/systemd/system/interlink-agent.service \
+  for f in /usr/bin/interlink /usr/share/man/man1/interlink-pmtu.1.gz /usr/lib/systemd/system/interlink-agent.service /usr/lib/systemd/system/interlink-watch.service \
            /usr/share/bash-completion/completions/interlink /usr/share/zsh/site-functions/_interlink /etc/default/interlink-agent /etc/interlink; do
     echo "$list" | grep -qx "$f" || fail "$r lacks $f"
   done

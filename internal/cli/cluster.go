@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+func init() { commands = append(commands, newClusterCmd) }
+
+type clusterFlags struct {
+	inventory, user, sshConfig, collect string
+	identities, knownHosts              []string
+	parallel, agentPort                 int
+	connect                             time.Duration
+	probe                               probeFlags
+}
+
+func newClusterCmd(e *env) *cobra.Command {
+	var f clusterFlags
+	c := &cobra.Command{
+		Use:   "cluster [USER@]HOST[:PORT][/ADDR,ADDR...]... | --inventory FILE",
+		Short: "Run check and mesh across the nodes of a cluster over SSH, and clean up",
+		Long: `Reach every node over SSH, copy this interlink binary to a temp dir on it (unless
+an identical one is on the node's PATH), start 'interlink agent' with a fresh
+one-run token (mode 600), run 'interlink check --json' on it, then one mesh
+across every node's interconnect addresses, stop the agents by PID, remove the
+temp dirs, and print one report.
+
+Nodes come from the command line, [USER@]HOST[:PORT][/ADDR,ADDR...] with the
+interconnect addresses after '/', or from --inventory: an Ansible inventory (INI
+or YAML; host variables ansible_host, ansible_user, ansible_port,
+ansible_ssh_private_key_file, and interconnect=ADDR,ADDR) or a YAML list:
+  nodes:
+    - {name: rac1, host: 192.0.2.11, user: oracle, interconnect: [10.0.0.1, 10.0.1.1]}
+A node without interconnect addresses is probed on the address SSH reached.
+
+SSH uses known_hosts (--known-hosts, else ~/.ssh/known_hosts and
+/etc/ssh/ssh_known_hosts), the ssh-agent (SSH_AUTH_SOCK), identity files and
+~/.ssh/config's HostName, User, Port, IdentityFile, UserKnownHostsFile. Host-key
+checking is never skipped: a node whose key is unknown or changed is refused
+and reported. The mesh runs from this host: each agent's control session goes
+through that node's SSH connection, so only SSH must reach the nodes; the
+agents reach each other on the address SSH reached (port --agent-port).
+
+A node that cannot be reached (refused, timeout, auth, host key) is reported
+and the others go on; at most --parallel nodes are set up at once. Ctrl-C or
+--timeout stops the run, and every node is still cleaned up.
+
+Exit 2 when a node has a critical finding or a path is below --expect; 3 when
+a node could not be reached, failed a step or was not cleaned up; 1 for
+warnings and problem paths; 0 otherwise.`,
+		Example: `  interlink cluster rac1/10.0.0.1,10.0.1.1 rac2/10.0.0.2,10.0.1.2 --user oracle
+  interlink cluster --inventory hosts.ini --expect 9000 --collect /tmp/evidence
+  interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runCluster(e, f, args) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory (INI or YAML) or YAML list of nodes")
+	fl.StringVar(&f.user, "user", "", "SSH user where the inventory and ~/.ssh/config name none (default: yours)")
+	fl.StringArrayVar(&f.identities, "identity", nil, "private key file to offer (repeatable; the ssh-agent's keys are offered too)")
+	fl.StringArrayVar(&f.knownHosts, "known-hosts", nil, "known_hosts file (repeatable; default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)")
+	fl.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file (default ~/.ssh/config; 'none' for none)")
+	fl.IntVar(&f.parallel, "parallel", 8, "nodes set up and cleaned up at once")
+	fl.IntVar(&f.agentPort, "agent-port", 7471, "port the agents listen on during the run")
+	fl.DurationVar(&f.connect, "connect-timeout", 10*time.Second, "SSH connect and login timeout per node")
+	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
+	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
+	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
+	fl.IntVar(&f.probe.tries, "tries", 3, "attempts per size before it counts as failed")
+	fl.BoolVar(&f.probe.asJSON, "json", false, "print JSON (schema interlink.cluster/v1)")
+	fl.DurationVar(&f.probe.timeout, "timeout", 10*time.Minute, "stop the run after this long (cleanup still runs)")
+	return c
+}
+
+func runCluster(e *env, f clusterFlags, args []string) error {
+	_, probe, err := f.probe.parse("cluster", false)
+	if err != nil {
+		return err
+	}
+	hosts, err := clusterHosts(f, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case f.parallel < 1 || f.parallel > 256:
+		return usageError("cluster: --parallel must be 1 to 256")
+	case f.agentPort < 1 || f.agentPort > 65535:
+		return usageError("cluster: --agent-port must be 1 to 65535")
+	case f.connect <= 0:
+		return usageError("cluster: --connect-timeout must be positive")
+	}
+	cfg, err := cluster.LoadSSHConfig(f.sshConfig)
+	if err != nil {
+		return usageError("cluster: %v", err)
+	}
+	for _, p := range append(append([]string{}, f.identities...), f.knownHosts...) {
+		if _, err := os.Stat(p); err != nil {
+			return usageError("cluster: %v", err)
+		}
+	}
+	if f.collect != "" {
+		if st, err := os.Stat(f.collect); err != nil || !st.IsDir() {
+			return usageError("cluster: --collect %s: not a directory", f.collect)
+		}
+	}
+	opt := cluster.Options{
+		User: f.user, Identities: f.identities, KnownHosts: f.knownHosts, SSHConfig: cfg,
+		Parallel: f.parallel, Connect: f.connect, AgentPort: f.agentPort,
+		AgentLifetime: f.probe.timeout + 5*time.Minute, Collect: f.collect, Probe: probe,
+		Software: "interlink " + buildVersion().Version,
+	}
+	if showProgress(e, f.probe.asJSON) {
+		prog := &progressLine{w: e.stderr, every: 100 * time.Millisecond}
+		defer prog.clear()
+		opt.Progress = func(node, step string) { prog.show("cluster: " + termtext.Clean(node) + ": " + step) }
+	}
+	ctx, cancel := context.WithTimeoutCause(e.ctx, f.probe.timeout, fmt.Errorf("--timeout %s reached", f.probe.timeout))
+	defer cancel()
+	res, err := cluster.Run(ctx, hosts, opt)
+	if res == nil {
+		return err
+	}
+	if opt.Progress != nil {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	if f.probe.asJSON {
+		if jerr := report.JSON(e.stdout, res); jerr != nil {
+			return jerr
+		}
+	} else {
+		renderCluster(e.stdout, res)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster: stopped early (%s); every node was cleaned up, the report holds what ran", res.Stopped)
+	}
+	return withCode(clusterCode(res))
+}
+
+// clusterHosts reads the nodes from --inventory or the arguments.
+func clusterHosts(f clusterFlags, args []string) ([]cluster.Host, error) {
+	var hosts []cluster.Host
+	switch {
+	case f.inventory != "" && len(args) > 0:
+		return nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
+	case f.inventory != "":
+		r, err := os.Open(f.inventory)
+		if err != nil {
+			return nil, usageError("cluster: --inventory: %v", err)
+		}
+		hosts, err = cluster.ParseInventory(r, f.inventory)
+		r.Close()
+		if err != nil {
+			return nil, usageError("cluster: %s", termtext.Clean(err.Error()))
+		}
+	case len(args) == 0:
+		return nil, usageError("cluster: name the nodes ([USER@]HOST[:PORT][/ADDR,...]) or give --inventory FILE")
+	default:
+		for _, a := range args {
+			h, err := parseClusterNode(a)
+			if err != nil {
+				return nil, usageError("cluster: %v", err)
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		if seen[h.Name] {
+			return nil, usageError("cluster: node %s listed twice", termtext.Clean(h.Name))
+		}
+		seen[h.Name] = true
+	}
+	return hosts, nil
+}
+
+// parseClusterNode reads [USER@]HOST[:PORT][/ADDR,ADDR...].
+func parseClusterNode(s string) (cluster.Host, error) {
+	var h cluster.Host
+	rest, addrs, _ := strings.Cut(s, "/")
+	if u, hp, ok := strings.Cut(rest, "@"); ok {
+		h.User, rest = u, hp
+	}
+	host := rest
+	if strings.HasPrefix(rest, "[") || strings.Count(rest, ":") == 1 {
+		hh, port, err := net.SplitHostPort(rest)
+		if err != nil {
+			return h, fmt.Errorf("node %q: want [USER@]HOST[:PORT][/ADDR,...]", s)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil || p < 1 || p > 65535 {
+			return h, fmt.Errorf("node %q: %q is not a port", s, port)
+		}
+		host, h.Port = hh, p
+	}
+	if host == "" || strings.ContainsAny(host, " \t'\"") {
+		return h, fmt.Errorf("node %q: want [USER@]HOST[:PORT][/ADDR,...]", s)
+	}
+	h.Name = host
+	ic, err := cluster.ParseAddrs(addrs)
+	if err != nil {
+		return h, fmt.Errorf("node %q: interconnect: %v", s, err)
+	}
+	h.Interconnect = ic
+	return h, nil
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+// clusterFindingsMax bounds the findings listed per node in the text
+// report; --json has them all.
+const clusterFindingsMax = 10
+
+func renderCluster(w io.Writer, res *cluster.Result) {
+	c := res.Counts()
+	var parts []string
+	for _, s := range []string{cluster.StatusOK, cluster.StatusUnreachable, cluster.StatusFailed, cluster.StatusStopped} {
+		if c[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
+		}
+	}
+	fmt.Fprintf(w, "interlink cluster: %d nodes (%s), %s, at most %d at once\n",
+		len(res.Nodes), strings.Join(parts, ", "), res.Elapsed.Round(time.Millisecond), res.Parallel)
+	if res.Stopped != "" {
+		fmt.Fprintf(w, "STOPPED EARLY: %s; every node was cleaned up\n", termtext.Clean(res.Stopped))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "NODE\tSSH\tSTATUS\tBINARY\tCHECK\tLEFT ON NODE\n")
+	for _, n := range res.Nodes {
+		status := n.Status
+		if n.Cause != "" {
+			status += " (" + n.Cause + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Clean(n.Name),
+			termtext.Clean(fmt.Sprintf("%s@%s:%d", n.User, n.HostName, n.Port)), status,
+			orDash(n.Binary), checkCell(n), leftCell(n))
+	}
+	tw.Flush()
+	renderNodeProblems(w, res)
+	renderFindings(w, res)
+	fmt.Fprintln(w)
+	switch {
+	case res.Mesh != nil:
+		fmt.Fprintf(w, "mesh (from %s):\n", res.MeshFrom)
+		mesh.WriteText(w, res.Mesh)
+	default:
+		fmt.Fprintf(w, "mesh: not run: %s\n", res.MeshSkipped)
+	}
+}
+
+func checkCell(n cluster.NodeResult) string {
+	switch {
+	case n.Check != nil:
+		s := n.Check.Summary
+		return fmt.Sprintf("%s (%d critical, %d warning)", s.Status, s.Critical, s.Warning)
+	case n.CheckError != "":
+		return "could not run"
+	}
+	return "-"
+}
+
+func leftCell(n cluster.NodeResult) string {
+	switch {
+	case n.Cleanup.Error != "":
+		return "MAYBE: " + termtext.Clean(n.Cleanup.Error)
+	case n.Cleanup.Removed != "":
+		return "nothing (removed " + termtext.Clean(n.Cleanup.Removed) + ")"
+	}
+	return "nothing"
+}
+
+// renderNodeProblems gives each node that is not ok its one line: an
+// unreachable node (SSH) is a different thing from a failing path (mesh).
+func renderNodeProblems(w io.Writer, res *cluster.Result) {
+	first := true
+	for _, n := range res.Nodes {
+		var lines []string
+		if n.Error != "" {
+			lines = append(lines, n.Error)
+		}
+		if n.CheckError != "" {
+			lines = append(lines, "check: "+n.CheckError)
+		}
+		lines = append(lines, n.Notes...)
+		if len(lines) == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\nnodes not fully covered:\n")
+			first = false
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s: %s\n", termtext.Clean(n.Name), termtext.Clean(oneLine(l)))
+		}
+	}
+}
+
+// renderFindings lists each node's critical and warning findings.
+func renderFindings(w io.Writer, res *cluster.Result) {
+	found, checked := false, false
+	for _, n := range res.Nodes {
+		if n.Check == nil {
+			continue
+		}
+		checked = true
+		var fs []rules.Finding
+		for _, f := range n.Check.Findings {
+			if f.Severity == rules.Critical || f.Severity == rules.Warning {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 {
+			continue
+		}
+		if !found {
+			fmt.Fprintf(w, "\ncheck findings (critical and warning; 'interlink check' on the node, or --json, has the evidence):\n")
+			found = true
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for i, f := range fs {
+			if i == clusterFindingsMax {
+				fmt.Fprintf(tw, "  %s\t... and %d more\n", termtext.Clean(n.Name), len(fs)-i)
+				break
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", termtext.Clean(n.Name), f.Severity, termtext.Clean(f.Rule),
+				termtext.Clean(oneLine(f.Object+": "+f.Message)))
+		}
+		tw.Flush()
+	}
+	if checked && !found {
+		fmt.Fprintf(w, "\ncheck findings: none above info on the nodes checked\n")
+	}
+}
+
+// clusterCode maps a cluster result to the exit code: a critical finding
+// or path wins (2), then a node not covered or not cleaned up (3), then
+// warnings and problem paths (1).
+func clusterCode(res *cluster.Result) int {
+	code, unknown := ExitOK, false
+	for _, n := range res.Nodes {
+		if n.Status != cluster.StatusOK || n.CheckError != "" || !n.Cleanup.Done {
+			unknown = true
+		}
+		if n.Check != nil {
+			code = max(code, n.Check.Summary.ExitCode)
+		}
+	}
+	if res.Mesh != nil {
+		code = max(code, meshCode(res.Mesh))
+	} else if len(res.Nodes) > 1 {
+		unknown = true
+	}
+	if code < ExitCritical && unknown {
+		return ExitUnknown
+	}
+	return code
+}

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/watch"
+)
+
+func init() { commands = append(commands, newWatchCmd) }
+
+func newWatchCmd(e *env) *cobra.Command {
+	var (
+		pf                                probeFlags
+		nodesFile, inventory, metricsAddr string
+		interval                          time.Duration
+		handshakes                        int
+	)
+	c := &cobra.Command{
+		Use:   "watch --nodes FILE | --inventory FILE --token-file FILE --metrics ADDR [flags]",
+		Short: "Re-prove the mesh on a schedule and expose Prometheus metrics",
+		Long: `Run a mesh round at once and then every --interval, against agents that already run
+on the nodes (contrib/systemd/interlink-agent.service) with the token in --token-file,
+and serve the results as Prometheus metrics on http://ADDR/metrics:
+
+  interlink_path_mtu_bytes{from,to,network}        largest packet that crossed the path
+  interlink_path_verdict{from,to,network,verdict}  1 for the path's verdict
+  interlink_path_problem{from,to,network}          1: not ok, below --expect, or not measured
+  interlink_path_probe_loss_ratio{from,to,network} probes lost on retry over probes sent
+  interlink_agent_up{node}                         the agent answered this round
+  interlink_agent_handshake_seconds{node,quantile} authenticated handshake from this host
+  interlink_mesh_rounds_total, interlink_mesh_rounds_incomplete_total,
+  interlink_mesh_round_seconds, interlink_mesh_last_complete_timestamp_seconds
+
+Nodes come from a mesh nodes file (--nodes) or an inventory (--inventory, as for
+'interlink cluster': the agent is reached at the host's address, the interconnect
+host variable lists the addresses to probe). A round is bounded by --interval.
+contrib/prometheus/interlink-alerts.yml has example alerting rules. Runs until
+stopped; one line per round on stderr.`,
+		Example: `  interlink watch --nodes /etc/interlink/nodes --token-file /etc/interlink/token --metrics :9471 --expect 9000`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tok, opt, err := pf.parse("watch", true)
+			if err != nil {
+				return err
+			}
+			if metricsAddr == "" {
+				return usageError("watch: --metrics ADDR is required (e.g. :9471)")
+			}
+			if interval < time.Second {
+				return usageError("watch: --interval must be at least 1s")
+			}
+			if handshakes < 0 || handshakes > 100 {
+				return usageError("watch: --handshakes must be 0 to 100")
+			}
+			nodes, err := watchNodes(nodesFile, inventory)
+			if err != nil {
+				return err
+			}
+			reg := prometheus.NewRegistry()
+			w := watch.New(reg)
+			ln, err := net.Listen("tcp", metricsAddr)
+			if err != nil {
+				return usageError("watch: --metrics %s: %v", metricsAddr, err)
+			}
+			mux := http.NewServeMux()
+			mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			go srv.Serve(ln)
+			defer srv.Close()
+			fmt.Fprintf(e.stderr, "interlink watch: %d nodes every %s, metrics on http://%s/metrics\n", len(nodes), interval, ln.Addr())
+			wo := watch.Options{
+				Mesh:     mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version},
+				Interval: interval, Handshakes: handshakes,
+				Round: func(r watch.Round) {
+					line := fmt.Sprintf("round %d: %d paths, %d with a problem, %d agents unreachable, lowest path MTU %d (%s), %s",
+						r.N, r.Paths, r.Problems, r.Unreachable, r.LowestPathMTU, termtext.Clean(r.LowestPathMTUFrom), r.Elapsed.Round(time.Millisecond))
+					if r.Stopped != "" {
+						line += "; cut short: " + r.Stopped
+					}
+					fmt.Fprintln(e.stderr, line)
+				},
+			}
+			return w.Run(e.ctx, nodes, wo)
+		},
+	}
+	pf.add(c)
+	fl := c.Flags()
+	fl.Lookup("timeout").Hidden = true // a round is bounded by --interval
+	fl.Lookup("json").Hidden = true
+	fl.StringVar(&nodesFile, "nodes", "", "mesh nodes file: NAME AGENT[:PORT] [ADDR ...] per line")
+	fl.StringVar(&inventory, "inventory", "", "Ansible inventory or YAML list of nodes (as for interlink cluster)")
+	fl.StringVar(&metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
+	fl.DurationVar(&interval, "interval", time.Minute, "time between rounds (and the bound of one round)")
+	fl.IntVar(&handshakes, "handshakes", 3, "handshakes timed per agent per round")
+	return c
+}
+
+// watchNodes reads the mesh nodes from --nodes or --inventory.
+func watchNodes(nodesFile, inventory string) ([]mesh.Node, error) {
+	switch {
+	case (nodesFile == "") == (inventory == ""):
+		return nil, usageError("watch: give exactly one of --nodes FILE and --inventory FILE")
+	case nodesFile != "":
+		f, err := os.Open(nodesFile)
+		if err != nil {
+			return nil, usageError("watch: --nodes: %v", err)
+		}
+		defer f.Close()
+		nodes, err := mesh.ParseNodes(f, nodesFile)
+		if err != nil {
+			return nil, usageError("watch: %s", termtext.Clean(err.Error()))
+		}
+		return nodes, nil
+	}
+	f, err := os.Open(inventory)
+	if err != nil {
+		return nil, usageError("watch: --inventory: %v", err)
+	}
+	defer f.Close()
+	hosts, err := cluster.ParseInventory(f, inventory)
+	if err != nil {
+		return nil, usageError("watch: %s", termtext.Clean(err.Error()))
+	}
+	var nodes []mesh.Node
+	for _, h := range hosts {
+		addr := h.Address
+		if addr == "" {
+			addr = h.Name
+		}
+		a, err := agent.HostPort(addr)
+		if err != nil {
+			return nil, usageError("watch: host %s: %v", termtext.Clean(h.Name), err)
+		}
+		nodes = append(nodes, mesh.Node{Name: h.Name, Agent: a, Addrs: h.Interconnect})
+	}
+	if err := mesh.Check(nodes); err != nil {
+		return nil, usageError("watch: %s", termtext.Clean(err.Error()))
+	}
+	return nodes, nil
+}

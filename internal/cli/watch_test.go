@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Three agents on loopback and one dead node: the scraped metrics hold a
+// path MTU, verdict and loss for every path between live agents, the dead
+// agent down and its paths as problems, and handshake quantiles.
+func TestWatchMetrics(t *testing.T) {
+	lines := append(meshAgents(t, 61, 3), "dead 127.0.4.61:1")
+	nodes, tok := meshFiles(t, lines)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr lockedBuf
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"watch", "--nodes", nodes, "--token-file", tok, "--metrics", "127.0.0.1:0",
+			"--interval", "2s", "--max", "9000", "--expect", "9000"}, &bytes.Buffer{}, &stderr)
+	}()
+	defer func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("watch exit %d after cancel: %s", code, stderr.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("watch did not stop 10s after cancel")
+		}
+	}()
+	addrRE := regexp.MustCompile(`metrics on (http://\S+/metrics)`)
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		s := stderr.String()
+		if m := addrRE.FindStringSubmatch(s); m != nil && strings.Contains(s, "round 2:") {
+			url = m[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no second round after 30s:\n%s", s)
+		}
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse metrics: %v", err)
+	}
+	value := func(name string, labels map[string]string) (float64, bool) {
+		f := fams[name]
+		if f == nil {
+			return 0, false
+		}
+	next:
+		for _, m := range f.Metric {
+			for _, lp := range m.Label {
+				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
+					continue next
+				}
+			}
+			switch f.GetType() {
+			case dto.MetricType_GAUGE:
+				return m.GetGauge().GetValue(), true
+			case dto.MetricType_COUNTER:
+				return m.GetCounter().GetValue(), true
+			}
+			return 0, true
+		}
+		return 0, false
+	}
+	live := []string{"up61", "up62", "up63"}
+	for _, a := range live {
+		if v, ok := value("interlink_agent_up", map[string]string{"node": a}); !ok || v != 1 {
+			t.Errorf("agent_up{%s} = %v (%v), want 1", a, v, ok)
+		}
+		for _, b := range live {
+			if a == b {
+				continue
+			}
+			l := map[string]string{"from": a, "to": b, "network": "1"}
+			if v, ok := value("interlink_path_mtu_bytes", l); !ok || v != 9000 {
+				t.Errorf("path_mtu_bytes %s->%s = %v (%v), want 9000", a, b, v, ok)
+			}
+			if v, ok := value("interlink_path_problem", l); !ok || v != 0 {
+				t.Errorf("path_problem %s->%s = %v (%v), want 0", a, b, v, ok)
+			}
+			l["verdict"] = "ok"
+			if v, ok := value("interlink_path_verdict", l); !ok || v != 1 {
+				t.Errorf("path_verdict ok %s->%s = %v (%v)", a, b, v, ok)
+			}
+			if _, ok := value("interlink_path_probe_loss_ratio", l); !ok {
+				t.Errorf("no path_probe_loss_ratio %s->%s", a, b)
+			}
+		}
+	}
+	if v, ok := value("interlink_agent_up", map[string]string{"node": "dead"}); !ok || v != 0 {
+		t.Errorf("agent_up{dead} = %v (%v), want 0", v, ok)
+	}
+	if v, ok := value("interlink_path_problem", map[string]string{"from": "up61", "to": "dead"}); !ok || v != 1 {
+		t.Errorf("path_problem up61->dead = %v (%v), want 1", v, ok)
+	}
+	if _, ok := value("interlink_path_mtu_bytes", map[string]string{"to": "dead"}); ok {
+		t.Errorf("a path MTU for a path that was not measured")
+	}
+	if v, _ := value("interlink_mesh_rounds_total", nil); v < 2 {
+		t.Errorf("mesh_rounds_total %v, want at least 2", v)
+	}
+	hs := fams["interlink_agent_handshake_seconds"]
+	if hs == nil || len(hs.Metric) != 3 || hs.Metric[0].GetSummary().GetSampleCount() < 6 || len(hs.Metric[0].GetSummary().GetQuantile()) != 3 {
+		t.Errorf("agent_handshake_seconds: %v", hs)
+	}
+	if q := hs.GetMetric()[0].GetSummary().GetQuantile(); len(q) == 3 && (q[0].GetValue() <= 0 || q[0].GetValue() > 1) {
+		t.Errorf("median handshake %v s", q[0].GetValue())
+	}
+}
+
+func TestWatchUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--metrics", ":0", "--token-file", "/nonexistent"}, "token file"},
+		{[]string{"--metrics", ":0"}, "--token-file FILE is required"},
+	} {
+		code, stdout, stderr := runCLI(context.Background(), append([]string{"watch"}, tc.args...)...)
+		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("watch %v: exit %d, stderr %q; want exit 3 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+//go:build linux
+
+// Package labtest runs interlink cluster end to end: OpenSSH's sshd runs
+// inside lab nodes with its own config, host key and authorized_keys in
+// the test's temp dir, and interlink cluster reaches them over the lab
+// network from an "ops" node, with real keys and known_hosts.
+package labtest
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
+)
+
+var bin string // the interlink binary under test
+
+const sshd = "/usr/sbin/sshd"
+
+func TestMain(m *testing.M) {
+	testlab.ShortMain("cluster lab tests")
+	if err := lab.CheckPrivilege(); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster lab tests build network namespaces and need root: %v\n", err)
+		os.Exit(1)
+	}
+	if _, err := os.Stat(sshd); err != nil {
+		fmt.Fprintf(os.Stderr, "cluster lab tests run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server\n", err)
+		os.Exit(1)
+	}
+	var cleanup func()
+	var err error
+	if bin, cleanup, err = testbin.Build("t16-interlink-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// key is an ed25519 key pair in OpenSSH's file formats.
+type key struct {
+	private []byte // OpenSSH private key file
+	public  ssh.PublicKey
+}
+
+func newKey(t testing.TB) key {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(priv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key{private: pem.EncodeToMemory(blk), public: sp}
+}
+
+func (k key) authorized() string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k.public)))
+}
+
+func write(t testing.TB, path, data string, mode os.FileMode) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// privsepDir makes sshd's privilege-separation directory when the system
+// has none, and removes it when the test ends.
+func privsepDir(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/run/sshd"); err == nil {
+		return
+	}
+	if err := os.Mkdir("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove("/run/sshd") })
+}
+
+// startSSHD runs sshd in node n, listening on addr:22, with hostKey and
+// one authorized key, all in a temp dir. It is stopped by PID when the
+// test ends; the PID is returned.
+func startSSHD(t testing.TB, n *lab.Node, addr string, hostKey key, authorized ...key) int {
+	t.Helper()
+	privsepDir(t)
+	dir := t.TempDir()
+	hk := write(t, filepath.Join(dir, "host_key"), string(hostKey.private), 0o600)
+	var ak strings.Builder
+	for _, k := range authorized {
+		ak.WriteString(k.authorized() + "\n")
+	}
+	akf := write(t, filepath.Join(dir, "authorized_keys"), ak.String(), 0o600)
+	conf := write(t, filepath.Join(dir, "sshd_config"), fmt.Sprintf(`ListenAddress %s:22
+HostKey %s
+AuthorizedKeysFile %s
+PidFile none
+UsePAM no
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AllowTcpForwarding yes
+MaxStartups 64
+`, addr, hk, akf), 0o600)
+	cmd := exec.Command(sshd, "-D", "-e", "-f", conf)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start sshd in %s: %v", n.Name(), err)
+	}
+	log := &syncBuf{}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			fmt.Fprintln(log, sc.Text())
+			if strings.Contains(sc.Text(), "Server listening") {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill() // by PID
+		<-exited
+		if t.Failed() {
+			t.Logf("sshd log of %s:\n%s", n.Name(), log)
+		}
+	})
+	select {
+	case <-ready:
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("sshd in %s exited: %v\n%s", n.Name(), err, log)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("sshd in %s not listening after 10s:\n%s", n.Name(), log)
+	}
+	return cmd.Process.Pid
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// start starts interlink with args as a process in node n, without the
+// caller's ssh-agent; stop it by PID with the returned function (also
+// called when the test ends). The channel is closed when it has exited.
+func start(t testing.TB, n *lab.Node, out io.Writer, args ...string) (*exec.Cmd, func(), <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = noAgentEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start interlink %v in %s: %v", args, n.Name(), err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			<-exited
+		})
+	}
+	t.Cleanup(stop)
+	return cmd, stop, exited
+}
+
+func noAgentEnv() []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "SSH_AUTH_SOCK=") {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// run runs interlink with args as a process in node n and returns its
+// stdout, stderr and exit code.
+func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = noAgentEnv()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start interlink %v in %s: %v", args, n.Name(), err)
+	}
+	timer := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("interlink %v in %s: %v", args, n.Name(), err)
+	}
+	t.Logf("%s$ interlink %s  (exit %d)\n%s%s", n.Name(), strings.Join(args, " "), code, stdout.String(), stderr.String())
+	return stdout.String(), stderr.String(), code
+}
+
+// nodeProcs lists the PIDs of the processes in node n's network namespace.
+func nodeProcs(t testing.TB, n *lab.Node) []int {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(lab.NetnsDir, n.Namespace()), &st); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("net:[%d]", st.Ino)
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); err == nil && l == want {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// cmdline is a process's command line, for messages.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}

@@ -1,0 +1,323 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+// node is the state of one node during a run.
+type node struct {
+	t      Target
+	res    *NodeResult
+	client *ssh.Client
+	dir    string // the run's temp dir on the node; "" before it exists
+	bin    string // the interlink the node runs
+	pid    int    // the agent's PID; 0 when none runs
+}
+
+// maxOutput bounds what a remote command may send back (check --json of a
+// large node is a few MiB).
+const maxOutput = 64 << 20
+
+// remoteError is a command on the node that failed.
+type remoteError struct {
+	step string
+	code int
+	msg  string
+}
+
+func (e *remoteError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("%s: exit status %d", e.step, e.code)
+	}
+	return fmt.Sprintf("%s: %s", e.step, e.msg)
+}
+
+// run runs a shell command on the node and returns its stdout and exit
+// status; a command still running when ctx ends is cut off (its session
+// closed). The error is set only when the command could not be run.
+func (n *node) run(ctx context.Context, cmd string, stdin io.Reader) (stdout []byte, stderr string, code int, err error) {
+	s, err := n.client.NewSession()
+	if err != nil {
+		return nil, "", -1, fmt.Errorf("open session: %w", err)
+	}
+	defer s.Close()
+	var out, errb limitBuf
+	out.max, errb.max = maxOutput, 64<<10
+	s.Stdout, s.Stderr, s.Stdin = &out, &errb, stdin
+	stop := context.AfterFunc(ctx, func() { s.Close() })
+	defer stop()
+	err = s.Run(cmd)
+	if ctx.Err() != nil {
+		return out.Bytes(), errb.String(), -1, context.Cause(ctx)
+	}
+	var ee *ssh.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out.Bytes(), errb.String(), ee.ExitStatus(), nil
+	case err != nil:
+		return out.Bytes(), errb.String(), -1, err
+	case out.cut:
+		return nil, "", -1, fmt.Errorf("output larger than %d bytes", maxOutput)
+	}
+	return out.Bytes(), errb.String(), 0, nil
+}
+
+// must runs cmd and turns a non-zero exit into an error naming step and
+// the last line the command wrote to stderr.
+func (n *node) must(ctx context.Context, step, cmd string, stdin io.Reader) ([]byte, error) {
+	out, stderr, code, err := n.run(ctx, cmd, stdin)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", step, err)
+	}
+	if code != 0 {
+		return nil, &remoteError{step, code, lastLine(stderr)}
+	}
+	return out, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return termtext.Clean(strings.TrimSpace(lines[len(lines)-1]))
+}
+
+type limitBuf struct {
+	bytes.Buffer
+	max int
+	cut bool
+}
+
+func (b *limitBuf) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); len(p) > room {
+		b.cut = true
+		b.Buffer.Write(p[:max(room, 0)])
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// shq quotes s for a POSIX shell.
+func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// platforms maps `uname -sm` to GOOS/GOARCH for the systems interlink
+// builds for.
+var platforms = map[string]string{
+	"Linux x86_64": "linux/amd64", "Linux aarch64": "linux/arm64", "Linux ppc64le": "linux/ppc64le",
+	"Linux s390x": "linux/s390x", "Linux i686": "linux/386", "SunOS i86pc": "solaris/amd64",
+	"AIX": "aix/ppc64",
+}
+
+var safePath = regexp.MustCompile(`^/[A-Za-z0-9._/-]+$`)
+
+// prepare probes the node, makes the run's temp dir, copies the binary
+// when the node has no identical one, and writes the run's token (0600).
+func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []byte) error {
+	out, err := n.must(ctx, "probe", `uname -sm; p=$(command -v interlink 2>/dev/null) && sha256sum "$p" 2>/dev/null; true`, nil)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	n.res.Platform = termtext.Clean(lines[0])
+	uname := n.res.Platform
+	if strings.HasPrefix(uname, "AIX") {
+		uname = "AIX"
+	}
+	want := runtime.GOOS + "/" + runtime.GOARCH
+	if got, ok := platforms[uname]; !ok || got != want {
+		return &reachError{CausePlatform, fmt.Errorf("node runs %s, this interlink is %s: run interlink cluster from a host of the same platform", n.res.Platform, want)}
+	}
+	if len(lines) > 1 {
+		sum, path, _ := strings.Cut(lines[1], "  ")
+		if sum == binSum && safePath.MatchString(path) {
+			n.bin = path
+			n.res.Binary = "present"
+		}
+	}
+	out, err = n.must(ctx, "make temp dir", `umask 077 && mktemp -d "${TMPDIR:-/tmp}/interlink-cluster.XXXXXXXX"`, nil)
+	if err != nil {
+		return err
+	}
+	dir := strings.TrimSpace(string(out))
+	if !safePath.MatchString(dir) {
+		return &remoteError{step: "make temp dir", msg: fmt.Sprintf("mktemp printed %q, not a plain path", termtext.Clean(dir))}
+	}
+	n.dir, n.res.TempDir = dir, dir
+	if n.bin == "" {
+		p := dir + "/interlink"
+		out, err := n.must(ctx, "copy binary", "cat > "+shq(p)+" && chmod 700 "+shq(p)+" && sha256sum "+shq(p), bytes.NewReader(bin))
+		if err != nil {
+			return err
+		}
+		if got, _, _ := strings.Cut(string(out), " "); got != binSum {
+			return &remoteError{step: "copy binary", msg: fmt.Sprintf("sha256 on the node is %.16s..., sent %.16s...", termtext.Clean(got), binSum)}
+		}
+		n.bin, n.res.Binary = p, "copied"
+	}
+	n.res.BinaryPath = n.bin
+	_, err = n.must(ctx, "write token", "umask 077 && cat > "+shq(dir+"/token"), bytes.NewReader(token))
+	return err
+}
+
+// agentStart bounds the wait for a started agent to listen (a loaded node
+// takes seconds to start a 30 MB binary).
+const agentStart = 30 * time.Second
+
+// startAgent starts `interlink agent` in the background, wrapped in
+// timeout(1) when the node has it so that an agent outlives a killed run
+// by at most lifetime, and waits until it listens.
+func (n *node) startAgent(ctx context.Context, listen string, lifetime time.Duration) error {
+	d := n.dir
+	cmd := fmt.Sprintf(`T=; command -v timeout >/dev/null 2>&1 && T="timeout %d"
+$T %s agent --listen %s --token-file %s >%s 2>&1 </dev/null &
+echo $!`, int(lifetime.Seconds()), shq(n.bin), shq(listen), shq(d+"/token"), shq(d+"/agent.log"))
+	out, err := n.must(ctx, "start agent", cmd, nil)
+	if err != nil {
+		return err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || pid <= 1 {
+		return &remoteError{step: "start agent", msg: fmt.Sprintf("no PID: %q", termtext.Clean(string(out)))}
+	}
+	n.pid, n.res.AgentPID = pid, pid
+	wait := fmt.Sprintf(aliveSh+`end=$(( $(date +%%s) + %[3]d ))
+while [ "$(date +%%s)" -le $end ]; do
+grep -q 'listening on' %[1]s && exit 0
+alive %[2]d || { tail -n 3 %[1]s >&2; exit 1; }
+sleep 0.1; done; tail -n 3 %[1]s >&2; exit 2`, shq(d+"/agent.log"), pid, int(agentStart.Seconds()))
+	_, stderr, code, err := n.run(ctx, wait, nil)
+	switch {
+	case err != nil:
+		return fmt.Errorf("start agent: %w", err)
+	case code == 1:
+		n.pid = 0 // it is gone
+		return &remoteError{step: "start agent", msg: "agent exited: " + lastLine(stderr)}
+	case code != 0:
+		return &remoteError{step: "start agent", msg: fmt.Sprintf("agent not listening after %s: %s", agentStart, lastLine(stderr))}
+	}
+	return nil
+}
+
+// check runs `interlink check --json` (with --collect into the temp dir
+// when bundle is set) and keeps its result.
+func (n *node) check(ctx context.Context, bundle bool) error {
+	cmd := shq(n.bin) + " check --json"
+	if bundle {
+		cmd += " --collect " + shq(n.dir+"/check.tar.gz")
+	}
+	out, stderr, code, err := n.run(ctx, cmd, nil)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if code < 0 || code > 2 {
+		return &remoteError{"check", code, lastLine(stderr)}
+	}
+	var r rules.Result
+	if err := json.Unmarshal(out, &r); err != nil || r.Schema != "interlink.check/v1" {
+		return &remoteError{step: "check", msg: fmt.Sprintf("exit %d without an interlink.check/v1 document: %s", code, lastLine(stderr))}
+	}
+	n.res.Check = &r
+	return nil
+}
+
+// fetchBundle copies the node's check bundle to dir/NAME.tar.gz.
+func (n *node) fetchBundle(ctx context.Context, dir string) error {
+	out, err := n.must(ctx, "fetch bundle", "cat "+shq(n.dir+"/check.tar.gz"), nil)
+	if err != nil {
+		return err
+	}
+	name := filepath.Join(dir, fileName(n.res.Name)+".tar.gz")
+	tmp, err := os.CreateTemp(dir, ".interlink-bundle-*")
+	if err != nil {
+		return fmt.Errorf("fetch bundle: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(out); err != nil {
+		tmp.Close()
+		return fmt.Errorf("fetch bundle: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("fetch bundle: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("fetch bundle: %w", err)
+	}
+	n.res.Bundle = name
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+func fileName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
+
+// aliveSh defines alive PID: the process exists and is not a zombie (an
+// orphaned agent is reaped by the node's init, which may take its time;
+// kill -0 alone counts a zombie as running).
+const aliveSh = `alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(ps -o stat= -p "$1" 2>/dev/null) || return 0; case $s in *Z*) return 1;; esac; return 0; }
+`
+
+// cleanup stops the agent by PID (TERM, then KILL after 3 s), removes the
+// temp dir, and checks that both are gone.
+func (n *node) cleanup(ctx context.Context) {
+	if n.client == nil || (n.dir == "" && n.pid == 0) {
+		return
+	}
+	var b strings.Builder
+	if n.pid > 0 {
+		fmt.Fprintf(&b, aliveSh+`kill %[1]d 2>/dev/null; i=0
+while alive %[1]d && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+alive %[1]d && { kill -9 %[1]d 2>/dev/null; sleep 0.2; }
+if alive %[1]d; then echo "agent PID %[1]d still running" >&2; exit 1; fi
+`, n.pid)
+	}
+	if n.dir != "" {
+		fmt.Fprintf(&b, "rm -rf %[1]s; if [ -e %[1]s ]; then echo \"%[1]s not removed\" >&2; exit 1; fi\n", shq(n.dir))
+	}
+	_, err := n.must(ctx, "clean up", b.String(), nil)
+	n.res.Cleanup.Done = err == nil
+	if err != nil {
+		n.res.Cleanup.Error = err.Error()
+		return
+	}
+	if n.pid > 0 {
+		n.res.Cleanup.Stopped = fmt.Sprintf("agent PID %d", n.pid)
+	}
+	n.res.Cleanup.Removed = n.dir
+	n.pid, n.dir = 0, ""
+}
+
+// agentAddr is the address the node's agent is reached at: the address
+// SSH reached, on the agent port.
+func (n *node) agentAddr(port int) (netip.AddrPort, error) {
+	ta, ok := n.client.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("ssh remote address %v is not TCP", n.client.RemoteAddr())
+	}
+	a, _ := netip.AddrFromSlice(ta.IP)
+	return netip.AddrPortFrom(a.Unmap(), uint16(port)), nil
+}
+
+// sha256Hex is the hex SHA-256 of b.
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

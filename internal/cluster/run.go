@@ -1,0 +1,297 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/wire"
+)
+
+// Options tune Run. Zero values take the defaults named.
+type Options struct {
+	User       string   // default login user (inventory host variables win)
+	Identities []string // identity files (default: ~/.ssh/config's, then ~/.ssh/id_*)
+	KnownHosts []string // known_hosts files (default: ~/.ssh/known_hosts, /etc/ssh/ssh_known_hosts)
+	SSHConfig  SSHConfig
+	Parallel   int           // nodes set up and cleaned up at once (default 8)
+	Connect    time.Duration // SSH connect and handshake timeout (default 10s)
+	AgentPort  int           // the agents' port (default wire.DefaultPort)
+	// AgentLifetime bounds how long an agent outlives a run that was
+	// killed before it could clean up (default 15m).
+	AgentLifetime time.Duration
+	// Collect, when set, is a local directory for each node's check
+	// bundle (NAME.tar.gz, like check --collect).
+	Collect string
+	Probe   agent.ProbeOptions
+	// Binary is this interlink's executable (default os.Executable).
+	Binary   string
+	Software string
+	// Progress, when set, is told each node's steps. Calls are serialised.
+	Progress func(node, step string)
+}
+
+// cleanupTimeout bounds the cleanup of one node after the run, even when
+// the run was interrupted.
+const cleanupTimeout = 20 * time.Second
+
+// MeshFrom is where the mesh is orchestrated from: this host, with each
+// agent's control session carried inside that node's SSH connection. The
+// operator's host needs no route to the agents' port (only SSH, which the
+// run already needs), no node has to hold the orchestration state, and
+// Ctrl-C stops the mesh and the cleanup from one place.
+const MeshFrom = "this host, control sessions tunnelled through each node's SSH connection"
+
+// Run runs interlink on every host. It returns a Result covering every
+// host; a host that cannot be reached or fails a step is reported in its
+// NodeResult and does not stop the others. When ctx ends first, Run stops
+// what is under way, still cleans up every node, and returns the partial
+// Result with Stopped set and the error context.Cause(ctx).
+func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
+	start := time.Now()
+	if opt.Parallel <= 0 {
+		opt.Parallel = 8
+	}
+	if opt.Connect <= 0 {
+		opt.Connect = 10 * time.Second
+	}
+	if opt.AgentPort == 0 {
+		opt.AgentPort = wire.DefaultPort
+	}
+	if opt.AgentLifetime <= 0 {
+		opt.AgentLifetime = 15 * time.Minute
+	}
+	binPath := opt.Binary
+	if binPath == "" {
+		p, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find this binary: %w", err)
+		}
+		binPath = p
+	}
+	bin, err := os.ReadFile(binPath)
+	if err != nil {
+		return nil, fmt.Errorf("read this binary: %w", err)
+	}
+	binSum := sha256Hex(bin)
+	tok := make([]byte, 32)
+	rand.Read(tok)
+	token := []byte(base64.StdEncoding.EncodeToString(tok) + "\n")
+
+	res := &Result{Schema: Schema, MeshFrom: MeshFrom, Parallel: opt.Parallel}
+	nodes := make([]*node, len(hosts))
+	res.Nodes = make([]NodeResult, len(hosts))
+	for i, h := range hosts {
+		t := Resolve(h, opt.SSHConfig, opt)
+		res.Nodes[i] = NodeResult{Name: h.Name, HostName: t.HostName, User: t.User, Port: t.Port, Interconnect: h.Interconnect}
+		nodes[i] = &node{t: t, res: &res.Nodes[i]}
+	}
+	var mu sync.Mutex
+	progress := func(n *node, step string) {
+		if opt.Progress != nil {
+			mu.Lock()
+			opt.Progress(n.res.Name, step)
+			mu.Unlock()
+		}
+	}
+	defer func() {
+		for _, n := range nodes {
+			if n.client != nil {
+				n.client.Close()
+			}
+		}
+	}()
+
+	parallel(len(nodes), opt.Parallel, func(i int) {
+		n := nodes[i]
+		t0 := time.Now()
+		defer func() { n.res.Elapsed += time.Since(t0) }()
+		if err := n.setup(ctx, opt, bin, binSum, token, progress); err != nil {
+			n.fail(ctx, err)
+		}
+	})
+
+	// One mesh over every node whose agent listens.
+	var up []mesh.Node
+	byAddr := map[string]*node{}
+	for _, n := range nodes {
+		if n.res.Status == "" && n.pid > 0 {
+			if other := byAddr[n.res.Agent]; other != nil {
+				n.fail(ctx, &remoteError{step: "mesh", msg: fmt.Sprintf("SSH reached it at the same address as %s (%s): the agents cannot tell them apart", other.res.Name, n.res.Agent)})
+				continue
+			}
+			byAddr[n.res.Agent] = n
+			up = append(up, mesh.Node{Name: n.res.Name, Agent: n.res.Agent, Addrs: n.res.Interconnect})
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		res.MeshSkipped = "the run stopped first"
+	case len(up) < 2:
+		res.MeshSkipped = fmt.Sprintf("needs agents on at least 2 nodes, %d started", len(up))
+	default:
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			n := byAddr[addr]
+			if n == nil {
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}
+			c, err := n.client.DialContext(ctx, network, addr)
+			var oce *ssh.OpenChannelError
+			if errors.As(err, &oce) && oce.Reason == ssh.Prohibited {
+				// sshd forbids forwarding: go direct.
+				var d net.Dialer
+				return d.DialContext(ctx, network, addr)
+			}
+			return c, err
+		}
+		for _, n := range byAddr {
+			progress(n, "mesh")
+		}
+		m, _ := mesh.Run(ctx, up, mesh.Options{Token: trimNL(token), Probe: opt.Probe, Software: opt.Software, Dial: dial})
+		res.Mesh = m
+	}
+
+	// Clean up every node, even after Ctrl-C.
+	cctx := context.WithoutCancel(ctx)
+	parallel(len(nodes), opt.Parallel, func(i int) {
+		n := nodes[i]
+		t0 := time.Now()
+		if n.dir != "" || n.pid > 0 {
+			step := n.stepper(progress)
+			step("cleanup")
+			c, cancel := context.WithTimeout(cctx, cleanupTimeout)
+			n.cleanup(c)
+			cancel()
+			step("")
+		}
+		if n.client == nil || (n.res.Cleanup.Error == "" && n.res.TempDir == "") {
+			n.res.Cleanup.Done = n.res.Cleanup.Error == ""
+		}
+		if n.res.Status == "" {
+			n.res.Status = StatusOK
+		}
+		n.res.Elapsed += time.Since(t0)
+	})
+	res.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		err := context.Cause(ctx)
+		res.Stopped = err.Error()
+		return res, err
+	}
+	return res, nil
+}
+
+// setup connects to the node and runs every step before the mesh.
+func (n *node) setup(ctx context.Context, opt Options, bin []byte, binSum string, token []byte, progress func(*node, string)) error {
+	step := n.stepper(progress)
+	step("connect")
+	defer step("")
+	keys, notes, closeAgent := signers(n.t.Identities)
+	defer closeAgent()
+	n.res.Notes = append(n.res.Notes, notes...)
+	c, err := dialSSH(ctx, n.t, keys, opt.Connect)
+	if err != nil {
+		return err
+	}
+	n.client = c
+	a, err := n.agentAddr(opt.AgentPort)
+	if err != nil {
+		return err
+	}
+	n.res.Agent = a.String()
+	// The agent listens on the family of the address SSH reached: the
+	// other agents and this host reach it there.
+	listen := fmt.Sprintf("0.0.0.0:%d", opt.AgentPort)
+	if a.Addr().Is6() {
+		listen = fmt.Sprintf("[::]:%d", opt.AgentPort)
+	}
+	step("copy")
+	if err := n.prepare(ctx, bin, binSum, token); err != nil {
+		return err
+	}
+	step("agent")
+	if err := n.startAgent(ctx, listen, opt.AgentLifetime); err != nil {
+		return err
+	}
+	step("check")
+	if err := n.check(ctx, opt.Collect != ""); err != nil {
+		// A check that cannot run is recorded; the mesh still runs.
+		if ctx.Err() != nil {
+			return err
+		}
+		n.res.CheckError = err.Error()
+		return nil
+	}
+	if opt.Collect != "" {
+		step("bundle")
+		if err := n.fetchBundle(ctx, opt.Collect); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			n.res.Notes = append(n.res.Notes, err.Error())
+		}
+	}
+	return nil
+}
+
+// stepper returns a function that ends the step under way (timing it in
+// the node's Steps) and starts the one named; "" ends without a new one.
+func (n *node) stepper(progress func(*node, string)) func(string) {
+	var name string
+	var t0 time.Time
+	return func(next string) {
+		if name != "" {
+			n.res.Steps = append(n.res.Steps, Step{Name: name, Elapsed: time.Since(t0)})
+		}
+		name, t0 = next, time.Now()
+		if next != "" {
+			progress(n, next)
+		}
+	}
+}
+
+// fail records why the node did not get through.
+func (n *node) fail(ctx context.Context, err error) {
+	var re *reachError
+	switch {
+	case ctx.Err() != nil:
+		n.res.Status, n.res.Cause = StatusStopped, ""
+		err = fmt.Errorf("%v (the run stopped)", context.Cause(ctx))
+	case errors.As(err, &re) && re.cause == CausePlatform:
+		n.res.Status, n.res.Cause = StatusFailed, CausePlatform
+	case errors.As(err, &re):
+		n.res.Status, n.res.Cause = StatusUnreachable, re.cause
+	default:
+		n.res.Status, n.res.Cause = StatusFailed, CauseRemote
+	}
+	n.res.Error = err.Error()
+}
+
+// parallel calls fn(0..n-1) with at most limit calls at once.
+func parallel(n, limit int, fn func(int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}
+
+func trimNL(b []byte) []byte { return b[:len(b)-1] }
