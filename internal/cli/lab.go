@@ -425,6 +425,9 @@ func renderServices(w io.Writer, s *lab.Status) {
 			if sv.DSN != "" {
 				dsns = append(dsns, fmt.Sprintf("  dsn %s: %s", n.Name, sv.DSN))
 			}
+			if sv.URL != "" {
+				dsns = append(dsns, fmt.Sprintf("  nfs %s: %s", n.Name, sv.URL))
+			}
 			if sv.TokenFile != "" {
 				token = sv.TokenFile
 			}

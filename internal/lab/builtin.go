@@ -28,6 +28,7 @@ var builtins = []Builtin{
 	{"shaped", "rate-limited link: node1 and node2 at 9000, node2's egress shaped to 100 Mbit/s"},
 	{"rac", "two-node RAC: private 9000 interconnect and 1500 public network"},
 	{"dnfs", "Direct NFS: db1 with two storage paths to a filer, the second's switch port left at 1500 (no ICMP)"},
+	{"nfs", "NFS filer (nfs-ganesha, NFSv3) and a database node on a 9000 storage network"},
 	{"pg", "PostgreSQL primary and synchronous standby over a 9000 interconnect, a client node on the 1500 public network"},
 }
 

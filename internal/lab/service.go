@@ -13,11 +13,13 @@ import (
 const (
 	KindAgent    = "agent"    // interlink agent with the lab's token
 	KindPostgres = "postgres" // a PostgreSQL server (Role primary or standby)
+	KindNFS      = "nfs"      // nfs-ganesha exporting a directory of the lab over NFSv3
 	RolePrimary  = "primary"
 	RoleStandby  = "standby"
 	// Default ports of the services, in the node's own namespace.
 	AgentPort    = 7471
 	PostgresPort = 5432
+	NFSPort      = 2049
 )
 
 // ServiceSpec is a service a node runs while the lab is up: started by Up
@@ -144,10 +146,18 @@ func (s *ServiceSpec) check() string {
 		if s.Port == 0 {
 			s.Port = PostgresPort
 		}
+	case KindNFS:
+		if s.Role != "" || s.Primary != "" || s.Via != "" || s.Sync {
+			return "an nfs service takes only kind"
+		}
+		if s.Port != 0 && s.Port != NFSPort {
+			return fmt.Sprintf("an nfs service listens on %d (port %d: the lab's ganesha uses the NFS port)", NFSPort, s.Port)
+		}
+		s.Port = NFSPort
 	case "":
-		return "missing kind: agent, postgres (or primary, standby)"
+		return "missing kind: agent, postgres (or primary, standby), nfs"
 	default:
-		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby)", s.Kind)
+		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby, nfs)", s.Kind)
 	}
 	if s.Port < 1 || s.Port > 65535 {
 		return fmt.Sprintf("port %d out of range 1..65535", s.Port)

@@ -31,6 +31,11 @@ func agentLog(dir string) string { return filepath.Join(dir, "agent.log") }
 // a service whose software is not installed.
 func checkPackages(t *Topology) error {
 	for _, n := range t.Nodes {
+		if n.Service(KindNFS) != nil {
+			if err := service.NFSInstalled(); err != nil {
+				return fmt.Errorf("lab %s: node %s runs an NFS server: %w", t.Name, n.Name, err)
+			}
+		}
 		if n.Service(KindPostgres) != nil {
 			if _, err := pgserver.Find(); err != nil {
 				return fmt.Errorf("lab %s: node %s runs PostgreSQL: %w", t.Name, n.Name, err)
@@ -77,7 +82,7 @@ func (b *builder) services(ctx context.Context) error {
 	}
 	l := newLab(t)
 	for _, pass := range []func(*ServiceSpec) bool{
-		func(s *ServiceSpec) bool { return s.Kind == KindAgent },
+		func(s *ServiceSpec) bool { return s.Kind == KindAgent || s.Kind == KindNFS },
 		func(s *ServiceSpec) bool { return s.Kind == KindPostgres && s.Role == RolePrimary },
 		func(s *ServiceSpec) bool { return s.Kind == KindPostgres && s.Role == RoleStandby },
 	} {
@@ -128,6 +133,12 @@ func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password
 		pid, err = service.StartAgent(ctx, service.Agent{
 			Binary: bin, Listen: "0.0.0.0:" + strconv.Itoa(s.Port), TokenFile: tokenFile(t.Name), Log: agentLog(dir),
 		}, n.Start, probe, n.dial)
+	case KindNFS:
+		var srv *service.NFSServer
+		srv, err = service.StartNFS(ctx, n, firstAddr(n.spec), dir, service.NFSDetached)
+		if srv != nil {
+			pid = srv.PID
+		}
 	case KindPostgres:
 		pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: addrsOf(n.spec, ""), Port: s.Port,
 			Password: password, Networks: labNetworks(t)}
@@ -239,6 +250,17 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 				if rec != nil {
 					ss.Dir, ss.Log = rec.Dir, agentLog(rec.Dir)
 					if service.Alive(rec.PID, tokenFile(t.Name)) {
+						ss.PID = rec.PID
+					}
+				}
+			case KindNFS:
+				if first.IsValid() {
+					ss.URL = "nfs://" + first.String() + service.NFSExport(serviceDir(t.Name, n.Name, KindNFS))
+				}
+				ss.Detail = "nfs-ganesha, NFSv3 over TCP"
+				if rec != nil {
+					ss.Dir, ss.Log = rec.Dir, service.NFSLog(rec.Dir)
+					if service.Alive(rec.PID, rec.Dir) {
 						ss.PID = rec.PID
 					}
 				}

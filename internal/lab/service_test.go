@@ -64,7 +64,9 @@ nodes:
 func TestServicesBad(t *testing.T) {
 	head := "name: t\nswitches: {a: {}, b: {}}\nnodes:\n  p:\n    links: [{switch: a, address: 10.0.0.1/24}]\n    services: [{kind: primary}]\n  q:\n    links: [{switch: a, address: 10.0.0.2/24}]\n"
 	for _, tc := range []struct{ services, want string }{
-		{`[{kind: nfs}]`, `:9: nodes.q.services[0]: unknown kind "nfs"`},
+		{`[{kind: smb}]`, `:9: nodes.q.services[0]: unknown kind "smb"`},
+		{`[{kind: nfs, port: 2050}]`, `:9: nodes.q.services[0]: an nfs service listens on 2049`},
+		{`[{kind: nfs, role: primary}]`, `:9: nodes.q.services[0]: an nfs service takes only kind`},
 		{`[{role: primary}]`, "missing kind"},
 		{`[{kind: postgres}]`, "missing role"},
 		{`[{kind: postgres, role: leader}]`, `role "leader"`},

@@ -46,7 +46,7 @@ type NodeStatus struct {
 
 // ServiceStatus is a service of a node as found now.
 type ServiceStatus struct {
-	Kind  string `json:"kind"`           // agent or postgres
+	Kind  string `json:"kind"`           // agent, postgres or nfs
 	Role  string `json:"role,omitempty"` // postgres: primary or standby
 	State string `json:"state"`          // ServiceRunning, ServiceStopped, ServiceNotStarted
 	PID   int    `json:"pid,omitempty"`
@@ -56,7 +56,9 @@ type ServiceStatus struct {
 	Listen  []string `json:"listen"`
 	// DSN is a postgres:// URL (superuser "postgres", its password) usable
 	// from the lab's nodes; TokenFile is the agent's token.
-	DSN       string `json:"dsn,omitempty"`
+	DSN string `json:"dsn,omitempty"`
+	// URL is an nfs://SERVER/EXPORT for `storage bench` (nfs service).
+	URL       string `json:"url,omitempty"`
 	TokenFile string `json:"token_file,omitempty"`
 	Dir       string `json:"dir,omitempty"` // its files (data, log)
 	Log       string `json:"log,omitempty"`

@@ -39,24 +39,54 @@ const (
 	MountPort = 20048
 )
 
+// NFSOption changes how StartNFS runs the server.
+type NFSOption int
+
+// NFSDetached starts the server to outlive the calling process (a lab
+// service, stopped by lab down): no parent-death signal, its own session.
+// Without it the server ends with the caller (tests).
+const NFSDetached NFSOption = 1
+
+// NFSInstalled says whether nfs-ganesha, its VFS backend and rpcbind are
+// installed, or returns ErrMissing.
+func NFSInstalled() error {
+	_, _, err := nfsBinaries()
+	return err
+}
+
+func nfsBinaries() (ganesha, rpcbind string, err error) {
+	if ganesha, err = exec.LookPath("ganesha.nfsd"); err != nil {
+		return "", "", ErrMissing
+	}
+	if rpcbind, err = exec.LookPath("rpcbind"); err != nil {
+		return "", "", ErrMissing
+	}
+	if m, _ := filepath.Glob("/usr/lib/*/ganesha/libfsalvfs.so"); len(m) == 0 {
+		return "", "", ErrMissing
+	}
+	return ganesha, rpcbind, nil
+}
+
+// NFSExport is the directory a server started in dir exports (and the
+// export path clients mount).
+func NFSExport(dir string) string { return filepath.Join(dir, "export") }
+
+// NFSLog is ganesha's log of a server started in dir.
+func NFSLog(dir string) string { return filepath.Join(dir, "ganesha.log") }
+
 // StartNFS starts rpcbind and ganesha in node n, serving dir/export to
 // addr's network, and waits until the NFS port answers. dir must exist and
 // be empty (a t.TempDir); Stop leaves it for the caller to remove.
-func StartNFS(ctx context.Context, n Node, addr netip.Addr, dir string) (*NFSServer, error) {
-	ganesha, err := exec.LookPath("ganesha.nfsd")
+func StartNFS(ctx context.Context, n Node, addr netip.Addr, dir string, opts ...NFSOption) (*NFSServer, error) {
+	ganesha, rpcbind, err := nfsBinaries()
 	if err != nil {
-		return nil, ErrMissing
+		return nil, err
 	}
-	rpcbind, err := exec.LookPath("rpcbind")
-	if err != nil {
-		return nil, ErrMissing
+	detached := false
+	for _, o := range opts {
+		detached = detached || o == NFSDetached
 	}
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/ganesha/libfsalvfs.so"); err != nil {
-		if m, _ := filepath.Glob("/usr/lib/*/ganesha/libfsalvfs.so"); len(m) == 0 {
-			return nil, ErrMissing
-		}
-	}
-	s := &NFSServer{Node: n, Addr: addr, Dir: dir, Export: filepath.Join(dir, "export"), done: make(chan struct{})}
+	s := &NFSServer{Node: n, Addr: addr, Dir: dir, Export: NFSExport(dir), done: make(chan struct{})}
 	s.Path = s.Export
 	for _, d := range []string{s.Export, filepath.Join(dir, "recovery")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -70,7 +100,18 @@ func StartNFS(ctx context.Context, n Node, addr netip.Addr, dir string) (*NFSSer
 	// rpcbind and ganesha as its children (PIDs recorded); the shell waits
 	// for both and so reaps them, and ends when both have ended.
 	script := `set -e
-mount -t tmpfs -o mode=0755,size=4m interlink-nfs-run /run
+case "$2" in /run/*)
+  # dir lives under /run (a lab's state directory): keep it reachable at
+  # the same path inside the private /run.
+  d=$(mktemp -d /tmp/interlink-nfs.XXXXXX)
+  mount --bind "$2" "$d"
+  mount -t tmpfs -o mode=0755,size=4m interlink-nfs-run /run
+  mkdir -p "$2"
+  mount --bind "$d" "$2"
+  umount "$d"; rmdir "$d";;
+*)
+  mount -t tmpfs -o mode=0755,size=4m interlink-nfs-run /run;;
+esac
 mkdir -p /run/rpcbind
 chown _rpc /run/rpcbind 2>/dev/null || true
 "$1" -f & echo $! > "$2/rpcbind.pid"
@@ -79,6 +120,9 @@ i=0; while [ ! -S /run/rpcbind.sock ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1
 wait`
 	s.cmd = exec.Command("/bin/sh", "-c", script, "nfs-service", rpcbind, dir, ganesha)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if detached {
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := n.Start(s.cmd); err != nil {
 		return nil, fmt.Errorf("nfs server on %s: %w", n.Name(), err)
 	}
