@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/interlink/interlink/internal/dnfs"
+	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
 )
 
@@ -48,6 +49,24 @@ export: /vol/oradata mount: /u02/oradata
 	}
 	if first.Line != 3 || second.Line != 4 || second.Local != "198.18.22.1" {
 		t.Errorf("pairs: %+v / %+v", first.Pair, second.Pair)
+	}
+
+	// The filer's NFS server answers over the first path: Direct NFS's
+	// traffic there works whatever the second path does.
+	st, err := lab.Inspect(l.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ""
+	for _, n := range st.Nodes {
+		for _, sv := range n.Services {
+			if sv.Kind == lab.KindNFS {
+				url = strings.Replace(sv.URL, "198.18.22.10", "198.18.21.10", 1)
+			}
+		}
+	}
+	if out, errOut, code := run(t, db1, "storage", "bench", url, "--profile", "mkfile", "--size", "8M"); code != 0 || !strings.Contains(out, "WRITE") {
+		t.Errorf("storage bench %s over the first path: exit %d: %s%s", url, code, out, errOut)
 	}
 
 	// The text names the pair and the verdict on one line each.
