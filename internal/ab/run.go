@@ -103,7 +103,7 @@ func (r *Runner) Execute(ctx context.Context) (*Result, error) {
 		prepared = slot.Arm
 		run := r.once(arm, i, slot.Warmup)
 		if run.Error == "" && !run.Interrupted && len(res.Metrics) == 0 {
-			res.Metrics = chooseMetrics(arm, run.out)
+			res.Metrics = chooseMetrics(run.out)
 		}
 		if run.Error == "" && !run.Interrupted {
 			run.Metrics, run.Error = extract(res.Metrics, run)
@@ -244,19 +244,20 @@ func lastLine(stderr []byte) string {
 }
 
 // chooseMetrics picks the metrics for an experiment run without --metric:
-// interlink bench's per mode, or the wall time of any other command.
-func chooseMetrics(arm Arm, out []byte) []Metric {
+// from the first run's interlink JSON (bench by mode, db and storage by
+// schema), or the wall time of any other command.
+func chooseMetrics(out []byte) []Metric {
 	mode := ""
-	if native(arm.Command) {
-		if doc := ParseJSON(out); doc != nil {
-			switch s, _ := lookup(doc, []string{"schema"}).(string); s {
-			case "interlink.bench/v1":
-				mode, _ = lookup(doc, []string{"spec", "mode"}).(string)
-			case "interlink.db/v1", "interlink.storage/v1":
-				mode = s
-				if s == "interlink.storage/v1" && lookup(doc, []string{"emulation"}) != nil {
-					mode = "interlink.storage/v1 nfs"
-				}
+	// interlink's own JSON says what it is, whether the arm ran interlink
+	// directly or through a shell line (lab exec, ssh).
+	if doc := ParseJSON(out); doc != nil {
+		switch s, _ := lookup(doc, []string{"schema"}).(string); s {
+		case "interlink.bench/v1":
+			mode, _ = lookup(doc, []string{"spec", "mode"}).(string)
+		case "interlink.db/v1", "interlink.storage/v1":
+			mode = s
+			if s == "interlink.storage/v1" && lookup(doc, []string{"emulation"}) != nil {
+				mode = "interlink.storage/v1 nfs"
 			}
 		}
 	}

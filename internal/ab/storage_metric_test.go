@@ -10,7 +10,7 @@ import (
 func TestStorageDefaultMetrics(t *testing.T) {
 	doc := `{"schema":"interlink.storage/v1","duration_ns":4160000000,"cpu_ns_per_io":1200,
 		"emulation":{"calls":{"GETATTR":2011,"WRITE":1759,"COMMIT":0},"calls_total":7792}}`
-	ms := chooseMetrics(Arm{Command: []string{"interlink", "storage", "bench"}}, []byte(doc))
+	ms := chooseMetrics([]byte(doc))
 	var names []string
 	got := map[string]float64{}
 	for _, m := range ms {
@@ -27,7 +27,7 @@ func TestStorageDefaultMetrics(t *testing.T) {
 	if got["storage_time"] != 4.16e9 || got["rpc_calls"] != 7792 || got["getattr_calls"] != 2011 || got["commit_calls"] != 0 || got["write_calls"] != 1759 {
 		t.Errorf("values %v", got)
 	}
-	local := chooseMetrics(Arm{Command: []string{"interlink", "storage", "bench"}}, []byte(`{"schema":"interlink.storage/v1"}`))
+	local := chooseMetrics([]byte(`{"schema":"interlink.storage/v1"}`))
 	if len(local) != 2 || local[0].Name != "storage_time" || local[1].Name != "cpu_per_io" {
 		t.Errorf("local storage metrics %+v", local)
 	}
