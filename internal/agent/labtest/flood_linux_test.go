@@ -8,19 +8,16 @@
 package labtest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -67,13 +64,7 @@ nodes:
 
 const token = "t18-lab-token-0123456789abcdef"
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type syncBuf = testlab.Log
 
 // usage is what the agent process holds: open descriptors and resident
 // memory.
@@ -107,39 +98,8 @@ func measure(t *testing.T, pid int) usage {
 // returns its PID and log; it is killed by PID when the test ends.
 func startAgent(t *testing.T, n *lab.Node, tokFile string) (int, *syncBuf) {
 	t.Helper()
-	cmd := exec.Command(bin, "agent", "--listen", "198.18.18.1", "--token-file", tokFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := n.Start(cmd); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	log := &syncBuf{}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		var once sync.Once
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if strings.Contains(sc.Text(), "listening on") {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() // by PID
-		<-exited
-	})
-	select {
-	case <-ready:
-	case err := <-exited:
-		t.Fatalf("agent exited: %v\n%s", err, log)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("agent not listening after 10s:\n%s", log)
-	}
-	return cmd.Process.Pid, log
+	log, pid := testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", "198.18.18.1", "--token-file", tokFile), "agent", "listening on")
+	return pid, log
 }
 
 // run runs interlink with args in n (at most 60 s) and returns its output

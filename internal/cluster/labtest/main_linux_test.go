@@ -7,7 +7,6 @@
 package labtest
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -129,52 +128,11 @@ PermitRootLogin prohibit-password
 AllowTcpForwarding yes
 MaxStartups 64
 `, addr, hk, akf), 0o600)
-	cmd := exec.Command(sshd, "-D", "-e", "-f", conf)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := n.Start(cmd); err != nil {
-		t.Fatalf("start sshd in %s: %v", n.Name(), err)
-	}
-	log := &syncBuf{}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if strings.Contains(sc.Text(), "Server listening") {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() // by PID
-		<-exited
-		if t.Failed() {
-			t.Logf("sshd log of %s:\n%s", n.Name(), log)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-exited:
-		exited <- err
-		t.Fatalf("sshd in %s exited: %v\n%s", n.Name(), err, log)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("sshd in %s not listening after 10s:\n%s", n.Name(), log)
-	}
-	return cmd.Process.Pid
+	_, pid := testlab.Daemon(t, n, exec.Command(sshd, "-D", "-e", "-f", conf), "sshd", "Server listening")
+	return pid
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type syncBuf = testlab.Log
 
 // start starts interlink with args as a process in node n, without the
 // caller's ssh-agent; stop it by PID with the returned function (also

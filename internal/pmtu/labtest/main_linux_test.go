@@ -7,17 +7,14 @@
 package labtest
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -82,54 +79,13 @@ func up(t testing.TB, builtin, yaml, suffix string) *lab.Lab {
 
 func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return testlab.Node(t, l, name) }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+type syncBuf = testlab.Log
 
 // agent runs `interlink agent` in node n and returns its log. It is stopped
 // by PID when the test ends.
 func agent(t testing.TB, n *lab.Node, listen, tokFile string) *syncBuf {
 	t.Helper()
-	cmd := exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := n.Start(cmd); err != nil {
-		t.Fatalf("start agent in %s: %v", n.Name(), err)
-	}
-	log := &syncBuf{}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pr)
-		once := sync.Once{}
-		for sc.Scan() {
-			fmt.Fprintln(log, sc.Text())
-			if strings.Contains(sc.Text(), "listening on") {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill() // by PID
-		<-exited
-		if t.Failed() {
-			t.Logf("agent log of %s:\n%s", n.Name(), log)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-exited:
-		exited <- err
-		t.Fatalf("agent in %s exited: %v\n%s", n.Name(), err, log)
-	case <-time.After(10 * time.Second):
-		t.Fatalf("agent in %s not listening after 10s:\n%s", n.Name(), log)
-	}
+	log, _ := testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile), "agent", "listening on")
 	return log
 }
 
