@@ -140,7 +140,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 			return jerr
 		}
 	} else {
-		renderCluster(e.stdout, res)
+		cluster.WriteText(e.stdout, res)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: stopped early (%s); every node was cleaned up, the report holds what ran", res.Stopped)
@@ -214,4 +214,28 @@ func parseClusterNode(s string) (cluster.Host, error) {
 	}
 	h.Interconnect = ic
 	return h, nil
+}
+
+// clusterCode maps a cluster result to the exit code: a critical finding
+// or path wins (2), then a node not covered or not cleaned up (3), then
+// warnings and problem paths (1).
+func clusterCode(res *cluster.Result) int {
+	code, unknown := ExitOK, false
+	for _, n := range res.Nodes {
+		if n.Status != cluster.StatusOK || n.CheckError != "" || !n.Cleanup.Done {
+			unknown = true
+		}
+		if n.Check != nil {
+			code = max(code, n.Check.Summary.ExitCode)
+		}
+	}
+	if res.Mesh != nil {
+		code = max(code, meshCode(res.Mesh))
+	} else if len(res.Nodes) > 1 {
+		unknown = true
+	}
+	if code < ExitCritical && unknown {
+		return ExitUnknown
+	}
+	return code
 }

@@ -3,10 +3,8 @@ package lab
 import (
 	"fmt"
 	"os/exec"
-	"runtime"
 
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // Do runs fn on a locked OS thread inside the node's network namespace and
@@ -34,37 +32,15 @@ func (n *Node) Start(cmd *exec.Cmd) error {
 		return fmt.Errorf("lab %s: node %s: open namespace: %w", n.lab.Name(), n.spec.Name, err)
 	}
 	errc := make(chan error, 1)
-	go func() {
-		// The thread that enters the node never leaves it, so it must end
-		// with its goroutine; but the runtime cannot end the main thread
-		// and would park it in the node for the rest of the process, whose
-		// /proc/PID/ns/net would then name the node (and a lab down would
-		// take the whole process for one of the lab's). On the main thread,
-		// hold it while another thread does the work.
-		runtime.LockOSThread()
-		if unix.Gettid() == unix.Getpid() {
-			inner := make(chan error, 1)
-			go n.startIn(h, cmd, inner)
-			err := <-inner
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		n.startIn(h, cmd, errc)
-	}()
+	spentThread(func() { n.startIn(h, cmd, errc) })
 	return <-errc
 }
 
-// startIn enters the node on the calling goroutine's thread, locked for
-// good, starts cmd and says how that went on errc; with a parent-death
+// startIn enters the node on the calling goroutine's thread (a spent
+// thread), starts cmd and says how that went on errc; with a parent-death
 // signal it then keeps the thread until the child exits.
 func (n *Node) startIn(h netns.NsHandle, cmd *exec.Cmd, errc chan<- error) {
 	defer h.Close()
-	runtime.LockOSThread()
-	if unix.Gettid() == unix.Getpid() {
-		errc <- fmt.Errorf("lab %s: node %s: would enter the node on the main thread", n.lab.Name(), n.spec.Name)
-		return
-	}
 	if err := enterNode(h); err != nil {
 		errc <- fmt.Errorf("lab %s: node %s: %w", n.lab.Name(), n.spec.Name, err)
 		return

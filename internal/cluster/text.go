@@ -1,4 +1,4 @@
-package cli
+package cluster
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/termtext"
@@ -17,10 +16,12 @@ import (
 // report; --json has them all.
 const clusterFindingsMax = 10
 
-func renderCluster(w io.Writer, res *cluster.Result) {
+// WriteText writes the cluster report: node counts, per-node steps and
+// problems, findings, and the mesh.
+func WriteText(w io.Writer, res *Result) {
 	c := res.Counts()
 	var parts []string
-	for _, s := range []string{cluster.StatusOK, cluster.StatusUnreachable, cluster.StatusFailed, cluster.StatusStopped} {
+	for _, s := range []string{StatusOK, StatusUnreachable, StatusFailed, StatusStopped} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}
@@ -55,7 +56,7 @@ func renderCluster(w io.Writer, res *cluster.Result) {
 	}
 }
 
-func checkCell(n cluster.NodeResult) string {
+func checkCell(n NodeResult) string {
 	switch {
 	case n.Check != nil:
 		s := n.Check.Summary
@@ -66,7 +67,7 @@ func checkCell(n cluster.NodeResult) string {
 	return "-"
 }
 
-func leftCell(n cluster.NodeResult) string {
+func leftCell(n NodeResult) string {
 	switch {
 	case n.Cleanup.Error != "":
 		return "MAYBE: " + termtext.Clean(n.Cleanup.Error)
@@ -78,7 +79,7 @@ func leftCell(n cluster.NodeResult) string {
 
 // renderNodeProblems gives each node that is not ok its one line: an
 // unreachable node (SSH) is a different thing from a failing path (mesh).
-func renderNodeProblems(w io.Writer, res *cluster.Result) {
+func renderNodeProblems(w io.Writer, res *Result) {
 	first := true
 	for _, n := range res.Nodes {
 		var lines []string
@@ -103,7 +104,7 @@ func renderNodeProblems(w io.Writer, res *cluster.Result) {
 }
 
 // renderFindings lists each node's critical and warning findings.
-func renderFindings(w io.Writer, res *cluster.Result) {
+func renderFindings(w io.Writer, res *Result) {
 	found, checked := false, false
 	for _, n := range res.Nodes {
 		if n.Check == nil {
@@ -139,26 +140,11 @@ func renderFindings(w io.Writer, res *cluster.Result) {
 	}
 }
 
-// clusterCode maps a cluster result to the exit code: a critical finding
-// or path wins (2), then a node not covered or not cleaned up (3), then
-// warnings and problem paths (1).
-func clusterCode(res *cluster.Result) int {
-	code, unknown := ExitOK, false
-	for _, n := range res.Nodes {
-		if n.Status != cluster.StatusOK || n.CheckError != "" || !n.Cleanup.Done {
-			unknown = true
-		}
-		if n.Check != nil {
-			code = max(code, n.Check.Summary.ExitCode)
-		}
+func orDash(s string) string {
+	if s == "" {
+		return "-"
 	}
-	if res.Mesh != nil {
-		code = max(code, meshCode(res.Mesh))
-	} else if len(res.Nodes) > 1 {
-		unknown = true
-	}
-	if code < ExitCritical && unknown {
-		return ExitUnknown
-	}
-	return code
+	return s
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/interlink/interlink/internal/units"
+)
+
+// DocSchema names the JSON document of `lab up`, `lab status` and `lab list`.
+const DocSchema = "interlink.lab/v1"
+
+// Doc is the JSON document of `lab up`, `lab status` and `lab list`.
+type Doc struct {
+	Schema   string    `json:"schema"`
+	Builtins []Builtin `json:"builtins,omitempty"` // lab list only
+	Labs     []*Status `json:"labs"`
+}
+
+// NewDoc returns an empty document.
+func NewDoc() *Doc { return &Doc{Schema: DocSchema, Labs: []*Status{}} }
+
+// WriteText writes the lab as `lab status` shows it: switches, every
+// node's links with MTU, port MTU, rate, state and addresses, routes,
+// services, namespaces and problems.
+func (s *Status) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "lab %s: %s (%s, since %s)\n", s.Name, s.State, s.File, s.Created.Format("2006-01-02 15:04:05 MST"))
+	for _, sw := range s.Switches {
+		fmt.Fprintf(w, "  switch %s: MTU %d\n", sw.Name, sw.MTU)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODE\tLINK\tSWITCH\tMTU\tPORT MTU\tRATE\tSTATE\tADDRESSES")
+	for _, n := range s.Nodes {
+		name := n.Name
+		if n.Forward {
+			name += " (router)"
+		}
+		for _, l := range n.Links {
+			rate := "-"
+			if l.RateBitsPerSec > 0 {
+				rate = units.FormatRate(float64(l.RateBitsPerSec))
+			}
+			addrs := make([]string, len(l.Addresses))
+			for i, a := range l.Addresses {
+				addrs[i] = a.String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, l.Name, l.Switch, l.MTU, l.PortMTU, rate, l.State, strings.Join(addrs, " "))
+			name = ""
+		}
+		if len(n.Links) == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t\t\t\t\t\t\n", name)
+		}
+	}
+	tw.Flush()
+	for _, n := range s.Nodes {
+		if len(n.Routes) == 0 {
+			continue
+		}
+		rs := make([]string, len(n.Routes))
+		for i, r := range n.Routes {
+			rs[i] = fmt.Sprintf("%s via %s", r.To, r.Via)
+		}
+		fmt.Fprintf(w, "  routes %s: %s\n", n.Name, strings.Join(rs, ", "))
+	}
+	writeServices(w, s)
+	fmt.Fprintf(w, "  namespaces: %s (switches), %s.NODE (nodes)\n", s.Namespace, s.Namespace)
+	for _, p := range s.Problems {
+		fmt.Fprintf(w, "  problem: %s\n", p)
+	}
+}
+
+// writeServices prints the nodes' services, the DSNs, NFS URLs and the token file.
+func writeServices(w io.Writer, s *Status) {
+	var dsns []string
+	token := ""
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	header := false
+	for _, n := range s.Nodes {
+		for _, sv := range n.Services {
+			if !header {
+				fmt.Fprintln(tw, "  NODE\tSERVICE\tSTATE\tPID\tADDRESS\tDETAIL")
+				header = true
+			}
+			pid := "-"
+			if sv.PID != 0 {
+				pid = fmt.Sprint(sv.PID)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, strings.TrimSpace(sv.Kind+" "+sv.Role), sv.State, pid, sv.Address, sv.Detail)
+			if sv.DSN != "" {
+				dsns = append(dsns, fmt.Sprintf("  dsn %s: %s", n.Name, sv.DSN))
+			}
+			if sv.URL != "" {
+				dsns = append(dsns, fmt.Sprintf("  nfs %s: %s", n.Name, sv.URL))
+			}
+			if sv.TokenFile != "" {
+				token = sv.TokenFile
+			}
+		}
+	}
+	tw.Flush()
+	for _, d := range dsns {
+		fmt.Fprintln(w, d)
+	}
+	if token != "" {
+		fmt.Fprintf(w, "  agent token: %s\n", token)
+	}
+}
