@@ -53,6 +53,7 @@ type env struct {
 	hostKeys []key
 	client   key
 	sshd     map[string]int // node -> sshd PID
+	tmp      []string       // the TMPDIR of each sshd's sessions
 	dir      string
 }
 
@@ -69,7 +70,8 @@ func setup(t *testing.T) *env {
 		e.nodes = append(e.nodes, n)
 		e.hostKeys = append(e.hostKeys, newKey(t))
 		if i <= 3 {
-			e.sshd[n.Name()] = startSSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
+			pid, tmp := startSSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
+			e.sshd[n.Name()], e.tmp = pid, append(e.tmp, tmp)
 		}
 	}
 	write(t, filepath.Join(e.dir, "id"), string(e.client.private), 0o600)
@@ -99,12 +101,21 @@ func (e *env) leftovers(t *testing.T) []string {
 				}
 			}
 		}
-		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "interlink-cluster.*"))
-		left = append(left, dirs...)
+		left = append(left, e.glob("interlink-cluster.*")...)
 		if len(left) == 0 || time.Now().After(deadline) {
 			return left
 		}
 	}
+}
+
+// glob matches pattern in each node's session TMPDIR.
+func (e *env) glob(pattern string) []string {
+	var all []string
+	for _, tmp := range e.tmp {
+		m, _ := filepath.Glob(filepath.Join(tmp, pattern))
+		all = append(all, m...)
+	}
+	return all
 }
 
 type pathKey struct {
@@ -328,7 +339,7 @@ func TestClusterInterrupt(t *testing.T) {
 	cmd, _, done := start(t, e.ops, out, "cluster", "198.18.0.1/198.18.10.1", "198.18.0.2/198.18.10.2", "198.18.0.3/198.18.10.3",
 		"--ssh-config", "none", "--known-hosts", kh, "--identity", filepath.Join(e.dir, "id"))
 	listening := func() int {
-		logs, _ := filepath.Glob(filepath.Join(os.TempDir(), "interlink-cluster.*", "agent.log"))
+		logs := e.glob("interlink-cluster.*/agent.log")
 		n := 0
 		for _, l := range logs {
 			if b, _ := os.ReadFile(l); strings.Contains(string(b), "listening on") {

@@ -7,11 +7,9 @@
 package labtest
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,11 +103,17 @@ func privsepDir(t testing.TB) {
 
 // startSSHD runs sshd in node n, listening on addr:22, with hostKey and
 // one authorized key, all in a temp dir. It is stopped by PID when the
-// test ends; the PID is returned.
-func startSSHD(t testing.TB, n *lab.Node, addr string, hostKey key, authorized ...key) int {
+// test ends. It returns the PID and the TMPDIR its sessions get: the
+// test's own, so what a run leaves there is this test's and nothing else
+// in /tmp (a killed earlier run's, another package's) can fool it.
+func startSSHD(t testing.TB, n *lab.Node, addr string, hostKey key, authorized ...key) (int, string) {
 	t.Helper()
 	privsepDir(t)
 	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	hk := write(t, filepath.Join(dir, "host_key"), string(hostKey.private), 0o600)
 	var ak strings.Builder
 	for _, k := range authorized {
@@ -127,9 +131,10 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowTcpForwarding yes
 MaxStartups 64
-`, addr, hk, akf), 0o600)
+SetEnv TMPDIR=%s
+`, addr, hk, akf, tmp), 0o600)
 	_, pid := testlab.Daemon(t, n, exec.Command(sshd, "-D", "-e", "-f", conf), "sshd", "Server listening")
-	return pid
+	return pid, tmp
 }
 
 type syncBuf = testlab.Log
@@ -173,26 +178,9 @@ func noAgentEnv() []string {
 // stdout, stderr and exit code.
 func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.Env = noAgentEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := n.Start(cmd); err != nil {
-		t.Fatalf("start interlink %v in %s: %v", args, n.Name(), err)
-	}
-	timer := time.AfterFunc(3*time.Minute, func() { cmd.Process.Kill() })
-	err := cmd.Wait()
-	timer.Stop()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("interlink %v in %s: %v", args, n.Name(), err)
-	}
-	t.Logf("%s$ interlink %s  (exit %d)\n%s%s", n.Name(), strings.Join(args, " "), code, stdout.String(), stderr.String())
-	return stdout.String(), stderr.String(), code
+	return testlab.Exec(t, n, cmd, 3*time.Minute)
 }
 
 // nodeProcs lists the PIDs of the processes in node n's network namespace.
