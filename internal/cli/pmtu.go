@@ -69,7 +69,11 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 	}
 	if needToken {
 		if f.tokenFile == "" {
-			return nil, opt, usageError("%s: --token-file FILE is required (the agents' shared token), or use --icmp", cmd)
+			hint := ""
+			if cmd == "pmtu" {
+				hint = ", or use --icmp"
+			}
+			return nil, opt, usageError("%s: --token-file FILE is required (the agents' shared token)%s", cmd, hint)
 		}
 		if tok, err = agent.ReadToken(f.tokenFile); err != nil {
 			return nil, opt, usageError("%s: %v", cmd, trimToken(err))

@@ -3,6 +3,7 @@ package testlab
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -66,4 +67,28 @@ func Daemon(t testing.TB, n *lab.Node, cmd *exec.Cmd, what, ready string) (*Log,
 		t.Fatalf("%s in %s not ready after 10s:\n%s", what, n.Name(), log)
 	}
 	return log, cmd.Process.Pid
+}
+
+// Exec runs cmd in node n to its end (killed after limit) and returns its
+// output and exit code, logging both. cmd.Stdout and cmd.Stderr are set
+// here; a failure to start or wait fails the test.
+func Exec(t testing.TB, n *lab.Node, cmd *exec.Cmd, limit time.Duration) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := n.Start(cmd); err != nil {
+		t.Fatalf("start %s in %s: %v", strings.Join(cmd.Args, " "), n.Name(), err)
+	}
+	timer := time.AfterFunc(limit, func() { cmd.Process.Kill() })
+	err := cmd.Wait()
+	timer.Stop()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s in %s: %v", strings.Join(cmd.Args, " "), n.Name(), err)
+	}
+	t.Logf("%s$ %s  (exit %d)\n%s%s", n.Name(), strings.Join(cmd.Args, " "), code, out.String(), errb.String())
+	return out.String(), errb.String(), code
 }

@@ -7,15 +7,12 @@
 package labtest
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -104,25 +101,8 @@ func waitLog(log *syncBuf, s string) bool {
 // stdout, stderr and exit code.
 func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := n.Start(cmd); err != nil {
-		t.Fatalf("start interlink %v in %s: %v", args, n.Name(), err)
-	}
-	timer := time.AfterFunc(2*time.Minute, func() { cmd.Process.Kill() })
-	err := cmd.Wait()
-	timer.Stop()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("interlink %v in %s: %v", args, n.Name(), err)
-	}
-	t.Logf("%s$ interlink %s  (exit %d)\n%s%s", n.Name(), strings.Join(args, " "), code, stdout.String(), stderr.String())
-	return stdout.String(), stderr.String(), code
+	return testlab.Exec(t, n, cmd, 2*time.Minute)
 }
 
 // pmtuJSON is the part of interlink.pmtu/v1 the tests check.
