@@ -19,6 +19,8 @@ package pmtu
 import (
 	"fmt"
 	"time"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // Verdict classifies one direction of a path.
@@ -70,7 +72,12 @@ type Result struct {
 	Probes         int           `json:"probes"`
 	Lost           int           `json:"lost"` // probes lost at sizes that did pass on retry (random loss)
 	Elapsed        time.Duration `json:"elapsed_ns"`
-	Detail         string        `json:"detail"`
+	// RTT summarises the round trips of the probes that were answered
+	// (every size that passed, each timed from its send to its ack or echo
+	// reply, so node to node when an agent probes another agent). Absent
+	// (zero) when no probe came back.
+	RTT    latency.Summary `json:"rtt,omitzero"`
+	Detail string          `json:"detail"`
 }
 
 // Line renders the sizes as the articles write them: "8972 bytes of

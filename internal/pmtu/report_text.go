@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // WriteText writes the human report: each direction's verdict, sizes,
@@ -29,10 +31,21 @@ func (rep *Report) WriteText(w io.Writer) {
 		if r.PeerMTU > 0 {
 			local += fmt.Sprintf(", receiving interface MTU %d", r.PeerMTU)
 		}
-		fmt.Fprintf(w, "         %s; %d probes in %s\n", local, r.Probes, r.Elapsed.Round(time.Millisecond))
+		fmt.Fprintf(w, "         %s; %d probes in %s%s\n", local, r.Probes, r.Elapsed.Round(time.Millisecond), rttText(r.RTT))
 		fmt.Fprintf(w, "         %s\n", r.Detail)
 	}
 	if rep.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", rep.Error)
 	}
+}
+
+// rttText is the round trips of the answered probes as ping prints its
+// own ("rtt min/avg/max"), in ms, with the median and p99 for avg: empty
+// when no probe came back.
+func rttText(s latency.Summary) string {
+	if s.Count == 0 {
+		return ""
+	}
+	ms := func(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
+	return fmt.Sprintf("; rtt min/p50/p99/max %s/%s/%s/%s ms (%d replies)", ms(s.Min), ms(s.P50), ms(s.P99), ms(s.Max), s.Count)
 }

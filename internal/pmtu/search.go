@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"sort"
 	"time"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // ErrLocalTooBig is returned by a Prober's Send when the sending interface
@@ -105,6 +107,7 @@ type search struct {
 	p       Prober
 	opt     Options
 	maxRTT  time.Duration
+	rtts    []time.Duration // of every answered probe
 	probes  int
 	lost    int
 	icmpMTU int
@@ -218,6 +221,7 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 		}
 	}
 	r.Probes, r.Lost = s.probes, s.lost
+	r.RTT = latency.FromDurations(s.rtts)
 	r.Elapsed = time.Since(start)
 	r.PathMTU = lo
 	if lo > 0 {
@@ -348,8 +352,11 @@ func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, erro
 					if !ok {
 						continue // a late ack from an earlier round
 					}
-					if rtt := time.Since(sentAt[ev.ID]); rtt > s.maxRTT {
-						s.maxRTT = rtt
+					if at, ok := sentAt[ev.ID]; ok { // once per probe, even if acked twice
+						rtt := time.Since(at)
+						s.maxRTT = max(s.maxRTT, rtt)
+						s.rtts = append(s.rtts, rtt)
+						delete(sentAt, ev.ID)
 					}
 					res[size].acked++
 					res[size].passed = true

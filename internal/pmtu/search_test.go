@@ -2,6 +2,7 @@ package pmtu
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand"
 	"net/netip"
 	"strings"
@@ -19,7 +20,8 @@ type fakePath struct {
 	icmp              bool
 	loss              float64
 	dead              bool
-	drops             map[int]int // size: how many of its first probes vanish (a loss burst)
+	drops             map[int]int   // size: how many of its first probes vanish (a loss burst)
+	delay             time.Duration // before an ack arrives (0: at once)
 
 	mu     sync.Mutex
 	id     uint64
@@ -47,6 +49,8 @@ func (f *fakePath) Send(ctx context.Context, size int) (uint64, error) {
 		f.events <- Event{Kind: EvTooBig, ID: id, MTU: f.pathMTU, From: netip.MustParseAddr("198.18.9.1")}
 	case size > f.pathMTU:
 	case f.rng.Float64() < f.loss:
+	case f.delay > 0:
+		time.AfterFunc(f.delay, func() { f.events <- Event{Kind: EvAck, ID: id} })
 	default:
 		f.events <- Event{Kind: EvAck, ID: id}
 	}
@@ -121,5 +125,49 @@ func TestSpread(t *testing.T) {
 	got := spread(1500, 9001, 7)
 	if len(got) != 7 || got[0] <= 1500 || got[6] >= 9001 {
 		t.Fatalf("spread(1500,9001) = %v", got)
+	}
+}
+
+// Each answered probe is timed from its send to its ack: the summary holds
+// the fake path's delay, one sample per answered probe, and nothing when
+// no probe came back (so JSON omits it).
+func TestSearchRTT(t *testing.T) {
+	f := newFake(9000, 4000)
+	f.delay = 3 * time.Millisecond
+	r, err := Run(context.Background(), f, Options{MinTimeout: 20 * time.Millisecond, MaxTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.RTT
+	if s.Count < 2 || s.Count > int64(r.Probes) {
+		t.Fatalf("%d round trips timed of %d probes: %+v", s.Count, r.Probes, s)
+	}
+	if s.Min < int64(3*time.Millisecond) || s.Max > int64(20*time.Millisecond) || s.Min > s.P50 || s.P50 > s.P90 ||
+		s.P90 > s.P99 || s.P99 > s.Max {
+		t.Fatalf("round trips of a 3 ms path: %+v", s)
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"rtt":{"count":`) || !strings.Contains(string(b), `"p99_ns":`) {
+		t.Fatalf("JSON without the rtt summary: %s", b)
+	}
+	var out strings.Builder
+	(&Report{Peer: "x", Method: "fake", Directions: []Direction{{Result: r}}}).WriteText(&out)
+	if !strings.Contains(out.String(), "rtt min/p50/p99/max 3.") {
+		t.Fatalf("text without the rtt: %s", out.String())
+	}
+
+	dead := newFake(9000, 9000)
+	dead.dead = true
+	r, _ = Run(context.Background(), dead, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond})
+	if r.RTT.Count != 0 {
+		t.Fatalf("unreachable path with round trips: %+v", r.RTT)
+	}
+	if b, _ := json.Marshal(r); strings.Contains(string(b), `"rtt"`) {
+		t.Fatalf("unreachable path: rtt in JSON: %s", b)
+	}
+	out.Reset()
+	(&Report{Peer: "x", Method: "fake", Directions: []Direction{{Result: r}}}).WriteText(&out)
+	if strings.Contains(out.String(), "rtt") {
+		t.Fatalf("unreachable path: rtt in text: %s", out.String())
 	}
 }
