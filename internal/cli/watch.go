@@ -38,8 +38,12 @@ and serve the results as Prometheus metrics on http://ADDR/metrics:
   interlink_path_verdict{from,to,network,verdict}  1 for the path's verdict
   interlink_path_problem{from,to,network}          1: not ok, below --expect, or not measured
   interlink_path_probe_loss_ratio{from,to,network} probes lost on retry over probes sent
+  interlink_path_rtt_seconds{from,to,network}      summary: node-to-node round trips of the
+                                                   probes (last round's quantiles 0, 0.5, 0.9,
+                                                   0.99, 1; _sum and _count since the start)
   interlink_agent_up{node}                         the agent answered this round
-  interlink_agent_handshake_seconds{node,quantile} authenticated handshake from this host
+  interlink_agent_handshake_seconds{node,quantile} handshake from this host to the agent's
+                                                   control address (not the interconnect)
   interlink_mesh_rounds_total, interlink_mesh_rounds_incomplete_total,
   interlink_mesh_round_seconds, interlink_mesh_last_complete_timestamp_seconds
 

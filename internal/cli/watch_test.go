@@ -105,6 +105,7 @@ func TestWatchMetrics(t *testing.T) {
 			if _, ok := value("interlink_path_probe_loss_ratio", l); !ok {
 				t.Errorf("no path_probe_loss_ratio %s->%s", a, b)
 			}
+			checkRTT(t, fams["interlink_path_rtt_seconds"], a, b)
 		}
 	}
 	if v, ok := value("interlink_agent_up", map[string]string{"node": "dead"}); !ok || v != 0 {
@@ -126,6 +127,42 @@ func TestWatchMetrics(t *testing.T) {
 	if q := hs.GetMetric()[0].GetSummary().GetQuantile(); len(q) == 3 && (q[0].GetValue() <= 0 || q[0].GetValue() > 1) {
 		t.Errorf("median handshake %v s", q[0].GetValue())
 	}
+}
+
+// checkRTT checks the path a -> b on network 1 has round-trip quantiles
+// of the last round, positive, ordered and under 100 ms (loopback or veth),
+// and counts of at least one probe.
+func checkRTT(t *testing.T, f *dto.MetricFamily, a, b string) {
+	t.Helper()
+	if f == nil || f.GetType() != dto.MetricType_SUMMARY {
+		t.Fatalf("interlink_path_rtt_seconds: %v", f)
+	}
+	for _, m := range f.Metric {
+		l := map[string]string{}
+		for _, lp := range m.Label {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		if l["from"] != a || l["to"] != b || l["network"] != "1" {
+			continue
+		}
+		s := m.GetSummary()
+		qs := s.GetQuantile()
+		if s.GetSampleCount() < 1 || s.GetSampleSum() <= 0 || len(qs) != 5 {
+			t.Errorf("path_rtt_seconds %s->%s: count %d, sum %v, %d quantiles; want 5", a, b, s.GetSampleCount(), s.GetSampleSum(), len(qs))
+			return
+		}
+		prev := 0.0
+		for _, q := range qs {
+			if v := q.GetValue(); v <= 0 || v > 0.1 || v < prev {
+				t.Errorf("path_rtt_seconds %s->%s quantile %v = %v s: want positive, ordered, below 100 ms", a, b, q.GetQuantile(), v)
+			} else {
+				prev = v
+			}
+		}
+		t.Logf("path_rtt_seconds %s->%s: %d probes, median %.3f ms, max %.3f ms", a, b, s.GetSampleCount(), qs[1].GetValue()*1e3, qs[4].GetValue()*1e3)
+		return
+	}
+	t.Errorf("no path_rtt_seconds for %s->%s", a, b)
 }
 
 func TestWatchUsage(t *testing.T) {

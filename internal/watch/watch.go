@@ -1,7 +1,8 @@
 // Package watch re-proves a mesh on a schedule and exposes what it finds as
 // Prometheus metrics (as blackbox_exporter does for probes): path MTU and
-// verdict per path, probe loss, agents up, and the time of an
-// authenticated handshake to each agent. The agents run on the nodes
+// verdict per path, probe loss, the node-to-node round trips of the probes,
+// agents up, and the time of an authenticated handshake from the watching
+// host to each agent. The agents run on the nodes
 // already (contrib/systemd/interlink-agent.service); watch only talks to
 // their control ports, like `interlink mesh`.
 package watch
@@ -120,12 +121,14 @@ func (w *Watcher) round(ctx context.Context, nodes []mesh.Node, opt Options) Rou
 			m.mtu.DeleteLabelValues(l...)
 			m.loss.DeleteLabelValues(l...)
 			m.problem.WithLabelValues(l...).Set(1)
+			m.rtt.stale(p.From, p.To, net)
 			m.verdict.WithLabelValues(p.From, p.To, net, "not-measured").Set(1)
 			continue
 		}
 		m.mtu.WithLabelValues(l...).Set(float64(p.PathMTU))
 		m.problem.WithLabelValues(l...).Set(b2f(p.Problem()))
 		m.verdict.WithLabelValues(p.From, p.To, net, string(p.Verdict)).Set(1)
+		m.rtt.observe(p.From, p.To, net, p.RTT)
 		if p.Probes > 0 {
 			m.loss.WithLabelValues(l...).Set(float64(p.Lost) / float64(p.Probes))
 		}

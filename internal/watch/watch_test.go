@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v3"
+
+	"github.com/interlink/interlink/internal/latency"
 )
 
 // The example alerting rules parse, and every interlink metric they use is
@@ -35,6 +37,7 @@ func TestAlertRulesUseExposedMetrics(t *testing.T) {
 	w.m.verdict.WithLabelValues("a", "b", "1", "ok")
 	w.m.up.WithLabelValues("a")
 	w.m.handshake.WithLabelValues("a").Observe(0.001)
+	w.m.rtt.observe("a", "b", "1", latency.Summary{Count: 1, Min: 1e5, P50: 1e5, P90: 1e5, P99: 1e5, Max: 1e5, Mean: 1e5})
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
