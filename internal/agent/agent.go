@@ -175,6 +175,7 @@ type Server struct {
 	logMu    sync.Mutex
 	wg       sync.WaitGroup
 	active   atomic.Int64
+	served   atomic.Int64 // authenticated sessions since start
 }
 
 // NewServer returns an agent for cfg.
@@ -222,6 +223,10 @@ func (s *Server) Limits() wire.Limits { return s.cfg.Limits }
 
 // Active returns the number of authenticated sessions now open.
 func (s *Server) Active() int { return int(s.active.Load()) }
+
+// Sessions returns the number of authenticated sessions since the server
+// started.
+func (s *Server) Sessions() int64 { return s.served.Load() }
 
 // Pending returns the number of handshakes in progress.
 func (s *Server) Pending() int { return s.admit.pending() }

@@ -63,6 +63,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, src netip.Prefix) {
 	}
 	defer func() { <-s.sessions }()
 	s.active.Add(1)
+	s.served.Add(1)
 	defer s.active.Add(-1)
 	sess.serve()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -22,6 +23,8 @@ func newAgentCmd(e *env) *cobra.Command {
 		maxDuration             time.Duration
 		hsDeadline              time.Duration
 		pendingPer, pending     int
+		metricsAddr             string
+		checkInterval           time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "agent --listen ADDR[:PORT] --token-file FILE",
@@ -36,7 +39,14 @@ most 8 pending handshakes per source address (--max-pending-per-source) and 128 
 all (--max-pending); over a cap they are refused at once with the reason. Lines about them are rate-limited, with a summary by source and reason.
 
 The token file must not be readable by others (chmod 600) and hold at least 16
-bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
+bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token
+
+--metrics ADDR (off by default) serves this node's own metrics for Prometheus, read-only,
+on http://ADDR/metrics: the IP fragmentation and reassembly counters of /proc/net/snmp
+(interlink_ip_reassembly_failures_total, ...), the findings of the audit
+'interlink check' runs, re-run every --check-interval (interlink_check_findings{rule,severity},
+interlink_check_last_run_timestamp_seconds) and the agent's sessions. Path metrics
+between nodes come from 'interlink watch'.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if listen == "" {
 				return usageError("agent: --listen ADDR[:PORT] is required (e.g. --listen 0.0.0.0 or the interconnect address)")
@@ -70,6 +80,15 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 			if pendingPer < 1 || pending < pendingPer || pending > 65536 {
 				return usageError("agent: --max-pending-per-source %d and --max-pending %d: want 1 <= per source <= in all <= 65536", pendingPer, pending)
 			}
+			am, err := checkAgentMetrics(metricsAddr, checkInterval, cmd.Flags().Changed("check-interval"))
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			if am != nil {
+				defer am.ln.Close()
+			}
 			addr, err := agent.HostPort(listen)
 			if err != nil {
 				return usageError("agent: --listen %q: %v", listen, err)
@@ -85,9 +104,13 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 			if err != nil {
 				return err
 			}
-			return srv.ListenAndServe(e.ctx, addr, func(a net.Addr) {
+			return srv.ListenAndServe(ctx, addr, func(a net.Addr) {
 				fmt.Fprintf(e.stderr, "interlink agent listening on %s (protocol %d; limits: %d sessions, %s each, %s per session)\n",
 					a, wire.Version, maxSessions, maxDuration, rateText)
+				if am != nil {
+					am.serve(ctx, srv, e.stderr)
+					fmt.Fprintln(e.stderr, am)
+				}
 			})
 		},
 	}
@@ -100,6 +123,8 @@ bytes, e.g.: head -c 32 /dev/urandom | base64 > /etc/interlink/token`,
 	f.IntVar(&pendingPer, "max-pending-per-source", agent.DefaultMaxPendingPerSource, "handshakes in progress per source address (IPv6: per /64)")
 	f.IntVar(&pending, "max-pending", agent.DefaultMaxPending, "handshakes in progress in all")
 	f.StringVar(&rate, "max-rate", "auto", "most the agent sends per session (auto: an abuse guard above the interface's speed)")
+	f.StringVar(&metricsAddr, "metrics", "", "serve this node's Prometheus metrics (IP reassembly counters, check findings, sessions) on HOST:PORT, e.g. :9472")
+	f.DurationVar(&checkInterval, "check-interval", 5*time.Minute, "with --metrics: re-run the check audit this often (0: no audit)")
 	return c
 }
 
