@@ -1,18 +1,26 @@
 package watch
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"gopkg.in/yaml.v3"
 
 	"github.com/interlink/interlink/internal/latency"
+	nodemetrics "github.com/interlink/interlink/internal/metrics"
+	"github.com/interlink/interlink/internal/rules"
 )
 
 // The example alerting rules parse, and every interlink metric they use is
-// one the watch exposes (a renamed metric must not silence an alert).
+// one the watch or an agent with --metrics exposes (a renamed metric must
+// not silence an alert).
 func TestAlertRulesUseExposedMetrics(t *testing.T) {
 	b, err := os.ReadFile("../../contrib/prometheus/interlink-alerts.yml")
 	if err != nil {
@@ -38,6 +46,15 @@ func TestAlertRulesUseExposedMetrics(t *testing.T) {
 	w.m.up.WithLabelValues("a")
 	w.m.handshake.WithLabelValues("a").Observe(0.001)
 	w.m.rtt.observe("a", "b", "1", latency.Summary{Count: 1, Min: 1e5, P50: 1e5, P90: 1e5, P99: 1e5, Max: 1e5, Mean: 1e5})
+	// The agent's node metrics, as agent --metrics registers them.
+	snmp := filepath.Join(t.TempDir(), "snmp")
+	os.WriteFile(snmp, []byte("Ip: ReasmReqds ReasmOKs ReasmFails ReasmTimeout FragOKs FragFails FragCreates\nIp: 1 1 1 1 1 1 1\n"), 0o644)
+	nodemetrics.RegisterIP(reg, snmp)
+	nodemetrics.RegisterAgent(reg, nodemetrics.AgentStats{Active: func() int { return 0 }, Pending: func() int { return 0 }, Sessions: func() int64 { return 0 }})
+	c := nodemetrics.NewChecker(reg, func(context.Context) (*rules.Result, error) { return &rules.Result{}, nil }, time.Hour, nil)
+	if err := c.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +62,15 @@ func TestAlertRulesUseExposedMetrics(t *testing.T) {
 	exposed := map[string]bool{}
 	for _, mf := range fams {
 		exposed[mf.GetName()] = true
+		if mf.GetType() == dto.MetricType_SUMMARY || mf.GetType() == dto.MetricType_HISTOGRAM {
+			exposed[mf.GetName()+"_sum"], exposed[mf.GetName()+"_count"] = true, true
+		}
+	}
+	for _, name := range []string{"interlink_path_rtt_seconds_sum", "interlink_ip_reassembly_failures_total", "interlink_check_findings",
+		"interlink_check_last_run_timestamp_seconds"} {
+		if !strings.Contains(string(b), name) {
+			t.Errorf("no alert uses %s", name)
+		}
 	}
 	name := regexp.MustCompile(`interlink_[a-z_]+`)
 	n := 0
@@ -53,7 +79,7 @@ func TestAlertRulesUseExposedMetrics(t *testing.T) {
 			n++
 			for _, m := range name.FindAllString(r.Expr, -1) {
 				if !exposed[m] {
-					t.Errorf("alert %s uses %s, which watch does not expose", r.Alert, m)
+					t.Errorf("alert %s uses %s, which neither watch nor agent --metrics exposes", r.Alert, m)
 				}
 			}
 		}
