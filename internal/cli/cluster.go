@@ -20,6 +20,8 @@ func init() { commands = append(commands, newClusterCmd) }
 
 type clusterFlags struct {
 	inventory, user, sshConfig, collect string
+	gridHome                            string
+	clusterware                         bool
 	identities, knownHosts              []string
 	parallel, agentPort                 int
 	connect                             time.Duration
@@ -29,7 +31,7 @@ type clusterFlags struct {
 func newClusterCmd(e *env) *cobra.Command {
 	var f clusterFlags
 	c := &cobra.Command{
-		Use:   "cluster [USER@]HOST[:PORT][/ADDR,ADDR...]... | --inventory FILE",
+		Use:   "cluster [USER@]HOST[:PORT][/ADDR,ADDR...]... | --inventory FILE | --clusterware",
 		Short: "Run check and mesh across the nodes of a cluster over SSH, and clean up",
 		Long: `Reach every node over SSH, copy this interlink binary to a temp dir on it (unless
 an identical one is on the node's PATH), start 'interlink agent' with a fresh
@@ -44,6 +46,16 @@ ansible_ssh_private_key_file, and interconnect=ADDR,ADDR) or a YAML list:
   nodes:
     - {name: rac1, host: 192.0.2.11, user: oracle, interconnect: [10.0.0.1, 10.0.1.1]}
 A node without interconnect addresses is probed on the address SSH reached.
+
+--clusterware, on a node of an Oracle cluster, takes the nodes from the grid
+home (--grid-home, else /etc/oracle/olr.loc's crs_home, $GRID_HOME,
+/u01/app/*/grid): the live membership from GRID_HOME/bin/olsnodes, else
+NODE_NAME_LIST of GRID_HOME/crs/install/crsconfig_params. The node names go to
+SSH as they are (~/.ssh/config may map them). Each node's interconnect
+addresses are found on the node itself, in the check that runs there before the
+mesh: its addresses in the networks its GPnP profile marks cluster_interconnect
+(interface name and subnet; HAIP's link-local addresses do not count). A network
+on which some node has no address is left out of the mesh and named.
 
 SSH uses known_hosts (--known-hosts, else ~/.ssh/known_hosts and
 /etc/ssh/ssh_known_hosts), the ssh-agent (SSH_AUTH_SOCK), identity files and
@@ -62,12 +74,15 @@ a node could not be reached, failed a step or was not cleaned up; 1 for
 warnings and problem paths; 0 otherwise.`,
 		Example: `  interlink cluster rac1/10.0.0.1,10.0.1.1 rac2/10.0.0.2,10.0.1.2 --user oracle
   interlink cluster --inventory hosts.ini --expect 9000 --collect /tmp/evidence
-  interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json`,
+  interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json
+  interlink cluster --clusterware --expect 9000 --html cluster.html`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCluster(e, f, args) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory (INI or YAML) or YAML list of nodes")
+	fl.BoolVar(&f.clusterware, "clusterware", false, "nodes from this host's Oracle Clusterware (olsnodes, else crsconfig_params), interconnect from GPnP")
+	fl.StringVar(&f.gridHome, "grid-home", "", "with --clusterware: the grid home (default: olr.loc's crs_home, $GRID_HOME, /u01/app/*/grid)")
 	fl.StringVar(&f.user, "user", "", "SSH user where the inventory and ~/.ssh/config name none (default: yours)")
 	fl.StringArrayVar(&f.identities, "identity", nil, "private key file to offer (repeatable; the ssh-agent's keys are offered too)")
 	fl.StringArrayVar(&f.knownHosts, "known-hosts", nil, "known_hosts file (repeatable; default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)")
@@ -89,7 +104,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	hosts, err := clusterHosts(f, args)
+	hosts, cw, err := clusterHosts(e, f, args)
 	if err != nil {
 		return err
 	}
@@ -119,7 +134,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		User: f.user, Identities: f.identities, KnownHosts: f.knownHosts, SSHConfig: cfg,
 		Parallel: f.parallel, Connect: f.connect, AgentPort: f.agentPort,
 		AgentLifetime: f.probe.timeout + 5*time.Minute, Collect: f.collect, Probe: probe,
-		Software: "interlink " + buildVersion().Version,
+		Software: "interlink " + buildVersion().Version, Clusterware: cw,
 	}
 	if showProgress(e, f.probe.asJSON) {
 		prog := &progressLine{w: e.stderr, every: 100 * time.Millisecond}
@@ -148,41 +163,70 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 	return withCode(clusterCode(res))
 }
 
-// clusterHosts reads the nodes from --inventory or the arguments.
-func clusterHosts(f clusterFlags, args []string) ([]cluster.Host, error) {
-	var hosts []cluster.Host
-	switch {
-	case f.inventory != "" && len(args) > 0:
-		return nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
-	case f.inventory != "":
-		r, err := os.Open(f.inventory)
-		if err != nil {
-			return nil, usageError("cluster: --inventory: %v", err)
-		}
-		hosts, err = cluster.ParseInventory(r, f.inventory)
-		r.Close()
-		if err != nil {
-			return nil, usageError("cluster: %s", termtext.Clean(err.Error()))
-		}
-	case len(args) == 0:
-		return nil, usageError("cluster: name the nodes ([USER@]HOST[:PORT][/ADDR,...]) or give --inventory FILE")
-	default:
-		for _, a := range args {
-			h, err := parseClusterNode(a)
-			if err != nil {
-				return nil, usageError("cluster: %v", err)
-			}
-			hosts = append(hosts, h)
-		}
+// clusterHosts reads the nodes from --inventory, the clusterware or the
+// arguments.
+func clusterHosts(e *env, f clusterFlags, args []string) ([]cluster.Host, *cluster.Clusterware, error) {
+	hosts, cw, err := clusterSource(e, f, args)
+	if err != nil {
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	for _, h := range hosts {
 		if seen[h.Name] {
-			return nil, usageError("cluster: node %s listed twice", termtext.Clean(h.Name))
+			return nil, nil, usageError("cluster: node %s listed twice", termtext.Clean(h.Name))
 		}
 		seen[h.Name] = true
 	}
-	return hosts, nil
+	return hosts, cw, nil
+}
+
+func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *cluster.Clusterware, error) {
+	var hosts []cluster.Host
+	fromCW := f.clusterware || f.gridHome != ""
+	switch {
+	case fromCW && (f.inventory != "" || len(args) > 0):
+		return nil, nil, usageError("cluster: give nodes one way: --clusterware, --inventory or as arguments")
+	case fromCW:
+		home := f.gridHome
+		if home == "" {
+			h, err := cluster.FindGridHome("/")
+			if err != nil {
+				return nil, nil, usageError("cluster: --clusterware: %v", err)
+			}
+			home = h
+		}
+		cw, err := cluster.LoadClusterware(e.ctx, home)
+		if err != nil {
+			return nil, nil, usageError("cluster: --clusterware: %s", termtext.Clean(err.Error()))
+		}
+		for _, n := range cw.Nodes {
+			hosts = append(hosts, cluster.Host{Name: n})
+		}
+		return hosts, cw, nil
+	case f.inventory != "" && len(args) > 0:
+		return nil, nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
+	case f.inventory != "":
+		r, err := os.Open(f.inventory)
+		if err != nil {
+			return nil, nil, usageError("cluster: --inventory: %v", err)
+		}
+		hosts, err = cluster.ParseInventory(r, f.inventory)
+		r.Close()
+		if err != nil {
+			return nil, nil, usageError("cluster: %s", termtext.Clean(err.Error()))
+		}
+	case len(args) == 0:
+		return nil, nil, usageError("cluster: name the nodes ([USER@]HOST[:PORT][/ADDR,...]), give --inventory FILE, or --clusterware on a node of an Oracle cluster")
+	default:
+		for _, a := range args {
+			h, err := parseClusterNode(a)
+			if err != nil {
+				return nil, nil, usageError("cluster: %v", err)
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, nil, nil
 }
 
 // parseClusterNode reads [USER@]HOST[:PORT][/ADDR,ADDR...].

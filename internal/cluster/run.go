@@ -37,6 +37,11 @@ type Options struct {
 	// Binary is this interlink's executable (default os.Executable).
 	Binary   string
 	Software string
+	// Clusterware, when set, is where the hosts came from: each node's
+	// check runs with GRID_HOME set to its grid home, and the interconnect
+	// addresses of the hosts that name none are found on the node itself
+	// (see InterconnectAddrs).
+	Clusterware *Clusterware
 	// Progress, when set, is told each node's steps. Calls are serialised.
 	Progress func(node, step string)
 }
@@ -120,6 +125,17 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 			n.fail(ctx, err)
 		}
 	})
+
+	if cw := opt.Clusterware; cw != nil {
+		var derive []*NodeResult
+		for i, n := range nodes {
+			if n.res.Status == "" && n.pid > 0 && len(hosts[i].Interconnect) == 0 {
+				derive = append(derive, n.res)
+			}
+		}
+		alignInterconnect(cw, derive)
+		res.Clusterware = cw
+	}
 
 	// One mesh over every node whose agent listens.
 	var up []mesh.Node
@@ -225,7 +241,11 @@ func (n *node) setup(ctx context.Context, opt Options, bin []byte, binSum string
 		return err
 	}
 	step("check")
-	if err := n.check(ctx, opt.Collect != ""); err != nil {
+	gridHome := ""
+	if opt.Clusterware != nil {
+		gridHome = opt.Clusterware.GridHome
+	}
+	if err := n.check(ctx, opt.Collect != "", gridHome); err != nil {
 		// A check that cannot run is recorded; the mesh still runs.
 		if ctx.Err() != nil {
 			return err

@@ -31,6 +31,7 @@ func WriteText(w io.Writer, res *Result) {
 	if res.Stopped != "" {
 		fmt.Fprintf(w, "STOPPED EARLY: %s; every node was cleaned up\n", termtext.Clean(res.Stopped))
 	}
+	renderClusterware(w, res)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "NODE\tSSH\tSTATUS\tBINARY\tCHECK\tLEFT ON NODE\n")
