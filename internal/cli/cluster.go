@@ -14,13 +14,15 @@ import (
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/traffic"
 )
 
 func init() { commands = append(commands, newClusterCmd) }
 
 type clusterFlags struct {
 	inventory, user, sshConfig, collect string
-	gridHome                            string
+	gridHome, bench, html               string
+	benchTime                           time.Duration
 	clusterware                         bool
 	identities, knownHosts              []string
 	parallel, agentPort                 int
@@ -71,7 +73,20 @@ and the others go on; at most --parallel nodes are set up at once. Ctrl-C or
 
 Exit 2 when a node has a critical finding or a path is below --expect; 3 when
 a node could not be reached, failed a step or was not cleaned up; 1 for
-warnings and problem paths; 0 otherwise.`,
+warnings and problem paths; 0 otherwise. With --bench, a failed pair counts as
+critical, a limited one as a warning, one that could not run as unknown.
+
+--bench blocks|tcp|udp runs 'interlink bench' after the mesh, for --bench-time
+per pair, from each node to the next in node order (the last to the first), on
+each interconnect network, one pair at a time. It runs on the sending node over
+its SSH connection, with the run's token, against the receiving node's agent at
+its interconnect address: the data goes node to node over the interconnect,
+never through this host. Each pair reports blocks/s and round-trip p50/p99
+(blocks) or the rate (tcp, udp), and every limit that held it back.
+
+--html FILE also writes the report as one self-contained HTML file (the mesh
+as a heatmap, each node's status and findings, the bench pairs); 'interlink
+report' renders a saved --json the same way.`,
 		Example: `  interlink cluster rac1/10.0.0.1,10.0.1.1 rac2/10.0.0.2,10.0.1.2 --user oracle
   interlink cluster --inventory hosts.ini --expect 9000 --collect /tmp/evidence
   interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json
@@ -91,6 +106,9 @@ warnings and problem paths; 0 otherwise.`,
 	fl.IntVar(&f.agentPort, "agent-port", 7471, "port the agents listen on during the run")
 	fl.DurationVar(&f.connect, "connect-timeout", 10*time.Second, "SSH connect and login timeout per node")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
+	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network: blocks, tcp or udp (default none)")
+	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends")
+	fl.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML file")
 	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
 	fl.IntVar(&f.probe.tries, "tries", 3, "attempts per size before it counts as failed")
@@ -115,6 +133,15 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		return usageError("cluster: --agent-port must be 1 to 65535")
 	case f.connect <= 0:
 		return usageError("cluster: --connect-timeout must be positive")
+	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp":
+		return usageError("cluster: --bench %q: want blocks, tcp or udp", termtext.Clean(f.bench))
+	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
+		return usageError("cluster: --bench-time %s: want 100ms to 10m", f.benchTime)
+	}
+	if f.html != "" {
+		if err := writableDir(f.html); err != nil {
+			return usageError("cluster: --html %s: %v", termtext.Clean(f.html), err)
+		}
 	}
 	cfg, err := cluster.LoadSSHConfig(f.sshConfig)
 	if err != nil {
@@ -135,6 +162,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		Parallel: f.parallel, Connect: f.connect, AgentPort: f.agentPort,
 		AgentLifetime: f.probe.timeout + 5*time.Minute, Collect: f.collect, Probe: probe,
 		Software: "interlink " + buildVersion().Version, Clusterware: cw,
+		Bench: f.bench, BenchTime: f.benchTime,
 	}
 	if showProgress(e, f.probe.asJSON) {
 		prog := &progressLine{w: e.stderr, every: 100 * time.Millisecond}
@@ -156,6 +184,12 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		}
 	} else {
 		cluster.WriteText(e.stdout, res)
+	}
+	if f.html != "" {
+		title := fmt.Sprintf("interlink cluster: %d nodes", len(res.Nodes))
+		if herr := writeHTML(f.html, report.Page{Title: title, Generated: time.Now(), Results: []any{res}}); herr != nil {
+			return fmt.Errorf("cluster: --html: %w", herr)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: stopped early (%s); every node was cleaned up, the report holds what ran", res.Stopped)
@@ -277,6 +311,22 @@ func clusterCode(res *cluster.Result) int {
 		code = max(code, meshCode(res.Mesh))
 	} else if len(res.Nodes) > 1 {
 		unknown = true
+	}
+	if b := res.Bench; b != nil {
+		// As interlink bench exits: failed 2, limited 1, not run 3.
+		if b.Skipped != "" {
+			unknown = true
+		}
+		for _, p := range b.Pairs {
+			switch {
+			case p.Report == nil || p.Error != "":
+				unknown = true
+			case p.Report.Verdict == traffic.VerdictFailed:
+				code = max(code, ExitCritical)
+			case p.Report.Verdict == traffic.VerdictLimited:
+				code = max(code, ExitWarning)
+			}
+		}
 	}
 	if code < ExitCritical && unknown {
 		return ExitUnknown

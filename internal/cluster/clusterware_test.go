@@ -228,3 +228,38 @@ func TestAlignInterconnect(t *testing.T) {
 		t.Errorf("notes %q", cw.Notes)
 	}
 }
+
+// A grid home whose olsnodes runs: its nodes win over crsconfig_params';
+// one that fails (the stack is down) falls back to crsconfig_params and
+// says why.
+func TestLoadClusterwareOLSNodes(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{"bin", "crs/install"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(p, s string, mode os.FileMode) {
+		if err := os.WriteFile(filepath.Join(home, p), []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("crs/install/crsconfig_params", "NODE_NAME_LIST=rac1,rac2\nNETWORKS=\"eth1\"/192.168.10.0:cluster_interconnect\n", 0o644)
+	write("bin/olsnodes", "#!/bin/sh\nprintf 'rac1\\nrac2\\nrac3\\n'\n", 0o755)
+	cw, err := LoadClusterware(context.Background(), home)
+	if err != nil || cw.NodesFrom != "olsnodes" || strings.Join(cw.Nodes, ",") != "rac1,rac2,rac3" {
+		t.Fatalf("%+v, %v", cw, err)
+	}
+	if len(cw.Networks) != 1 || !strings.HasSuffix(cw.NetworksFrom, "crsconfig_params") {
+		t.Errorf("networks %+v from %s", cw.Networks, cw.NetworksFrom)
+	}
+	write("bin/olsnodes", "#!/bin/sh\necho 'PRCO-19: Failure retrieving list of nodes in the cluster'\nexit 1\n", 0o755)
+	cw, err = LoadClusterware(context.Background(), home)
+	if err != nil || strings.Join(cw.Nodes, ",") != "rac1,rac2" || !strings.Contains(cw.OLSNodes, "PRCO-19") {
+		t.Fatalf("%+v, %v", cw, err)
+	}
+	os.Remove(filepath.Join(home, "crs/install/crsconfig_params"))
+	if _, err := LoadClusterware(context.Background(), home); err == nil || !strings.Contains(err.Error(), "PRCO-19") {
+		t.Errorf("neither source: %v", err)
+	}
+}

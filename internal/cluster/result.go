@@ -39,6 +39,9 @@ type Result struct {
 	// than two did (MeshSkipped says so).
 	Mesh        *mesh.Result `json:"mesh,omitempty"`
 	MeshSkipped string       `json:"mesh_skipped,omitempty"`
+	// Bench is the optional bench between pairs of nodes (--bench); nil
+	// when none was asked for.
+	Bench *Bench `json:"bench,omitempty"`
 	// MeshFrom says where the mesh was orchestrated from.
 	MeshFrom string `json:"mesh_from"`
 	// Clusterware says where the nodes came from when they were read from

@@ -37,6 +37,11 @@ type Options struct {
 	// Binary is this interlink's executable (default os.Executable).
 	Binary   string
 	Software string
+	// Bench, when set (blocks, tcp or udp), runs interlink bench for
+	// BenchTime (default 3s) from each node to the next after the mesh
+	// (see Bench).
+	Bench     string
+	BenchTime time.Duration
 	// Clusterware, when set, is where the hosts came from: each node's
 	// check runs with GRID_HOME set to its grid home, and the interconnect
 	// addresses of the hosts that name none are found on the node itself
@@ -139,6 +144,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 
 	// One mesh over every node whose agent listens.
 	var up []mesh.Node
+	var upNodes []*node
 	byAddr := map[string]*node{}
 	for _, n := range nodes {
 		if n.res.Status == "" && n.pid > 0 {
@@ -147,6 +153,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 				continue
 			}
 			byAddr[n.res.Agent] = n
+			upNodes = append(upNodes, n)
 			up = append(up, mesh.Node{Name: n.res.Name, Agent: n.res.Agent, Addrs: n.res.Interconnect})
 		}
 	}
@@ -176,6 +183,15 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 		m, _ := mesh.Run(ctx, up, mesh.Options{Token: trimNL(token), Probe: opt.Probe, Software: opt.Software, Dial: dial})
 		res.Mesh = m
+	}
+	if opt.Bench != "" {
+		if opt.BenchTime <= 0 {
+			opt.BenchTime = 3 * time.Second
+		}
+		res.Bench = benchRing(ctx, upNodes, opt.Bench, opt.BenchTime, opt.AgentPort, progress)
+		if ctx.Err() != nil && res.Bench.Skipped == "" && len(res.Bench.Pairs) == 0 {
+			res.Bench.Skipped = "the run stopped first"
+		}
 	}
 
 	// Clean up every node, even after Ctrl-C.

@@ -55,6 +55,9 @@ func WriteText(w io.Writer, res *Result) {
 	default:
 		fmt.Fprintf(w, "mesh: not run: %s\n", res.MeshSkipped)
 	}
+	if res.Bench != nil {
+		writeBench(w, res.Bench)
+	}
 }
 
 func checkCell(n NodeResult) string {
