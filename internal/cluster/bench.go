@@ -23,7 +23,7 @@ import (
 // data goes node to node over the interconnect (never through this host
 // or an SSH tunnel, which would measure SSH), and the figures are the
 // ones `interlink bench` gives when run there by hand.
-const BenchFrom = "the sending node (interlink bench over SSH, the run's token), to the receiving node's agent at its interconnect address"
+const BenchFrom = "the sending node over SSH (interlink bench, the run's token), to the receiving node's agent at its interconnect address"
 
 // benchGrace is what a pair may take beyond its --bench-time: connecting,
 // the handshake, the bench's own end-of-run grace.
@@ -140,7 +140,7 @@ func (n *node) bench(ctx context.Context, mode string, d time.Duration, peer net
 
 // writeBench writes the bench pairs as a table.
 func writeBench(w io.Writer, b *Bench) {
-	fmt.Fprintf(w, "\nbench %s, %s per pair, each node to the next, one pair at a time (run on %s):\n", b.Mode, b.Time, b.From)
+	fmt.Fprintf(w, "\nbench %s, %s per pair, each node to the next, one pair at a time; run from %s:\n", b.Mode, b.Time, b.From)
 	if b.Skipped != "" {
 		fmt.Fprintf(w, "  not run: %s\n", b.Skipped)
 		return
