@@ -16,9 +16,9 @@ import (
 )
 
 // saveJSON, when set, keeps the --json output of TestClusterClusterware
-// there (internal/report/testdata/cluster-lab.json is made so: go test
+// there (internal/report/testdata/lab-cluster.json is made so: go test
 // ./internal/cluster/labtest -run ClusterClusterware -save-json
-// $PWD/internal/report/testdata/cluster-lab.json).
+// $PWD/internal/report/testdata/lab-cluster.json).
 var saveJSON = flag.String("save-json", "", "write TestClusterClusterware's cluster --json output to this file")
 
 // gpnpProfile is a GPnP profile as Clusterware writes it (signature cut):
