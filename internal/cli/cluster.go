@@ -14,12 +14,16 @@ import (
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/traffic"
 )
 
 func init() { commands = append(commands, newClusterCmd) }
 
 type clusterFlags struct {
 	inventory, user, sshConfig, collect string
+	gridHome, bench, html               string
+	benchTime                           time.Duration
+	clusterware                         bool
 	identities, knownHosts              []string
 	parallel, agentPort                 int
 	connect                             time.Duration
@@ -29,7 +33,7 @@ type clusterFlags struct {
 func newClusterCmd(e *env) *cobra.Command {
 	var f clusterFlags
 	c := &cobra.Command{
-		Use:   "cluster [USER@]HOST[:PORT][/ADDR,ADDR...]... | --inventory FILE",
+		Use:   "cluster [USER@]HOST[:PORT][/ADDR,ADDR...]... | --inventory FILE | --clusterware",
 		Short: "Run check and mesh across the nodes of a cluster over SSH, and clean up",
 		Long: `Reach every node over SSH, copy this interlink binary to a temp dir on it (unless
 an identical one is on the node's PATH), start 'interlink agent' with a fresh
@@ -45,6 +49,16 @@ ansible_ssh_private_key_file, and interconnect=ADDR,ADDR) or a YAML list:
     - {name: rac1, host: 192.0.2.11, user: oracle, interconnect: [10.0.0.1, 10.0.1.1]}
 A node without interconnect addresses is probed on the address SSH reached.
 
+--clusterware, on a node of an Oracle cluster, takes the nodes from the grid
+home (--grid-home, else /etc/oracle/olr.loc's crs_home, $GRID_HOME,
+/u01/app/*/grid): the live membership from GRID_HOME/bin/olsnodes, else
+NODE_NAME_LIST of GRID_HOME/crs/install/crsconfig_params. The node names go to
+SSH as they are (~/.ssh/config may map them). Each node's interconnect
+addresses are found on the node itself, in the check that runs there before the
+mesh: its addresses in the networks its GPnP profile marks cluster_interconnect
+(interface name and subnet; HAIP's link-local addresses do not count). A network
+on which some node has no address is left out of the mesh and named.
+
 SSH uses known_hosts (--known-hosts, else ~/.ssh/known_hosts and
 /etc/ssh/ssh_known_hosts), the ssh-agent (SSH_AUTH_SOCK), identity files and
 ~/.ssh/config's HostName, User, Port, IdentityFile, UserKnownHostsFile. Host-key
@@ -59,15 +73,31 @@ and the others go on; at most --parallel nodes are set up at once. Ctrl-C or
 
 Exit 2 when a node has a critical finding or a path is below --expect; 3 when
 a node could not be reached, failed a step or was not cleaned up; 1 for
-warnings and problem paths; 0 otherwise.`,
+warnings and problem paths; 0 otherwise. With --bench, a failed pair counts as
+critical, a limited one as a warning, one that could not run as unknown.
+
+--bench blocks|tcp|udp runs 'interlink bench' after the mesh, for --bench-time
+per pair, from each node to the next in node order (the last to the first), on
+each interconnect network, one pair at a time. It runs on the sending node over
+its SSH connection, with the run's token, against the receiving node's agent at
+its interconnect address: the data goes node to node over the interconnect,
+never through this host. Each pair reports blocks/s and round-trip p50/p99
+(blocks) or the rate (tcp, udp), and every limit that held it back.
+
+--html FILE also writes the report as one self-contained HTML file (the mesh
+as a heatmap, each node's status and findings, the bench pairs); 'interlink
+report' renders a saved --json the same way.`,
 		Example: `  interlink cluster rac1/10.0.0.1,10.0.1.1 rac2/10.0.0.2,10.0.1.2 --user oracle
   interlink cluster --inventory hosts.ini --expect 9000 --collect /tmp/evidence
-  interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json`,
+  interlink cluster --inventory inventory.yaml --identity ~/.ssh/id_ed25519 --json
+  interlink cluster --clusterware --expect 9000 --html cluster.html`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCluster(e, f, args) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory (INI or YAML) or YAML list of nodes")
+	fl.BoolVar(&f.clusterware, "clusterware", false, "nodes from this host's Oracle Clusterware (olsnodes, else crsconfig_params), interconnect from GPnP")
+	fl.StringVar(&f.gridHome, "grid-home", "", "with --clusterware: the grid home (default: olr.loc's crs_home, $GRID_HOME, /u01/app/*/grid)")
 	fl.StringVar(&f.user, "user", "", "SSH user where the inventory and ~/.ssh/config name none (default: yours)")
 	fl.StringArrayVar(&f.identities, "identity", nil, "private key file to offer (repeatable; the ssh-agent's keys are offered too)")
 	fl.StringArrayVar(&f.knownHosts, "known-hosts", nil, "known_hosts file (repeatable; default ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts)")
@@ -76,6 +106,9 @@ warnings and problem paths; 0 otherwise.`,
 	fl.IntVar(&f.agentPort, "agent-port", 7471, "port the agents listen on during the run")
 	fl.DurationVar(&f.connect, "connect-timeout", 10*time.Second, "SSH connect and login timeout per node")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
+	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network: blocks, tcp or udp (default none)")
+	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends")
+	fl.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML file")
 	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
 	fl.IntVar(&f.probe.tries, "tries", 3, "attempts per size before it counts as failed")
@@ -89,7 +122,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	hosts, err := clusterHosts(f, args)
+	hosts, cw, err := clusterHosts(e, f, args)
 	if err != nil {
 		return err
 	}
@@ -100,6 +133,15 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		return usageError("cluster: --agent-port must be 1 to 65535")
 	case f.connect <= 0:
 		return usageError("cluster: --connect-timeout must be positive")
+	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp":
+		return usageError("cluster: --bench %q: want blocks, tcp or udp", termtext.Clean(f.bench))
+	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
+		return usageError("cluster: --bench-time %s: want 100ms to 10m", f.benchTime)
+	}
+	if f.html != "" {
+		if err := writableDir(f.html); err != nil {
+			return usageError("cluster: --html %s: %v", termtext.Clean(f.html), err)
+		}
 	}
 	cfg, err := cluster.LoadSSHConfig(f.sshConfig)
 	if err != nil {
@@ -119,7 +161,8 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		User: f.user, Identities: f.identities, KnownHosts: f.knownHosts, SSHConfig: cfg,
 		Parallel: f.parallel, Connect: f.connect, AgentPort: f.agentPort,
 		AgentLifetime: f.probe.timeout + 5*time.Minute, Collect: f.collect, Probe: probe,
-		Software: "interlink " + buildVersion().Version,
+		Software: "interlink " + buildVersion().Version, Clusterware: cw,
+		Bench: f.bench, BenchTime: f.benchTime,
 	}
 	if showProgress(e, f.probe.asJSON) {
 		prog := &progressLine{w: e.stderr, every: 100 * time.Millisecond}
@@ -142,47 +185,82 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 	} else {
 		cluster.WriteText(e.stdout, res)
 	}
+	if f.html != "" {
+		title := fmt.Sprintf("interlink cluster: %d nodes", len(res.Nodes))
+		if herr := writeHTML(f.html, report.Page{Title: title, Generated: time.Now(), Results: []any{res}}); herr != nil {
+			return fmt.Errorf("cluster: --html: %w", herr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("cluster: stopped early (%s); every node was cleaned up, the report holds what ran", res.Stopped)
 	}
 	return withCode(clusterCode(res))
 }
 
-// clusterHosts reads the nodes from --inventory or the arguments.
-func clusterHosts(f clusterFlags, args []string) ([]cluster.Host, error) {
-	var hosts []cluster.Host
-	switch {
-	case f.inventory != "" && len(args) > 0:
-		return nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
-	case f.inventory != "":
-		r, err := os.Open(f.inventory)
-		if err != nil {
-			return nil, usageError("cluster: --inventory: %v", err)
-		}
-		hosts, err = cluster.ParseInventory(r, f.inventory)
-		r.Close()
-		if err != nil {
-			return nil, usageError("cluster: %s", termtext.Clean(err.Error()))
-		}
-	case len(args) == 0:
-		return nil, usageError("cluster: name the nodes ([USER@]HOST[:PORT][/ADDR,...]) or give --inventory FILE")
-	default:
-		for _, a := range args {
-			h, err := parseClusterNode(a)
-			if err != nil {
-				return nil, usageError("cluster: %v", err)
-			}
-			hosts = append(hosts, h)
-		}
+// clusterHosts reads the nodes from --inventory, the clusterware or the
+// arguments.
+func clusterHosts(e *env, f clusterFlags, args []string) ([]cluster.Host, *cluster.Clusterware, error) {
+	hosts, cw, err := clusterSource(e, f, args)
+	if err != nil {
+		return nil, nil, err
 	}
 	seen := map[string]bool{}
 	for _, h := range hosts {
 		if seen[h.Name] {
-			return nil, usageError("cluster: node %s listed twice", termtext.Clean(h.Name))
+			return nil, nil, usageError("cluster: node %s listed twice", termtext.Clean(h.Name))
 		}
 		seen[h.Name] = true
 	}
-	return hosts, nil
+	return hosts, cw, nil
+}
+
+func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *cluster.Clusterware, error) {
+	var hosts []cluster.Host
+	fromCW := f.clusterware || f.gridHome != ""
+	switch {
+	case fromCW && (f.inventory != "" || len(args) > 0):
+		return nil, nil, usageError("cluster: give nodes one way: --clusterware, --inventory or as arguments")
+	case fromCW:
+		home := f.gridHome
+		if home == "" {
+			h, err := cluster.FindGridHome("/")
+			if err != nil {
+				return nil, nil, usageError("cluster: --clusterware: %v", err)
+			}
+			home = h
+		}
+		cw, err := cluster.LoadClusterware(e.ctx, home)
+		if err != nil {
+			return nil, nil, usageError("cluster: --clusterware: %s", termtext.Clean(err.Error()))
+		}
+		for _, n := range cw.Nodes {
+			hosts = append(hosts, cluster.Host{Name: n})
+		}
+		return hosts, cw, nil
+	case f.inventory != "" && len(args) > 0:
+		return nil, nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
+	case f.inventory != "":
+		r, err := os.Open(f.inventory)
+		if err != nil {
+			return nil, nil, usageError("cluster: --inventory: %v", err)
+		}
+		hosts, err = cluster.ParseInventory(r, f.inventory)
+		r.Close()
+		if err != nil {
+			return nil, nil, usageError("cluster: %s", termtext.Clean(err.Error()))
+		}
+	case len(args) == 0:
+		return nil, nil, usageError("cluster: name the nodes ([USER@]HOST[:PORT][/ADDR,...]), give --inventory FILE, or --clusterware on a node of an Oracle cluster")
+	default:
+		for _, a := range args {
+			h, err := parseClusterNode(a)
+			if err != nil {
+				return nil, nil, usageError("cluster: %v", err)
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, nil, nil
 }
 
 // parseClusterNode reads [USER@]HOST[:PORT][/ADDR,ADDR...].
@@ -233,6 +311,22 @@ func clusterCode(res *cluster.Result) int {
 		code = max(code, meshCode(res.Mesh))
 	} else if len(res.Nodes) > 1 {
 		unknown = true
+	}
+	if b := res.Bench; b != nil {
+		// As interlink bench exits: failed 2, limited 1, not run 3.
+		if b.Skipped != "" {
+			unknown = true
+		}
+		for _, p := range b.Pairs {
+			switch {
+			case p.Report == nil || p.Error != "":
+				unknown = true
+			case p.Report.Verdict == traffic.VerdictFailed:
+				code = max(code, ExitCritical)
+			case p.Report.Verdict == traffic.VerdictLimited:
+				code = max(code, ExitWarning)
+			}
+		}
 	}
 	if code < ExitCritical && unknown {
 		return ExitUnknown

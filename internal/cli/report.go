@@ -24,7 +24,7 @@ func newReportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT.json... -o FILE",
 		Short: "Render saved --json results as one self-contained HTML report",
-		Long: `report reads results saved with --json (check, pmtu, mesh, bench, ab, lab demo; each
+		Long: `report reads results saved with --json (check, pmtu, mesh, bench, ab, lab demo, cluster; each
 file's "schema" field says which) and writes them, in the order given, as one HTML file:
 no scripts, nothing fetched (it works offline and prints as shown), charts drawn as SVG:
 the mesh as a heatmap with the verdict of every path, bench intervals as time series
@@ -41,7 +41,7 @@ interlink result (nothing is written then).`,
   interlink report mesh.json blocks.json -o interconnect.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageError("report: expected one or more RESULT.json files (the --json output of check, pmtu, mesh, bench, ab or lab demo)")
+				return usageError("report: expected one or more RESULT.json files (the --json output of check, pmtu, mesh, bench, ab, lab demo or cluster)")
 			}
 			return nil
 		},

@@ -218,9 +218,13 @@ sleep 0.1; done; tail -n 3 %[1]s >&2; exit 2`, shq(d+"/agent.log"), pid, int(age
 }
 
 // check runs `interlink check --json` (with --collect into the temp dir
-// when bundle is set) and keeps its result.
-func (n *node) check(ctx context.Context, bundle bool) error {
+// when bundle is set, with GRID_HOME set when gridHome is: the grid home
+// is at the same path on every node of a cluster) and keeps its result.
+func (n *node) check(ctx context.Context, bundle bool, gridHome string) error {
 	cmd := shq(n.bin) + " check --json"
+	if gridHome != "" {
+		cmd = "GRID_HOME=" + shq(gridHome) + " " + cmd
+	}
 	if bundle {
 		cmd += " --collect " + shq(n.dir+"/check.tar.gz")
 	}

@@ -39,9 +39,15 @@ type Result struct {
 	// than two did (MeshSkipped says so).
 	Mesh        *mesh.Result `json:"mesh,omitempty"`
 	MeshSkipped string       `json:"mesh_skipped,omitempty"`
+	// Bench is the optional bench between pairs of nodes (--bench); nil
+	// when none was asked for.
+	Bench *Bench `json:"bench,omitempty"`
 	// MeshFrom says where the mesh was orchestrated from.
 	MeshFrom string `json:"mesh_from"`
-	Parallel int    `json:"parallel"`
+	// Clusterware says where the nodes came from when they were read from
+	// Oracle Clusterware's configuration (--clusterware); nil otherwise.
+	Clusterware *Clusterware `json:"clusterware,omitempty"`
+	Parallel    int          `json:"parallel"`
 	// Stopped says why the run ended early (timeout, interrupt); empty
 	// when it ran to the end. Cleanup ran either way.
 	Stopped string        `json:"stopped,omitempty"`
@@ -57,7 +63,11 @@ type NodeResult struct {
 	// Interconnect is the node's interconnect addresses (from the
 	// inventory or the command line); empty: the SSH address.
 	Interconnect []netip.Addr `json:"interconnect,omitempty"`
-	Status       string       `json:"status"`
+	// InterconnectFrom is "clusterware" when Interconnect was found on the
+	// node itself (its addresses in the networks its GPnP profile marks
+	// cluster_interconnect); empty when the inventory or command line gave it.
+	InterconnectFrom string `json:"interconnect_from,omitempty"`
+	Status           string `json:"status"`
 	// Cause classes a node that is not ok: refused, timeout, auth,
 	// host key, resolve, network, platform, remote.
 	Cause string `json:"cause,omitempty"`

@@ -37,6 +37,16 @@ type Options struct {
 	// Binary is this interlink's executable (default os.Executable).
 	Binary   string
 	Software string
+	// Bench, when set (blocks, tcp or udp), runs interlink bench for
+	// BenchTime (default 3s) from each node to the next after the mesh
+	// (see Bench).
+	Bench     string
+	BenchTime time.Duration
+	// Clusterware, when set, is where the hosts came from: each node's
+	// check runs with GRID_HOME set to its grid home, and the interconnect
+	// addresses of the hosts that name none are found on the node itself
+	// (see InterconnectAddrs).
+	Clusterware *Clusterware
 	// Progress, when set, is told each node's steps. Calls are serialised.
 	Progress func(node, step string)
 }
@@ -121,8 +131,20 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 	})
 
+	if cw := opt.Clusterware; cw != nil {
+		var derive []*NodeResult
+		for i, n := range nodes {
+			if n.res.Status == "" && n.pid > 0 && len(hosts[i].Interconnect) == 0 {
+				derive = append(derive, n.res)
+			}
+		}
+		alignInterconnect(cw, derive)
+		res.Clusterware = cw
+	}
+
 	// One mesh over every node whose agent listens.
 	var up []mesh.Node
+	var upNodes []*node
 	byAddr := map[string]*node{}
 	for _, n := range nodes {
 		if n.res.Status == "" && n.pid > 0 {
@@ -131,6 +153,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 				continue
 			}
 			byAddr[n.res.Agent] = n
+			upNodes = append(upNodes, n)
 			up = append(up, mesh.Node{Name: n.res.Name, Agent: n.res.Agent, Addrs: n.res.Interconnect})
 		}
 	}
@@ -160,6 +183,15 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 		m, _ := mesh.Run(ctx, up, mesh.Options{Token: trimNL(token), Probe: opt.Probe, Software: opt.Software, Dial: dial})
 		res.Mesh = m
+	}
+	if opt.Bench != "" {
+		if opt.BenchTime <= 0 {
+			opt.BenchTime = 3 * time.Second
+		}
+		res.Bench = benchRing(ctx, upNodes, opt.Bench, opt.BenchTime, opt.AgentPort, progress)
+		if ctx.Err() != nil && res.Bench.Skipped == "" && len(res.Bench.Pairs) == 0 {
+			res.Bench.Skipped = "the run stopped first"
+		}
 	}
 
 	// Clean up every node, even after Ctrl-C.
@@ -225,7 +257,11 @@ func (n *node) setup(ctx context.Context, opt Options, bin []byte, binSum string
 		return err
 	}
 	step("check")
-	if err := n.check(ctx, opt.Collect != ""); err != nil {
+	gridHome := ""
+	if opt.Clusterware != nil {
+		gridHome = opt.Clusterware.GridHome
+	}
+	if err := n.check(ctx, opt.Collect != "", gridHome); err != nil {
 		// A check that cannot run is recorded; the mesh still runs.
 		if ctx.Err() != nil {
 			return err

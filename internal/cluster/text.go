@@ -31,6 +31,7 @@ func WriteText(w io.Writer, res *Result) {
 	if res.Stopped != "" {
 		fmt.Fprintf(w, "STOPPED EARLY: %s; every node was cleaned up\n", termtext.Clean(res.Stopped))
 	}
+	renderClusterware(w, res)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "NODE\tSSH\tSTATUS\tBINARY\tCHECK\tLEFT ON NODE\n")
@@ -53,6 +54,9 @@ func WriteText(w io.Writer, res *Result) {
 		mesh.WriteText(w, res.Mesh)
 	default:
 		fmt.Fprintf(w, "mesh: not run: %s\n", res.MeshSkipped)
+	}
+	if res.Bench != nil {
+		writeBench(w, res.Bench)
 	}
 }
 

@@ -103,7 +103,7 @@ func TestBrowserRendersReport(t *testing.T) {
 		t.Errorf("console messages:\n%s", strings.Join(bad, "\n"))
 	}
 	for class, want := range map[string]int{
-		"heatmap mesh-heatmap":  3,                                                                     // two networks of the mesh, one of the demo's
+		"heatmap mesh-heatmap":  5,                                                                     // two networks of the mesh, one of the demo's, two of the cluster's
 		"timeseries bench-rate": 3, "cdf bench-cdf": 1, "bars bench-fragments": 2, "bars bench-cpu": 2, // tcp has no messages to divide by
 		"forest ab-verdict": 1, "strip ab-runs": 6, "bars pmtu-bars": 1,
 		"bars demo-rate": 1, "bars demo-fragments": 1, "cdf demo-cdf": 1, "bars demo-tcp": 1,

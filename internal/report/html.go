@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -24,7 +25,7 @@ type Page struct {
 	Sources []string
 	// Results are the typed results to render, in order: *mesh.Result,
 	// *pmtu.Report, *traffic.Report, *ab.Result, *rules.Result,
-	// *demo.Result.
+	// *demo.Result, *cluster.Result.
 	Results []any
 }
 
@@ -33,7 +34,7 @@ type Page struct {
 // escapes; only Chart holds markup, built by svg from escaped parts.
 type section struct {
 	ID     string
-	Kind   string // mesh, pmtu, bench, ab, check, demo
+	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster
 	Title  string
 	Status string // ok, warning, critical, unknown or "" (no verdict)
 	Badge  string
@@ -134,6 +135,8 @@ func sections(r any) ([]section, error) {
 		return []section{checkSection(v, "")}, nil
 	case *demo.Result:
 		return demoSections(v), nil
+	case *cluster.Result:
+		return clusterSections(v), nil
 	default:
 		return nil, fmt.Errorf("report: cannot render a %T", r)
 	}

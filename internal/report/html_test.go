@@ -44,8 +44,8 @@ func render(t *testing.T, results ...any) string {
 
 func TestDecodeFixtures(t *testing.T) {
 	files, _ := filepath.Glob("testdata/lab-*.json")
-	if len(files) < 8 {
-		t.Fatalf("want the 8 captured fixtures, found %d", len(files))
+	if len(files) < 9 {
+		t.Fatalf("want the 9 captured fixtures, found %d", len(files))
 	}
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -221,4 +221,26 @@ func TestHTMLLargeMesh(t *testing.T) {
 		t.Errorf("%d heatmap cells, want 40 x 39", n)
 	}
 	t.Logf("40 nodes, all ok: %d KiB", len(page)>>10)
+}
+
+// A cluster run from the lab (nodes from a grid home, node4 unreachable,
+// node3's switch port at 1500, a blocks bench ring): the page has the
+// nodes with their status, a heatmap per interconnect network, the bench
+// pairs with their verdicts, and each reached node's check.
+func TestHTMLCluster(t *testing.T) {
+	page := render(t, fixture(t, "lab-cluster.json"))
+	for s, want := range map[string]int{
+		`class="chart heatmap mesh-heatmap"`:              2,
+		`<h2>check: node`:                                 3,
+		`<td class="critical">unreachable (refused)</td>`: 1,
+		`<td class="critical">failed</td>`:                4,
+		`<td class="ok">ok</td>`:                          2 + 3, // bench pairs and reached nodes
+		"crsconfig_params":                                1,     // where the nodes came from
+		"198.18.10.1 -&gt; 198.18.10.2":                   1,
+		"no-data":                                         4,
+	} {
+		if n := strings.Count(page, s); n < want {
+			t.Errorf("page has %q %d times, want at least %d", s, n, want)
+		}
+	}
 }
