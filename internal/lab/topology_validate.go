@@ -31,13 +31,14 @@ func (t *Topology) Validate() error {
 
 type validator struct {
 	t         *Topology
+	lab       string // the lab's name in errors, once it is known to be one
 	switchMTU map[string]int
 	addrs     map[netip.Addr]string // each address and the field that first has it
 	ports     map[string]int        // links per switch
 }
 
 func (v *validator) bad(field, format string, a ...any) *TopologyError {
-	return &TopologyError{Lab: v.t.Name, Field: field, Problem: fmt.Sprintf(format, a...)}
+	return &TopologyError{Lab: v.lab, Field: field, Problem: fmt.Sprintf(format, a...)}
 }
 
 func mtuProblem(mtu int) string {
@@ -52,13 +53,14 @@ func (v *validator) topology() *TopologyError {
 	if err := checkLabName(t.Name); err != nil {
 		return v.bad("name", "%v", err)
 	}
+	v.lab = t.Name
 	for _, s := range t.Switches {
 		f := "switches." + s.Name
 		if err := checkIface(s.Name); err != nil {
 			return v.bad(f, "switch name %v", err)
 		}
 		if _, dup := v.switchMTU[s.Name]; dup {
-			return v.bad(f, "switch %s given twice", s.Name)
+			return v.bad(f, "given twice")
 		}
 		if s.MTU < MinMTU || s.MTU > MaxMTU {
 			return v.bad(f+".mtu", "%s", mtuProblem(s.MTU))
@@ -76,7 +78,7 @@ func (v *validator) topology() *TopologyError {
 			return v.bad(f, "node name %v", err)
 		}
 		if nodes[n.Name] {
-			return v.bad(f, "node %s given twice", n.Name)
+			return v.bad(f, "given twice")
 		}
 		nodes[n.Name] = true
 		links := map[string]bool{}
