@@ -2,13 +2,10 @@ package cli
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,40 +16,6 @@ import (
 )
 
 func init() { commands = append(commands, newDiffCmd) }
-
-// DiffDoc is `interlink diff --json` (schema interlink.diff/v1).
-type DiffDoc struct {
-	Schema   string      `json:"schema"`
-	Baseline DiffRef     `json:"baseline"`
-	Result   DiffRef     `json:"result"`
-	Diff     *drift.Diff `json:"diff"`
-}
-
-// DiffRef says where a compared result came from: the history (ID, and
-// Name for a baseline) or a file.
-type DiffRef struct {
-	ID      int64     `json:"id,omitempty"`
-	Name    string    `json:"name,omitempty"`
-	File    string    `json:"file,omitempty"`
-	Command string    `json:"command"`
-	Host    string    `json:"host,omitempty"`
-	Time    time.Time `json:"time,omitzero"`
-
-	value any
-}
-
-func (r DiffRef) String() string {
-	s := r.Command + " result"
-	switch {
-	case r.File != "":
-		return s + " " + r.File
-	case r.Name != "":
-		s += fmt.Sprintf(" %d %q", r.ID, r.Name)
-	default:
-		s += fmt.Sprintf(" %d", r.ID)
-	}
-	return s + fmt.Sprintf(" (%s on %s)", r.Time.Local().Format("2006-01-02 15:04:05"), r.Host)
-}
 
 // commandOf maps a schema to the command that writes it.
 var commandOf = map[string]string{"interlink.check/v1": "check", "interlink.pmtu/v1": "pmtu", "interlink.mesh/v1": "mesh",
@@ -113,16 +76,17 @@ a history file that is not one). Fit for cron and monitoring.`,
 			if err != nil {
 				return err
 			}
-			d, err := drift.Compare(base.value, cur.value)
+			d, err := drift.Compare(base.Value, cur.Value)
 			if err != nil {
 				return usageError("diff: %v", err)
 			}
+			doc := drift.Doc{Schema: drift.Schema, Baseline: base, Result: cur, Diff: d}
 			if asJSON {
-				if err := report.JSON(e.stdout, DiffDoc{Schema: drift.Schema, Baseline: base, Result: cur, Diff: d}); err != nil {
+				if err := report.JSON(e.stdout, doc); err != nil {
 					return err
 				}
 			} else {
-				writeDiff(e.stdout, base, cur, d)
+				doc.WriteText(e.stdout)
 			}
 			if d.Verdict == drift.NoChange {
 				return nil
@@ -136,7 +100,7 @@ a history file that is not one). Fit for cron and monitoring.`,
 }
 
 // diffRefs resolves the arguments to the baseline and the result.
-func diffRefs(args []string, history func() (*store.Store, error)) (base, cur DiffRef, err error) {
+func diffRefs(args []string, history func() (*store.Store, error)) (base, cur drift.Ref, err error) {
 	switch len(args) {
 	case 2:
 		if base, err = resolveRef(args[0], history); err != nil {
@@ -180,65 +144,45 @@ func diffRefs(args []string, history func() (*store.Store, error)) (base, cur Di
 
 // resolveRef reads a file when arg names one, else looks up an id or a
 // baseline name in the history.
-func resolveRef(arg string, history func() (*store.Store, error)) (DiffRef, error) {
+func resolveRef(arg string, history func() (*store.Store, error)) (drift.Ref, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
 		data, err := readResult(arg, new(bool))
 		if err != nil {
-			return DiffRef{}, usageError("diff: %s", strings.TrimPrefix(err.Error(), "report: "))
+			return drift.Ref{}, usageError("diff: %s", strings.TrimPrefix(err.Error(), "report: "))
 		}
 		v, schema, err := report.Decode(data)
 		if err != nil {
-			return DiffRef{}, usageError("diff: %s: %s", termtext.Clean(arg), termtext.Clean(err.Error()))
+			return drift.Ref{}, usageError("diff: %s: %s", termtext.Clean(arg), termtext.Clean(err.Error()))
 		}
-		return DiffRef{File: arg, Command: commandOf[schema], value: v}, nil
+		return drift.Ref{File: arg, Command: commandOf[schema], Value: v}, nil
 	}
 	st, err := history()
 	if err != nil {
-		return DiffRef{}, err
+		return drift.Ref{}, err
 	}
 	var r *store.Record
 	if idRE.MatchString(arg) {
 		id, perr := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)
 		if perr != nil {
-			return DiffRef{}, usageError("diff: %q: not a result id", arg)
+			return drift.Ref{}, usageError("diff: %q: not a result id", arg)
 		}
 		r, err = st.Get(id)
 	} else {
 		r, err = st.ByName(arg)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return DiffRef{}, usageError("diff: %s (and no file %s)", termtext.Clean(err.Error()), termtext.Clean(arg))
+		return drift.Ref{}, usageError("diff: %s (and no file %s)", termtext.Clean(err.Error()), termtext.Clean(arg))
 	}
 	if err != nil {
-		return DiffRef{}, usageError("diff: %s", termtext.Clean(err.Error()))
+		return drift.Ref{}, usageError("diff: %s", termtext.Clean(err.Error()))
 	}
 	return fromRecord(r)
 }
 
-func fromRecord(r *store.Record) (DiffRef, error) {
+func fromRecord(r *store.Record) (drift.Ref, error) {
 	v, _, err := report.Decode(r.Doc)
 	if err != nil {
-		return DiffRef{}, usageError("diff: result %d in the history: %s", r.ID, termtext.Clean(err.Error()))
+		return drift.Ref{}, usageError("diff: result %d in the history: %s", r.ID, termtext.Clean(err.Error()))
 	}
-	return DiffRef{ID: r.ID, Name: r.Name, Command: r.Command, Host: r.Host, Time: r.Time, value: v}, nil
-}
-
-func writeDiff(w io.Writer, base, cur DiffRef, d *drift.Diff) {
-	fmt.Fprintf(w, "interlink diff: %s\n       against %s\n", termtext.Clean(cur.String()), termtext.Clean(base.String()))
-	worse := 0
-	for _, c := range d.Changes {
-		tag := "CHANGED"
-		if c.Worse {
-			tag, worse = "WORSE  ", worse+1
-		}
-		fmt.Fprintf(w, "  %s %s: %s -> %s", tag, termtext.Clean(c.What), termtext.Clean(c.Before), termtext.Clean(c.After))
-		if c.Detail != "" {
-			fmt.Fprintf(w, "  (%s)", termtext.Clean(c.Detail))
-		}
-		fmt.Fprintln(w)
-	}
-	if len(d.NotJudged) > 0 {
-		fmt.Fprintf(w, "  not judged (too few samples to tell noise from change): %s\n", termtext.Clean(strings.Join(d.NotJudged, ", ")))
-	}
-	fmt.Fprintf(w, "%s: %d change(s), %d worse, among %d compared\n", d.Verdict, len(d.Changes), worse, d.Compared)
+	return drift.Ref{ID: r.ID, Name: r.Name, Command: r.Command, Host: r.Host, Time: r.Time, Value: v}, nil
 }

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,13 +14,6 @@ import (
 )
 
 func init() { commands = append(commands, newHistoryCmd) }
-
-// HistoryDoc is `interlink history --json` (schema interlink.history/v1).
-type HistoryDoc struct {
-	Schema  string         `json:"schema"`
-	DB      string         `json:"db"`
-	Results []store.Record `json:"results"`
-}
 
 func newHistoryCmd(e *env) *cobra.Command {
 	var (
@@ -73,23 +64,11 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 			if err != nil {
 				return usageError("history: %s: %s", termtext.Clean(st.Path()), termtext.Clean(err.Error()))
 			}
+			doc := store.NewHistory(st, rs)
 			if asJSON {
-				if rs == nil {
-					rs = []store.Record{}
-				}
-				return report.JSON(e.stdout, HistoryDoc{Schema: "interlink.history/v1", DB: st.Path(), Results: rs})
+				return report.JSON(e.stdout, doc)
 			}
-			if len(rs) == 0 {
-				fmt.Fprintf(e.stdout, "no saved results match in %s\n", termtext.Clean(st.Path()))
-				return nil
-			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTIME\tHOST\tCOMMAND\tNAME\tLABELS\tSUMMARY")
-			for _, r := range rs {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Time.Local().Format("2006-01-02 15:04:05"), termtext.Clean(r.Host),
-					r.Command, orDash(termtext.Clean(r.Name)), orDash(termtext.Clean(labelText(r.Labels))), termtext.Clean(r.Summary))
-			}
-			return tw.Flush()
+			return doc.WriteText(e.stdout)
 		},
 	}
 	fs := c.Flags()
@@ -100,22 +79,6 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 	fs.IntVar(&limit, "limit", 50, "at most this many results")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.history/v1)")
 	return c
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func labelText(m map[string]string) string {
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, k+"="+v)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }
 
 // parseSince reads a duration back from now (with d for days) or a date.

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/interlink/interlink/internal/drift"
+	"github.com/interlink/interlink/internal/store"
 )
 
 // TestHistoryAndDiff saves two audits through the commands, lists and
@@ -29,7 +32,7 @@ func TestHistoryAndDiff(t *testing.T) {
 		t.Errorf("history: exit %d\n%s", code, out)
 	}
 	code, out, _ = runMain(t, "history", "--db", db, "--label", "site=dc2", "--json", "--since", "1h")
-	var doc HistoryDoc
+	var doc store.History
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != ExitOK || len(doc.Results) != 1 || doc.Results[0].ID != 2 || doc.Results[0].Command != "check" ||
 		doc.Results[0].Args[0] != "check" || doc.Results[0].Doc != nil {
 		t.Errorf("history --label --json: exit %d, %v, %+v", code, err, doc)
@@ -47,7 +50,7 @@ func TestHistoryAndDiff(t *testing.T) {
 		}
 	}
 	code, out, _ = runMain(t, "diff", "2", "2", "--db", db, "--json")
-	var dd DiffDoc
+	var dd drift.Doc
 	if err := json.Unmarshal([]byte(out), &dd); err != nil || code != ExitOK || dd.Diff.Verdict != "no change" || dd.Result.ID != 2 {
 		t.Errorf("diff 2 2: exit %d, %v, %s", code, err, out)
 	}
@@ -120,7 +123,7 @@ func TestHistoryConcurrentSaves(t *testing.T) {
 	}
 	wg.Wait()
 	_, out, _ := runMain(t, "history", "--db", db, "--json")
-	var doc HistoryDoc
+	var doc store.History
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Results) != n {
 		t.Errorf("%d results after %d concurrent saves (%v)", len(doc.Results), n, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,7 @@ func down(name string, cfg downConfig) error {
 	}
 	if entries, rerr := os.ReadDir(NetnsDir); rerr == nil {
 		for _, e := range entries {
-			if isLabNS(name, e.Name()) && !contains(names, e.Name()) {
+			if isLabNS(name, e.Name()) && !slices.Contains(names, e.Name()) {
 				names = append(names, e.Name())
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -40,7 +41,7 @@ func Inspect(name string) (*Status, error) {
 	s := &Status{Name: name, File: t.File, State: StateUp, Namespace: switchNS(name), Created: st.Created}
 	problem := func(format string, a ...any) { s.Problems = append(s.Problems, fmt.Sprintf(format, a...)) }
 	open := func(ns string) (*netlink.Handle, func()) {
-		if !contains(st.Namespaces, ns) {
+		if !slices.Contains(st.Namespaces, ns) {
 			return nil, func() {}
 		}
 		nh, err := netns.GetFromPath(nsPath(ns))

@@ -3,10 +3,7 @@ package lab
 import (
 	"fmt"
 	"net/netip"
-	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Service kinds and PostgreSQL roles a topology can declare on a node.
@@ -47,74 +44,6 @@ type serviceState struct {
 	Kind string `json:"kind"`
 	Dir  string `json:"dir"` // its files, under the lab's directory
 	PID  int    `json:"pid,omitempty"`
-}
-
-// services reads a node's services list. Cross-node references (a
-// standby's primary and switch) are checked by checkServices once every
-// node is known; refs keeps the YAML nodes for its line numbers.
-func (p *parser) services(n *yaml.Node, field string, refs map[*ServiceSpec]*yaml.Node) ([]ServiceSpec, error) {
-	items, err := p.list(n, field)
-	if err != nil {
-		return nil, err
-	}
-	var out []ServiceSpec
-	kinds := map[string]bool{}
-	for i, item := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		props, err := p.mapping(item, f, "kind", "role", "primary", "via", "sync", "port")
-		if err != nil {
-			return nil, err
-		}
-		s := ServiceSpec{}
-		syncSet := false
-		for _, pe := range props {
-			pf := join(f, pe.key.Value)
-			v, err := p.scalar(pe.val, pf)
-			if err != nil {
-				return nil, err
-			}
-			switch pe.key.Value {
-			case "kind":
-				s.Kind = v
-			case "role":
-				s.Role = v
-			case "primary":
-				s.Primary = v
-			case "via":
-				s.Via = v
-			case "sync":
-				if s.Sync, err = strconv.ParseBool(v); err != nil {
-					return nil, p.errf(pe.val, pf, "want true or false, got %q", v)
-				}
-				syncSet = true
-			case "port":
-				port, err := strconv.Atoi(v)
-				if err != nil || port < 1 || port > 65535 {
-					return nil, p.errf(pe.val, pf, "%q is not a port (1..65535)", v)
-				}
-				s.Port = port
-			}
-		}
-		if s.Kind == RolePrimary || s.Kind == RoleStandby {
-			// "kind: primary" reads naturally; it means PostgreSQL.
-			s.Kind, s.Role = KindPostgres, s.Kind
-		}
-		if s.Kind == KindPostgres && s.Role == RoleStandby && !syncSet {
-			s.Sync = true
-		}
-		if msg := s.check(); msg != "" {
-			return nil, p.errf(item, f, "%s", msg)
-		}
-		if kinds[s.Kind] {
-			return nil, p.errf(item, f, "a node runs one %s service; this is the second", s.Kind)
-		}
-		kinds[s.Kind] = true
-		out = append(out, s)
-	}
-	for i := range out {
-		refs[&out[i]] = items[i]
-	}
-	return out, nil
 }
 
 // check fills the default port and checks what a service says about
@@ -163,57 +92,6 @@ func (s *ServiceSpec) check() string {
 		return fmt.Sprintf("port %d out of range 1..65535", s.Port)
 	}
 	return ""
-}
-
-// checkServices checks the references between nodes' services: a
-// standby's primary is a node with a PostgreSQL primary, and the two share
-// the switch it replicates over (Via is filled in when empty). fail
-// reports a problem with node i's service j.
-func checkServices(t *Topology, fail func(node, svc int, problem string) error) error {
-	nodes := map[string]*NodeSpec{}
-	for i := range t.Nodes {
-		nodes[t.Nodes[i].Name] = &t.Nodes[i]
-	}
-	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		for j := range n.Services {
-			s := &n.Services[j]
-			if msg := s.check(); msg != "" {
-				return fail(i, j, msg)
-			}
-			if s.Kind != KindPostgres {
-				continue
-			}
-			if len(addrsOf(n, "")) == 0 {
-				return fail(i, j, "PostgreSQL needs an address on one of the node's links")
-			}
-			if s.Role != RoleStandby {
-				continue
-			}
-			pn, ok := nodes[s.Primary]
-			if !ok || pn == n {
-				return fail(i, j, fmt.Sprintf("primary %q is not another node of the lab", s.Primary))
-			}
-			if ps := pn.Service(KindPostgres); ps == nil || ps.Role != RolePrimary {
-				return fail(i, j, fmt.Sprintf("node %s runs no PostgreSQL primary", s.Primary))
-			}
-			if s.Via == "" {
-				for _, l := range n.Links {
-					if len(addrsOf(pn, l.Switch)) > 0 && len(addrsOf(n, l.Switch)) > 0 {
-						s.Via = l.Switch
-						break
-					}
-				}
-				if s.Via == "" {
-					return fail(i, j, fmt.Sprintf("no switch connects it to %s with addresses on both sides", s.Primary))
-				}
-			}
-			if len(addrsOf(pn, s.Via)) == 0 || len(addrsOf(n, s.Via)) == 0 {
-				return fail(i, j, fmt.Sprintf("via %q: %s and %s need addresses on that switch", s.Via, n.Name, s.Primary))
-			}
-		}
-	}
-	return nil
 }
 
 // addrsOf returns the node's addresses on switch sw ("" for every link).

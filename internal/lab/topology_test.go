@@ -6,9 +6,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/interlink/interlink/internal/lab"
 )
@@ -236,12 +239,19 @@ func TestParseRefusesBadTopologies(t *testing.T) {
 	}
 }
 
-// FuzzParse: any input gives a topology or a TopologyError, never a panic,
-// and an accepted topology keeps its invariants.
+// FuzzParse: any input gives a topology or a TopologyError, never a panic.
+// A topology Parse accepts keeps its invariants, validates again without
+// a change, and written back as YAML (MarshalYAML) parses to the same
+// topology.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(issueExample))
 	for _, c := range badTopologies {
 		f.Add([]byte(c.yaml))
+	}
+	for _, r := range rules {
+		if len(r.yaml) < 4096 {
+			f.Add([]byte(r.yaml))
+		}
 	}
 	for _, b := range lab.Builtins() {
 		data, _ := lab.BuiltinYAML(b.Name)
@@ -251,8 +261,8 @@ func FuzzParse(f *testing.F) {
 		top, err := lab.Parse("fuzz.yaml", data)
 		if err != nil {
 			var te *lab.TopologyError
-			if !errors.As(err, &te) {
-				t.Fatalf("error of type %T: %v", err, err)
+			if !errors.As(err, &te) || te.File != "fuzz.yaml" || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of type %T, or without the file, or not one line: %q", err, err)
 			}
 			return
 		}
@@ -280,7 +290,52 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
+		again, _ := lab.Parse("fuzz.yaml", data)
+		if err := again.Validate(); err != nil || !equalTopology(again, top) {
+			t.Fatalf("Validate of a parsed topology: %v, or it changed it:\n%+v\n%+v", err, again, top)
+		}
+		out, err := yaml.Marshal(top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := lab.Parse("fuzz.yaml", out)
+		if err != nil || !equalTopology(back, top) {
+			t.Fatalf("written back:\n%s\nparsed: %v\n%+v\nwant\n%+v", out, err, back, top)
+		}
 	})
+}
+
+func equalTopology(a, b *lab.Topology) bool { return reflect.DeepEqual(a, b) }
+
+// TestBuiltinsValidate: every built-in topology validates as it is, again
+// after Validate (which fills defaults), and round-trips through YAML.
+func TestBuiltinsValidate(t *testing.T) {
+	for _, b := range lab.Builtins() {
+		top, err := lab.Load(b.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", b.Name, err)
+		}
+		if err := top.Validate(); err != nil {
+			t.Errorf("%s: %v", b.Name, err)
+		}
+		out, err := yaml.Marshal(top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := lab.Parse(top.File, out)
+		if err != nil || !equalTopology(back, top) {
+			t.Errorf("%s written back:\n%s\nparsed: %v\n%+v\nwant\n%+v", b.Name, out, err, back, top)
+		}
+	}
+	for _, mtu := range []int{1500, 9000} {
+		top, err := lab.Pair("pair", mtu, "1gbit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := top.Validate(); err != nil {
+			t.Errorf("pair %d: %v", mtu, err)
+		}
+	}
 }
 
 // TestValidate: a topology changed in Go is checked again before Up.
