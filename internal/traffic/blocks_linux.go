@@ -59,7 +59,8 @@ func summarize(h *hdrhistogram.Histogram) *Latency {
 }
 
 func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
-	pc := ipv4.NewPacketConn(conn)
+	pc, release := acquireRaw(conn)
+	defer release()
 	off := opt.overhead()
 	nchunks, sizes := chunking(spec.Block, off)
 	if spec.Request < off+HeaderLen || sizes[len(sizes)-1] < off+HeaderLen {
@@ -175,7 +176,7 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		// means one more turn of this loop.
 		if dl.Before(deadline) || !now.Before(deadline) {
 			deadline = dl
-			conn.SetReadDeadline(dl)
+			pc.SetReadDeadline(dl)
 		}
 		n, rerr := pc.ReadBatch(resp, unix.MSG_WAITFORONE)
 		now = time.Now()
@@ -222,8 +223,9 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	// Tell the responder we are done (it also stops on its own deadline).
 	mk := make([]byte, off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: uint64(st.Requests)}).Put(mk[off:])
+	marker := []ipv4.Message{{Buffers: [][]byte{mk}}}
 	for i := 0; i < 2 && ctx.Err() == nil && opt.seal(mk) == nil; i++ {
-		conn.Write(mk)
+		pc.WriteBatch(marker, 0)
 	}
 	if err != nil {
 		return d, errorf("blocks request: %w", err)
@@ -232,7 +234,8 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 }
 
 func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
-	pc := ipv4.NewPacketConn(conn)
+	pc, release := acquireRaw(conn)
+	defer release()
 	off := opt.overhead()
 	nchunks, sizes := chunking(spec.Block, off)
 	reqs := make([]ipv4.Message, maxBatch)
@@ -259,7 +262,7 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		err      error
 		k        int
 	)
-	conn.SetReadDeadline(deadline)
+	pc.SetReadDeadline(deadline)
 	flush := func() {
 		if k > 0 && err == nil {
 			bytes := 0
@@ -285,7 +288,7 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			}
 			if dl := earliest(iv.next, hardEnd); !dl.Equal(deadline) {
 				deadline = dl
-				conn.SetReadDeadline(dl)
+				pc.SetReadDeadline(dl)
 			}
 		}
 		n, rerr := pc.ReadBatch(reqs, unix.MSG_WAITFORONE)

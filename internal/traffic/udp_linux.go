@@ -94,7 +94,6 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	if spec.Len < off+HeaderLen {
 		return 0, errorf("udp: --len %d is below the %d bytes of headers", spec.Len, off+HeaderLen)
 	}
-	pc := ipv4.NewPacketConn(conn)
 	// Segmentation offload only when unpaced: a paced sender sends a few
 	// datagrams at a time anyway, and its drops must count per datagram
 	// (a qdisc that refuses a segmented buffer is counted once).
@@ -105,7 +104,9 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	lay := newSendLayout(spec.Len, mtu)
 	start := time.Now()
 	end := start.Add(spec.Duration)
-	conn.SetWriteDeadline(end.Add(time.Second))
+	conn.SetWriteDeadline(end.Add(time.Second)) // for the netpoller's conn
+	pc, release := acquireRaw(conn)
+	defer release()
 	var p *pacer
 	if spec.Paced() {
 		// Forgive at most 10 ms of backlog (and never less than a batch).
@@ -185,6 +186,7 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	// being cancelled too).
 	mk := make([]byte, off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: seq, Stamp: time.Now().UnixNano()}).Put(mk[off:])
+	marker := []ipv4.Message{{Buffers: [][]byte{mk}}}
 	var last time.Duration
 	for _, at := range endMarkerDelays {
 		if ctx.Err() != nil {
@@ -193,7 +195,7 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		nanosleep(at - last)
 		last = at
 		if opt.seal(mk) == nil {
-			conn.Write(mk)
+			pc.WriteBatch(marker, 0)
 		}
 	}
 	return d, nil
@@ -204,7 +206,8 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	if err := enableRxTimestamps(conn); err != nil {
 		return 0, errorf("udp: SO_TIMESTAMPNS: %w", err)
 	}
-	pc := ipv4.NewPacketConn(conn)
+	pc, release := acquireRaw(conn)
+	defer release()
 	ms := make([]ipv4.Message, maxBatch)
 	for i := range ms {
 		ms[i].Buffers = [][]byte{make([]byte, max(spec.Len, HeaderLen))}
@@ -227,14 +230,14 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 		last     struct{ lost, reordered, dup uint64 }
 	)
 	deadline := hardEnd
-	conn.SetReadDeadline(deadline)
+	pc.SetReadDeadline(deadline)
 	for !ended && ctx.Err() == nil && now.Before(hardEnd) {
 		if iv != nil && iv.due(now) {
 			closeUDPInterval(iv, now, &in, &tr, &jit, &last)
 		}
 		if iv != nil && !iv.next.Equal(deadline) {
 			deadline = iv.next
-			conn.SetReadDeadline(deadline)
+			pc.SetReadDeadline(deadline)
 		}
 		if coalesce {
 			// The last call found the queue nearly empty: let datagrams
