@@ -26,6 +26,7 @@ func newWatchCmd(e *env) *cobra.Command {
 		nodesFile, inventory, metricsAddr string
 		interval                          time.Duration
 		handshakes                        int
+		dashboard                         bool
 	)
 	c := &cobra.Command{
 		Use:   "watch --nodes FILE | --inventory FILE --token-file FILE --metrics ADDR [flags]",
@@ -51,7 +52,9 @@ Nodes come from a mesh nodes file (--nodes) or an inventory (--inventory, as for
 'interlink cluster': the agent is reached at the host's address, the interconnect
 host variable lists the addresses to probe). A round is bounded by --interval.
 contrib/prometheus/interlink-alerts.yml has example alerting rules. Runs until
-stopped; one line per round on stderr.`,
+stopped; one line per round on stderr. With --dashboard, each round also writes a
+text dashboard to stdout (redrawn in place on a terminal): the path MTU matrix,
+the problem paths and the node-to-node median round trips.`,
 		Example: `  interlink watch --nodes /etc/interlink/nodes --token-file /etc/interlink/token --metrics :9471 --expect 9000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tok, opt, err := pf.parse("watch", true)
@@ -93,6 +96,14 @@ stopped; one line per round on stderr.`,
 						line += "; cut short: " + r.Stopped
 					}
 					fmt.Fprintln(e.stderr, line)
+					if dashboard {
+						if isTerminal(e.stdout) {
+							fmt.Fprint(e.stdout, "\033[H\033[2J") // home, clear
+						} else if r.N > 1 {
+							fmt.Fprintln(e.stdout)
+						}
+						watch.WriteDashboard(e.stdout, r, interval)
+					}
 				},
 			}
 			return w.Run(e.ctx, nodes, wo)
@@ -107,6 +118,7 @@ stopped; one line per round on stderr.`,
 	fl.StringVar(&metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
 	fl.DurationVar(&interval, "interval", time.Minute, "time between rounds (and the bound of one round)")
 	fl.IntVar(&handshakes, "handshakes", 3, "handshakes timed per agent per round")
+	fl.BoolVar(&dashboard, "dashboard", false, "write a text dashboard to stdout each round (matrix, problems, round trips)")
 	return c
 }
 

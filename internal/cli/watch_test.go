@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"regexp"
@@ -21,11 +20,11 @@ func TestWatchMetrics(t *testing.T) {
 	lines := append(meshAgents(t, 61, 3), "dead 127.0.4.61:1")
 	nodes, tok := meshFiles(t, lines)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr lockedBuf
+	var stdout, stderr lockedBuf
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"watch", "--nodes", nodes, "--token-file", tok, "--metrics", "127.0.0.1:0",
-			"--interval", "2s", "--max", "9000", "--expect", "9000"}, &bytes.Buffer{}, &stderr)
+			"--interval", "2s", "--max", "9000", "--expect", "9000", "--dashboard"}, &stdout, &stderr)
 	}()
 	defer func() {
 		cancel()
@@ -50,6 +49,7 @@ func TestWatchMetrics(t *testing.T) {
 			t.Fatalf("no second round after 30s:\n%s", s)
 		}
 	}
+	checkDashboard(t, stdout.String())
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +163,36 @@ func checkRTT(t *testing.T, f *dto.MetricFamily, a, b string) {
 		return
 	}
 	t.Errorf("no path_rtt_seconds for %s->%s", a, b)
+}
+
+// checkDashboard checks the --dashboard text of the first rounds: the
+// path MTU matrix with the dead node down, and the round-trip matrix with
+// a figure for every live pair; not a terminal, so no escape sequences.
+func checkDashboard(t *testing.T, out string) {
+	t.Helper()
+	t.Logf("dashboard:\n%s", out)
+	first, _, _ := strings.Cut(out, "interlink watch: round 2")
+	for _, want := range []string{"interlink watch: round 1 at ", "path MTU from row to column", "down!",
+		"median round trip of the probes in ms, from row to column"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("dashboard of round 1 lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "\033") {
+		t.Errorf("escape sequences in a dashboard written to a file")
+	}
+	_, rtt, _ := strings.Cut(first, "median round trip")
+	for _, row := range []string{"up61", "up62", "up63"} {
+		line := ""
+		for _, l := range strings.Split(rtt, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), row+" ") {
+				line = l
+			}
+		}
+		if n := len(regexp.MustCompile(`\b\d+\.\d\d\b`).FindAllString(line, -1)); n != 2 {
+			t.Errorf("round-trip row %s has %d figures, want 2 (the other live nodes): %q", row, n, line)
+		}
+	}
 }
 
 func TestWatchUsage(t *testing.T) {

@@ -40,6 +40,8 @@ type Round struct {
 	Stopped           string
 	LowestPathMTU     int
 	LowestPathMTUFrom string
+	At                time.Time    // when the round ended
+	Result            *mesh.Result // the round's mesh; nil if it could not start
 }
 
 // Watcher holds the metrics of a watch; register it with a registry.
@@ -84,11 +86,11 @@ func (w *Watcher) round(ctx context.Context, nodes []mesh.Node, opt Options) Rou
 	defer cancel()
 	w.handshakes(rctx, nodes, opt)
 	res, err := mesh.Run(rctx, nodes, opt.Mesh)
-	var r Round
+	r := Round{At: time.Now()}
 	if res == nil {
 		return r
 	}
-	r.Elapsed, r.Stopped = res.Elapsed, res.Stopped
+	r.Result, r.Elapsed, r.Stopped = res, res.Elapsed, res.Stopped
 	if err != nil && ctx.Err() != nil {
 		return r // stopped by the caller: keep the last complete round's series
 	}
