@@ -27,6 +27,9 @@ func FreePort(addr string) (int, error) { return pgserver.FreePort(addr) }
 // the test with the install command.
 func New(t testing.TB, cfg Config) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test starts a PostgreSQL server")
+	}
 	if _, err := pgserver.Find(); err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,9 @@ func startAgent(t *testing.T, limits wire.Limits) *agent.Client {
 }
 
 func TestRemoteModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: every mode through an agent, 3 s")
+	}
 	c := startAgent(t, wire.Limits{MaxRateBitsPerSec: 10e9})
 	for _, spec := range []Spec{
 		{Mode: ModeTCP, Duration: 500 * time.Millisecond, Parallel: 2},

@@ -127,6 +127,9 @@ func TestLoopbackCancel(t *testing.T) {
 }
 
 func TestLoopbackPinned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a failed side waits for its peer's startup timeout (5 s)")
+	}
 	c0, c1 := 0, runtime.NumCPU()-1
 	res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond, CPU: &c0, PeerCPU: &c1})
 	f := res.Flows[0]
