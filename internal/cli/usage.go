@@ -20,6 +20,11 @@ func CommandTable(root *cobra.Command) string {
 				continue
 			}
 			if sub.Runnable() {
+				// As --help and the man pages show it: cobra adds --help
+				// (and so "[flags]") when it first renders a command, so
+				// add it here too, or the table would depend on what was
+				// rendered before it.
+				sub.InitDefaultHelpFlag()
 				fmt.Fprintf(&b, "| `%s` | %s | `man %s` |\n", escapeCell(strings.TrimSpace(sub.UseLine())), escapeCell(sub.Short),
 					strings.ReplaceAll(sub.CommandPath(), " ", "-"))
 			}
