@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -19,7 +18,6 @@ import (
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
-	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
@@ -28,16 +26,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	testlab.ShortMain("demo tests")
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = testbin.Build("t6-demo-bin-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	testlab.Main(m, "demo tests", &bin, "t6-demo-bin-")
 }
 
 func needRoot(t *testing.T) {

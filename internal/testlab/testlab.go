@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/testbin"
 )
 
 // Up builds topo (first removing a leftover of the same name from a killed
@@ -68,4 +69,32 @@ func SkipShort(t testing.TB) {
 	if testing.Short() {
 		t.Skip("-short: builds and runs the interlink binary")
 	}
+}
+
+// Main is the TestMain of a lab test package: it ends at once with -short
+// (ShortMain), refuses to run without the privilege to build namespaces,
+// runs each check (a missing peer program, say), builds the interlink
+// binary into *bin (a temporary directory whose name starts with
+// binPrefix, removed at the end), runs the tests and exits with their code.
+func Main(m *testing.M, what string, bin *string, binPrefix string, checks ...func() error) {
+	ShortMain(what)
+	if err := lab.CheckPrivilege(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s build network namespaces and need root: %v\n", what, err)
+		os.Exit(1)
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+			os.Exit(1)
+		}
+	}
+	b, cleanup, err := testbin.Build(binPrefix)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = b
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }

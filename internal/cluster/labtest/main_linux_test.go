@@ -24,7 +24,6 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
@@ -33,24 +32,12 @@ var bin string // the interlink binary under test
 const sshd = "/usr/sbin/sshd"
 
 func TestMain(m *testing.M) {
-	testlab.ShortMain("cluster lab tests")
-	if err := lab.CheckPrivilege(); err != nil {
-		fmt.Fprintf(os.Stderr, "cluster lab tests build network namespaces and need root: %v\n", err)
-		os.Exit(1)
-	}
-	if _, err := os.Stat(sshd); err != nil {
-		fmt.Fprintf(os.Stderr, "cluster lab tests run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server\n", err)
-		os.Exit(1)
-	}
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = testbin.Build("t16-interlink-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	testlab.Main(m, "cluster lab tests", &bin, "t16-interlink-", func() error {
+		if _, err := os.Stat(sshd); err != nil {
+			return fmt.Errorf("they run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server", err)
+		}
+		return nil
+	})
 }
 
 // key is an ed25519 key pair in OpenSSH's file formats.

@@ -8,10 +8,8 @@ package labtest
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -20,27 +18,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.ShortMain("metrics lab tests")
-	if err := lab.CheckPrivilege(); err != nil {
-		fmt.Fprintf(os.Stderr, "metrics lab tests build network namespaces and need root: %v\n", err)
-		os.Exit(1)
-	}
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = testbin.Build("t16w-interlink-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	testlab.Main(m, "metrics lab tests", &bin, "t16w-interlink-")
 }
 
 // families is one scrape, parsed.

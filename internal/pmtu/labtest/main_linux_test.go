@@ -8,7 +8,6 @@ package labtest
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
@@ -30,20 +28,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testlab.ShortMain("pmtu lab tests")
-	if err := lab.CheckPrivilege(); err != nil {
-		fmt.Fprintf(os.Stderr, "pmtu lab tests build network namespaces and need root: %v\n", err)
-		os.Exit(1)
-	}
-	var cleanup func()
-	var err error
-	if bin, cleanup, err = testbin.Build("t4-interlink-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
+	testlab.Main(m, "pmtu lab tests", &bin, "t4-interlink-")
 }
 
 // tokenFile writes a token file with mode 600 and returns its path.
