@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 
+	"github.com/interlink/interlink/internal/osthread"
 	"github.com/vishvananda/netns"
 )
 
@@ -32,7 +33,7 @@ func (n *Node) Start(cmd *exec.Cmd) error {
 		return fmt.Errorf("lab %s: node %s: open namespace: %w", n.lab.Name(), n.spec.Name, err)
 	}
 	errc := make(chan error, 1)
-	spentThread(func() { n.startIn(h, cmd, errc) })
+	osthread.Spent(func() { n.startIn(h, cmd, errc) })
 	return <-errc
 }
 

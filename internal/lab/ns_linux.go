@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/interlink/interlink/internal/osthread"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -48,7 +49,7 @@ func createNS(name string) (netns.NsHandle, error) {
 	}
 	f.Close()
 	errc := make(chan error, 1)
-	spentThread(func() {
+	osthread.Spent(func() {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			errc <- fmt.Errorf("unshare: %w", err)
 			return
@@ -64,32 +65,6 @@ func createNS(name string) (netns.NsHandle, error) {
 		return -1, err
 	}
 	return netns.GetFromPath(path)
-}
-
-// spentThread runs fn on a goroutine locked to an OS thread that is thrown
-// away when fn returns (fn changes the thread's namespaces for good; a
-// goroutine that exits locked takes its thread with it), and returns at
-// once. Never the main thread: the runtime cannot end it and would keep it
-// in fn's namespaces for the rest of the process, whose /proc/PID/ns/net
-// would then name a lab node (and lab down would take the process for one
-// of the lab's). On the main thread the goroutine holds it until another
-// thread has taken the work.
-func spentThread(fn func()) {
-	go func() {
-		runtime.LockOSThread()
-		if unix.Gettid() != unix.Getpid() {
-			fn() // never unlocked
-			return
-		}
-		locked := make(chan struct{})
-		go func() {
-			runtime.LockOSThread() // never unlocked
-			close(locked)
-			fn()
-		}()
-		<-locked
-		runtime.UnlockOSThread()
-	}()
 }
 
 // removeNS unmounts and removes a named namespace. The namespace itself, with

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/osthread"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -256,17 +257,16 @@ func goInThisNetns(fn func()) error {
 		return fmt.Errorf("bench: network namespace: %w", err)
 	}
 	errc := make(chan error, 1)
-	go func() {
+	// The thread changes namespace, so it must end with this work rather
+	// than return to the runtime's pool, and must not be the main thread.
+	osthread.Spent(func() {
 		defer ns.Close()
-		// Never unlocked: the thread changed namespace, so it must end
-		// with this goroutine rather than return to the runtime's pool.
-		runtime.LockOSThread()
 		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
 			errc <- fmt.Errorf("bench: enter network namespace: %w", err)
 			return
 		}
 		errc <- nil
 		fn()
-	}()
+	})
 	return <-errc
 }
