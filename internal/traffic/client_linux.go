@@ -236,15 +236,23 @@ func LinkRate(addr netip.Addr) int64 {
 	return 0
 }
 
+// startNetns is the network namespace the process started in, read while
+// package initialisation runs on the main thread before anything switches
+// namespaces: the threads of the runtime's pool are in it (a thread that
+// enters another for good is discarded, osthread.Spent). Not
+// /proc/self/ns/net, which is the main thread's now: when the caller of
+// goInThisNetns is the main thread inside a lab node, that names the node,
+// and a plain goroutine would have run the end in the start namespace.
+var startNetns, _ = os.Readlink("/proc/thread-self/ns/net")
+
 // goInThisNetns runs fn on a new goroutine locked to a thread in the
 // calling thread's network namespace, so an end started from a thread in a
 // lab node meters that node's counters (a new goroutine would otherwise run
 // in the process's namespace). When the two are the same, as in a normal
 // process, nothing needs switching (and no privilege).
 func goInThisNetns(fn func()) error {
-	here, err1 := os.Readlink("/proc/thread-self/ns/net")
-	proc, err2 := os.Readlink("/proc/self/ns/net")
-	if err1 != nil || err2 != nil || here == proc {
+	here, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil || startNetns == "" || here == startNetns {
 		go func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
