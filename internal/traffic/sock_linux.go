@@ -139,16 +139,21 @@ type tcpInfo struct {
 func readTCPInfo(c syscall.Conn) (tcpInfo, error) {
 	var ti tcpInfo
 	err := control(c, func(fd int) error {
-		i, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
-		if err != nil {
-			return err
-		}
-		ti = tcpInfo{retrans: int64(i.Total_retrans), rtt: int64(i.Rtt) * 1000, rttvar: int64(i.Rttvar) * 1000,
-			minRT: int64(i.Min_rtt) * 1000, mss: int(i.Snd_mss), pmtu: int(i.Pmtu), cwndBytes: int64(i.Snd_cwnd) * int64(i.Snd_mss),
-			rcvMSS: int(i.Rcv_mss), timestamps: i.Options&tcpiOptTimestamps != 0}
-		return nil
+		var err error
+		ti, err = tcpInfoFD(fd)
+		return err
 	})
 	return ti, err
+}
+
+func tcpInfoFD(fd int) (tcpInfo, error) {
+	i, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return tcpInfo{}, err
+	}
+	return tcpInfo{retrans: int64(i.Total_retrans), rtt: int64(i.Rtt) * 1000, rttvar: int64(i.Rttvar) * 1000,
+		minRT: int64(i.Min_rtt) * 1000, mss: int(i.Snd_mss), pmtu: int(i.Pmtu), cwndBytes: int64(i.Snd_cwnd) * int64(i.Snd_mss),
+		rcvMSS: int(i.Rcv_mss), timestamps: i.Options&tcpiOptTimestamps != 0}, nil
 }
 
 // isTimeout reports a deadline or socket timeout (not an error: the loop

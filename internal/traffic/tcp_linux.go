@@ -57,12 +57,16 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt
 		end = end.Add(drainGrace + startupTimeout)
 	}
 	results := make([]<-chan threadResult, len(conns))
+	ends := make([]tcpEnd, len(conns))
 	for i, c := range conns {
-		c.SetDeadline(end)
+		c.SetDeadline(end) // for a stream left to the netpoller
+		ends[i] = openTCPEnd(c)
+		defer ends[i].release()
+		e := ends[i]
 		if role == RoleSender {
-			results[i] = startThread(spec.CPU, func() error { return tcpWrite(ctx, c, spec.Len, end, &bytes[i], opt) })
+			results[i] = startThread(spec.CPU, func() error { return e.write(ctx, spec.Len, end, &bytes[i], opt) })
 		} else {
-			results[i] = startThread(spec.CPU, func() error { return tcpRead(c, &bytes[i], &started) })
+			results[i] = startThread(spec.CPU, func() error { return e.read(ctx, end, &bytes[i], &started) })
 		}
 	}
 
@@ -109,8 +113,8 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt
 		lastBytes = total
 		if role == RoleSender {
 			var retrans, rtt, cwnd int64
-			for _, c := range conns {
-				if ti, err := readTCPInfo(c); err == nil {
+			for _, e := range ends {
+				if ti, err := e.info(); err == nil {
 					retrans += ti.retrans
 					rtt += ti.rtt
 					cwnd += ti.cwndBytes
@@ -144,9 +148,9 @@ loop:
 	if role == RoleSender {
 		side.Messages = (side.Bytes + int64(spec.Len) - 1) / int64(spec.Len)
 	}
-	for _, c := range conns {
+	for _, e := range ends {
 		st := Stream{}
-		if ti, err := readTCPInfo(c); err == nil {
+		if ti, err := e.info(); err == nil {
 			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
 			if role == RoleReceiver && bytes[len(side.Streams)].Load() > 0 {
 				// The largest IP packet that arrived: the largest segment
