@@ -71,10 +71,25 @@ var rawSlots = make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 0))
 // process can afford) it returns conn's netpoller packet conn. Callers
 // must not use conn after acquireRaw; they may close it again.
 func acquireRaw(conn *net.UDPConn) (batchConn, func()) {
+	fd, release, ok := takeRaw(conn)
+	if !ok {
+		return ipv4.NewPacketConn(conn), release
+	}
+	return &rawConn{fd: fd, timeout: sysTimeout}, release
+}
+
+// takeRaw takes a raw slot and the socket of conn when a slot is free:
+// it duplicates the socket (close-on-exec) and closes conn. The release
+// function closes the duplicate and frees the slot; without a slot (ok
+// false) it does nothing and conn is untouched.
+func takeRaw(conn interface {
+	syscall.Conn
+	Close() error
+}) (fd int, release func(), ok bool) {
 	select {
 	case rawSlots <- struct{}{}:
 	default:
-		return ipv4.NewPacketConn(conn), func() {}
+		return -1, func() {}, false
 	}
 	dup := -1
 	if err := control(conn, func(fd int) error {
@@ -83,13 +98,13 @@ func acquireRaw(conn *net.UDPConn) (batchConn, func()) {
 		return err
 	}); err != nil {
 		<-rawSlots
-		return ipv4.NewPacketConn(conn), func() {}
+		return -1, func() {}, false
 	}
 	conn.Close()
-	return &rawConn{fd: dup, timeout: sysTimeout}, func() {
+	return dup, func() {
 		unix.Close(dup)
 		<-rawSlots
-	}
+	}, true
 }
 
 func (c *rawConn) SetReadDeadline(t time.Time) error {

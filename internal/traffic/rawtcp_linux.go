@@ -26,25 +26,8 @@ type tcpEnd struct {
 // socket and closes c (the caller may close it again). The release
 // function closes the duplicate and frees the slot.
 func openTCPEnd(c *net.TCPConn) tcpEnd {
-	select {
-	case rawSlots <- struct{}{}:
-	default:
-		return tcpEnd{conn: c, fd: -1, release: func() {}}
-	}
-	dup := -1
-	if err := control(c, func(fd int) error {
-		var err error
-		dup, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
-		return err
-	}); err != nil {
-		<-rawSlots
-		return tcpEnd{conn: c, fd: -1, release: func() {}}
-	}
-	c.Close()
-	return tcpEnd{conn: c, fd: dup, release: func() {
-		unix.Close(dup)
-		<-rawSlots
-	}}
+	fd, release, _ := takeRaw(c)
+	return tcpEnd{conn: c, fd: fd, release: release}
 }
 
 func (e tcpEnd) info() (tcpInfo, error) {
