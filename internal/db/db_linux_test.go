@@ -126,8 +126,14 @@ func TestRunLoopback(t *testing.T) {
 	if r2.StoppedBy != StopTransactions || r2.Transactions != 500 {
 		t.Errorf("stopped by %s after %d transactions, want 500", r2.StoppedBy, r2.Transactions)
 	}
-	if r2.WAL.BytesPerTx > 50 {
-		t.Errorf("select-only wrote %.0f WAL bytes per transaction", r2.WAL.BytesPerTx)
+	// WAL is the server's, not the workload's alone: autovacuum and
+	// hint-bit page images after the first run's updates add some 20 KB
+	// (40 to 51 bytes a transaction over 500 here, against about 490 for
+	// tpcb-like). Select-only must stay well below the read-write
+	// workload, which writes in every transaction.
+	t.Logf("WAL per transaction: tpcb-like %.0f bytes, select-only %.0f", r.WAL.BytesPerTx, r2.WAL.BytesPerTx)
+	if r2.WAL.BytesPerTx > r.WAL.BytesPerTx/4 {
+		t.Errorf("select-only wrote %.0f WAL bytes per transaction, tpcb-like %.0f", r2.WAL.BytesPerTx, r.WAL.BytesPerTx)
 	}
 }
 
