@@ -89,17 +89,10 @@ func (r *Result) Cell(network int, from, to string) string {
 	if from == to {
 		return "-"
 	}
-	if r.cells == nil {
-		r.cells = make(map[cellKey]int, len(r.Paths))
-		for i, p := range r.Paths {
-			r.cells[cellKey{p.Network, p.From, p.To}] = i
-		}
-	}
-	i, ok := r.cells[cellKey{network, from, to}]
+	p, ok := r.path(network, from, to)
 	if !ok {
 		return " "
 	}
-	p := r.Paths[i]
 	switch {
 	case p.Skipped == SkipUnreachable:
 		return "down!"
@@ -113,6 +106,22 @@ func (r *Result) Cell(network int, from, to string) string {
 		s += "!"
 	}
 	return s
+}
+
+// path finds the path from one node to another on a network (1-based);
+// the first call indexes the paths.
+func (r *Result) path(network int, from, to string) (Path, bool) {
+	if r.cells == nil {
+		r.cells = make(map[cellKey]int, len(r.Paths))
+		for i, p := range r.Paths {
+			r.cells[cellKey{p.Network, p.From, p.To}] = i
+		}
+	}
+	i, ok := r.cells[cellKey{network, from, to}]
+	if !ok {
+		return Path{}, false
+	}
+	return r.Paths[i], true
 }
 
 type cellKey struct {
@@ -196,7 +205,11 @@ func sortPaths(ps []Path, nodes []Node) {
 // to" and the node names) and one row per sending node, each cell as Cell
 // gives it. Renderers (text, demo, HTML) lay it out; names are as the
 // nodes were given (clean them for a terminal).
-func (r *Result) Matrix(network int) [][]string {
+func (r *Result) Matrix(network int) [][]string { return r.matrix(network, r.Cell) }
+
+// matrix is the table of cell(network, from, to) with the node names as
+// its first row and column.
+func (r *Result) matrix(network int, cell func(network int, from, to string) string) [][]string {
 	head := []string{"from \\ to"}
 	for _, n := range r.Nodes {
 		head = append(head, n.Name)
@@ -205,7 +218,7 @@ func (r *Result) Matrix(network int) [][]string {
 	for _, from := range r.Nodes {
 		row := []string{from.Name}
 		for _, to := range r.Nodes {
-			row = append(row, r.Cell(network, from.Name, to.Name))
+			row = append(row, cell(network, from.Name, to.Name))
 		}
 		cells = append(cells, row)
 	}

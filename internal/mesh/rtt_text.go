@@ -3,9 +3,6 @@ package mesh
 import (
 	"fmt"
 	"io"
-	"text/tabwriter"
-
-	"github.com/interlink/interlink/internal/termtext"
 )
 
 // RTTCell is the median round trip of the probes on the path from one node
@@ -15,13 +12,8 @@ func (r *Result) RTTCell(network int, from, to string) string {
 	if from == to {
 		return "-"
 	}
-	r.Cell(network, from, to) // builds the index
-	i, ok := r.cells[cellKey{network, from, to}]
-	if !ok {
-		return " "
-	}
-	p := r.Paths[i]
-	if p.Skipped != "" || p.Error != "" || p.RTT.Count == 0 {
+	p, ok := r.path(network, from, to)
+	if !ok || p.Skipped != "" || p.Error != "" || p.RTT.Count == 0 {
 		return " "
 	}
 	return fmt.Sprintf("%.2f", float64(p.RTT.P50)/1e6)
@@ -40,23 +32,6 @@ func WriteRTT(w io.Writer, res *Result) {
 	}
 	for net := 1; net <= res.Networks; net++ {
 		fmt.Fprintf(w, "\nnetwork %d%s: median round trip of the probes in ms, from row to column\n", net, family(res, net))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		width := len("from \\ to")
-		for _, n := range res.Nodes {
-			width = max(width, len(termtext.Clean(n.Name)))
-		}
-		fmt.Fprintf(tw, "%-*s\t", width, "from \\ to")
-		for _, n := range res.Nodes {
-			fmt.Fprintf(tw, "%s\t", termtext.Clean(n.Name))
-		}
-		fmt.Fprintln(tw)
-		for _, from := range res.Nodes {
-			fmt.Fprintf(tw, "%-*s\t", width, termtext.Clean(from.Name))
-			for _, to := range res.Nodes {
-				fmt.Fprintf(tw, "%s\t", res.RTTCell(net, from.Name, to.Name))
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
+		writeCells(w, res.matrix(net, res.RTTCell))
 	}
 }

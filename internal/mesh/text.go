@@ -100,21 +100,26 @@ func wrapNames(w io.Writer, names []string, indent string, maxLines int) {
 func renderMatrix(w io.Writer, res *Result) {
 	for net := 1; net <= res.Networks; net++ {
 		fmt.Fprintf(w, "\nnetwork %d%s: path MTU from row to column ('!' marks a problem, down: agent unreachable, n/m: not measured)\n", net, family(res, net))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		cells := res.Matrix(net)
-		width := 0
-		for _, row := range cells {
-			width = max(width, len(termtext.Clean(row[0])))
-		}
-		for _, row := range cells {
-			fmt.Fprintf(tw, "%-*s\t", width, termtext.Clean(row[0]))
-			for _, c := range row[1:] {
-				fmt.Fprintf(tw, "%s\t", termtext.Clean(c))
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
+		writeCells(w, res.Matrix(net))
 	}
+}
+
+// writeCells writes a matrix whose first row and column name the nodes:
+// the names left-aligned, the cells right-aligned.
+func writeCells(w io.Writer, cells [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	width := 0
+	for _, row := range cells {
+		width = max(width, len(termtext.Clean(row[0])))
+	}
+	for _, row := range cells {
+		fmt.Fprintf(tw, "%-*s\t", width, termtext.Clean(row[0]))
+		for _, c := range row[1:] {
+			fmt.Fprintf(tw, "%s\t", termtext.Clean(c))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
 }
 
 // renderProblemList lists every tried problem path (the small-mesh form).
