@@ -47,7 +47,7 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 		cfg: cfg,
 		st:  &state{Name: t.Name, Topology: t, PID: os.Getpid(), Created: time.Now().UTC()},
 		ns:  map[string]netns.NsHandle{}, nl: map[string]*netlink.Handle{},
-		at: map[string]int{},
+		at: map[string]int{}, onSwitch: map[string][]linkOnSwitch{},
 	}
 	err = b.build(ctx)
 	b.close()
@@ -75,6 +75,8 @@ type builder struct {
 	ns  map[string]netns.NsHandle
 	nl  map[string]*netlink.Handle
 	at  map[string]int // how often each hook point was reached
+	// onSwitch lists, by switch, the node links on it (neigh_linux.go).
+	onSwitch map[string][]linkOnSwitch
 }
 
 func (b *builder) close() {
@@ -144,6 +146,9 @@ func (b *builder) build(ctx context.Context) error {
 		if err := b.node(ctx, &b.t.Nodes[i]); err != nil {
 			return err
 		}
+	}
+	if err := b.neighbours(); err != nil {
+		return err
 	}
 	if err := b.services(ctx); err != nil {
 		return err
@@ -324,6 +329,9 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err := h.LinkSetUp(link); err != nil {
 		return fail("up", err)
 	}
+	b.onSwitch[l.Switch] = append(b.onSwitch[l.Switch], linkOnSwitch{
+		h: h, index: link.Attrs().Index, node: n.Name, link: l.Name, prefix: l.Addresses,
+	})
 	return nil
 }
 
