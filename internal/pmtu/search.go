@@ -113,6 +113,9 @@ type search struct {
 	icmpMTU int
 	icmpBy  netip.Addr
 	unreach string
+	// patient is set for the round that re-checks the smallest probe when
+	// nothing at all was answered: it waits MaxTimeout.
+	patient bool
 }
 
 // Run finds the path MTU of p's direction. It always returns a Result
@@ -150,7 +153,7 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 	// silent holds the sizes that failed by silence (no ack, no ICMP): the
 	// only failures random loss can fake.
 	silent := map[int]int{} // size: probes sent without answer
-	verified := false
+	verified, again := false, false
 	for round := 0; round < 30; round++ {
 		var sizes []int
 		switch {
@@ -164,6 +167,12 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 			sizes = []int{hi}
 		case round == 0:
 			sizes = first
+		case s.patient:
+			sizes = []int{minSize}
+		case again:
+			// The patient round was answered: the first round's sizes
+			// were lost to a late peer, not to the path. Ask them again.
+			again, sizes = false, first[1:]
 		case s.icmpMTU > lo && s.icmpMTU < hi:
 			// A hop told us its MTU: verify it and the byte above.
 			sizes = []int{s.icmpMTU}
@@ -216,8 +225,23 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 				hi = size
 			}
 		}
+		if s.patient {
+			s.patient = false
+			if lo == 0 {
+				break // not even the smallest probe, twice: unreachable
+			}
+			hi, again, verified = limit+1, true, false
+		}
 		if round == 0 && lo == 0 {
-			break // not even the smallest probe: unreachable
+			if s.unreach != "" || ctx.Err() != nil {
+				break // an ICMP error said so: unreachable
+			}
+			// Nothing answered within the first window (0.3 s): ask once
+			// more with the smallest probe and the longest wait before
+			// calling the path unreachable. A peer on a loaded machine (an
+			// agent among a hundred on two cores while a mesh runs) can
+			// miss the first window; a dead path costs MaxTimeout more.
+			s.patient = true
 		}
 	}
 	r.Probes, r.Lost = s.probes, s.lost
@@ -285,6 +309,9 @@ func sortedKeys(m map[int]*outcome) []int {
 }
 
 func (s *search) timeout() time.Duration {
+	if s.patient {
+		return s.opt.MaxTimeout
+	}
 	if s.maxRTT == 0 {
 		return max(s.opt.MinTimeout, 250*time.Millisecond)
 	}
@@ -293,6 +320,9 @@ func (s *search) timeout() time.Duration {
 
 // gap is the wait before re-sending unanswered probes.
 func (s *search) gap() time.Duration {
+	if s.patient {
+		return s.opt.MaxTimeout / 10
+	}
 	if s.maxRTT == 0 {
 		return min(20*time.Millisecond, s.timeout())
 	}

@@ -112,6 +112,28 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// A peer that answers after the first window (0.3 s without a known round
+// trip: a loaded agent) is asked once more, patiently, and its path is
+// measured, not called unreachable; the probes it missed count as lost.
+func TestSearchSlowFirstAnswer(t *testing.T) {
+	f := newFake(9000, 9000)
+	f.delay = 400 * time.Millisecond
+	r, err := Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != OK || r.PathMTU != 9000 || r.Lost == 0 {
+		t.Fatalf("got %s %d, %d lost: %+v", r.Verdict, r.PathMTU, r.Lost, r)
+	}
+	// Truly dead: the patient round waits MaxTimeout once more, then says so.
+	f = newFake(9000, 9000)
+	f.dead = true
+	r, _ = Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
+	if r.Verdict != Unreachable || r.Probes != 3*3+3 {
+		t.Fatalf("dead path: %s after %d probes: %+v", r.Verdict, r.Probes, r)
+	}
+}
+
 func TestLine(t *testing.T) {
 	r := Result{PathMTU: 9000, PayloadPassed: 8972, SmallestFailed: 9001, PayloadFailed: 8973}
 	if got, want := r.Line(), "8972 bytes of payload, 9000 on the wire, pass; 8973 do not"; got != want {
