@@ -55,13 +55,13 @@ func newMeshCmd(e *env) *cobra.Command {
 	var (
 		pf        probeFlags
 		nodesFile string
+		perNode   int
 	)
 	c := &cobra.Command{
 		Use:   "mesh [NAME=]AGENT[:PORT][@ADDR,...]... | --nodes FILE",
 		Short: "Prove the path MTU of every path between N nodes, as a matrix",
 		Long: `Make every node's agent probe every other node's agent, on every interconnect
-network, in both directions, in rounds of disjoint pairs (N-1 rounds for N nodes),
-and print a matrix of path MTUs (row: from, column: to) per network, then the
+network, in both directions, and print a matrix of path MTUs (row: from, column: to) per network, then the
 problem paths with their verdicts.
 
 Nodes come from --nodes FILE, one per line:
@@ -69,6 +69,13 @@ Nodes come from --nodes FILE, one per line:
   node1   198.18.0.1       198.18.10.1 fd00:10::1
 or from the command line as [NAME=]AGENT[:PORT][@ADDR,ADDR...]. A node without
 addresses is probed on its agent address.
+
+There are no rounds: each node takes part in at most --per-node pairs at once
+(each pair holds one session on both agents), a pair starts as soon as both of
+its nodes have a slot free, and the node with the most work left goes first, so
+a node whose paths are slow (a blackholed port: every search waits out its probe
+timeouts) costs about its own pairs' time divided by --per-node, and holds back
+no other path. The report names that slowest node.
 
 Every agent is contacted once first: a node whose agent cannot be reached is
 listed once (grouped by cause) and its paths are not tried. Up to 16 nodes the
@@ -85,6 +92,9 @@ short; 0 otherwise.`,
 			tok, opt, err := pf.parse("mesh", true)
 			if err != nil {
 				return err
+			}
+			if perNode < 1 || perNode > mesh.MaxPerNode {
+				return usageError("mesh: --per-node %d: give 1 to %d (each pair holds a session on both agents; an agent grants 16)", perNode, mesh.MaxPerNode)
 			}
 			var nodes []mesh.Node
 			switch {
@@ -114,7 +124,7 @@ short; 0 otherwise.`,
 			}
 			ctx, cancel := context.WithTimeoutCause(e.ctx, pf.timeout, fmt.Errorf("--timeout %s reached", pf.timeout))
 			defer cancel()
-			mo := mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version}
+			mo := mesh.Options{Token: tok, Probe: opt, PerNode: perNode, Software: "interlink " + buildVersion().Version}
 			var prog *progressLine
 			if showProgress(e, pf.asJSON) {
 				prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
@@ -144,6 +154,7 @@ short; 0 otherwise.`,
 	}
 	pf.add(c)
 	c.Flags().StringVar(&nodesFile, "nodes", "", "file listing the nodes: NAME AGENT[:PORT] [ADDR ...] per line")
+	c.Flags().IntVar(&perNode, "per-node", mesh.DefaultPerNode, "pairs a node takes part in at once")
 	return c
 }
 

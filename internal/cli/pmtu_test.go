@@ -57,6 +57,8 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"mesh", "--token-file", good, "a=127.0.0.1", "a=127.0.0.2"}, "listed twice"},
 		{[]string{"mesh", "--token-file", good, "--nodes", nodes}, "not an IP address"},
 		{[]string{"mesh", "--token-file", good, "--nodes", filepath.Join(dir, "missing")}, "no such file"},
+		{[]string{"mesh", "--token-file", good, "--per-node", "0", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 0: give 1 to 12"},
+		{[]string{"mesh", "--token-file", good, "--per-node", "13", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 13: give 1 to 12"},
 	} {
 		out, errOut, code := mainOutput(c.args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {

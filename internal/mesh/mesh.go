@@ -1,9 +1,9 @@
 // Package mesh proves the path MTU of every path between N nodes: every
 // agent probes every other one, on every interconnect network, in both
-// directions. Pairs are scheduled in rounds of disjoint pairs (the circle
-// method of round-robin tournaments: N-1 rounds for even N, N rounds with
-// one node resting each round for odd N), so the probes of one pair never
-// share a node with another pair's.
+// directions. There are no rounds: a pair starts as soon as both of its nodes
+// have a free slot (Options.PerNode pairs per node at once), the pairs of the
+// node with the most work left first (sched.go), so a node whose paths are
+// slow holds back only its own pairs.
 //
 // The orchestrator (this package, in `interlink mesh`) only talks to the
 // agents' control ports: for each pair (A, B) and network i it asks A's
@@ -19,38 +19,6 @@ import (
 
 	"github.com/interlink/interlink/internal/pmtu"
 )
-
-// Rounds returns the pairs (indexes into a list of n nodes) of each round:
-// every unordered pair exactly once, no node twice in a round.
-func Rounds(n int) [][][2]int {
-	if n < 2 {
-		return nil
-	}
-	m := n
-	if m%2 == 1 {
-		m++ // a ghost node: its partner rests that round
-	}
-	ring := make([]int, m)
-	for i := range ring {
-		ring[i] = i
-	}
-	var rounds [][][2]int
-	for r := 0; r < m-1; r++ {
-		var pairs [][2]int
-		for i := 0; i < m/2; i++ {
-			a, b := ring[i], ring[m-1-i]
-			if a < n && b < n {
-				pairs = append(pairs, [2]int{min(a, b), max(a, b)})
-			}
-		}
-		rounds = append(rounds, pairs)
-		// Keep ring[0] fixed, rotate the rest by one.
-		last := ring[m-1]
-		copy(ring[2:], ring[1:m-1])
-		ring[1] = last
-	}
-	return rounds
-}
 
 // Path is one directed path of the mesh on one network.
 type Path struct {
@@ -135,7 +103,10 @@ type Result struct {
 	Nodes    []Node `json:"nodes"`
 	Networks int    `json:"networks"`
 	Expect   int    `json:"expect,omitempty"`
-	Rounds   int    `json:"rounds"` // rounds of pairs of reachable nodes
+	PerNode  int    `json:"per_node"` // pairs a node took part in at once, at most
+	// Slowest is the node whose pairs took the most time in all: with
+	// PerNode, the run's floor.
+	Slowest *NodeTime `json:"slowest,omitempty"`
 	// Paths holds every path of the mesh: measured, failed, or not tried
 	// (Skipped), sorted by network, then from and to in node order.
 	Paths []Path `json:"paths"`
@@ -147,6 +118,13 @@ type Result struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 
 	cells map[cellKey]int // index of Paths for Cell, built on first use
+}
+
+// NodeTime is the time one node's pairs took, summed.
+type NodeTime struct {
+	Node  string        `json:"node"`
+	Pairs int           `json:"pairs"`
+	Spent time.Duration `json:"spent_ns"`
 }
 
 // Unreachable is a node whose agent could not be reached from here (or,

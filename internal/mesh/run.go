@@ -23,6 +23,9 @@ type Options struct {
 	// a network namespace, or counted by a test). Nil: the agent package's
 	// dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// PerNode is how many pairs a node takes part in at once (0:
+	// DefaultPerNode). Each pair holds a session on both agents.
+	PerNode int
 	// Progress, when set, is told how far the run is after each agent
 	// contacted and each pair finished. Calls are serialised; keep it cheap.
 	Progress func(Progress)
@@ -32,8 +35,8 @@ type Options struct {
 type Progress struct {
 	Contacted, Nodes int // agents contacted so far (reachable or not), of all
 	Unreachable      int // nodes whose agent could not be reached so far
-	Round, Rounds    int // the round under way (1-based), of how many
 	PairsDone, Pairs int // pairs of reachable nodes finished, of all
+	InFlight         int // pairs under way
 }
 
 // contactParallel bounds the agents contacted at once: each contact that
@@ -71,29 +74,13 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 		}
 		up = append(up, i)
 	}
-	rounds := Rounds(len(up))
-	res.Rounds = len(rounds)
-	r.prog.Rounds, r.prog.Pairs = len(rounds), len(up)*(len(up)-1)/2
-	for ri, pairs := range rounds {
-		if r.stopped() {
-			for _, pr := range pairs {
-				r.skip(up[pr[0]], up[pr[1]], SkipStopped, nil)
-			}
-			continue
-		}
-		r.mu.Lock()
-		r.prog.Round = ri + 1
-		r.mu.Unlock()
-		var wg sync.WaitGroup
-		for _, pr := range pairs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.pair(up[pr[0]], up[pr[1]])
-			}()
-		}
-		wg.Wait()
+	perNode := opt.PerNode
+	if perNode <= 0 {
+		perNode = DefaultPerNode
 	}
+	res.PerNode = perNode
+	r.prog.Pairs = len(up) * (len(up) - 1) / 2
+	r.schedule(up, newSched(len(up), perNode))
 	order := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		order[n.Name] = i
@@ -107,6 +94,65 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// schedule runs every pair of the reachable nodes up (indexes into
+// r.nodes) in the order s decides, each on a goroutine of its own, and
+// returns when all have finished or been skipped. A node whose agent stops
+// answering during the run has its pairs not yet started skipped at once;
+// when the run stops, every pair not yet started is skipped.
+func (r *run) schedule(up []int, s *sched) {
+	type finished struct {
+		p    [2]int
+		took time.Duration
+	}
+	fin := make(chan finished)
+	launch := func(ps [][2]int) {
+		for _, p := range ps {
+			go func() {
+				t0 := time.Now()
+				r.pair(up[p[0]], up[p[1]])
+				fin <- finished{p, time.Since(t0)}
+			}()
+		}
+		r.mu.Lock()
+		r.prog.InFlight = s.inFlight()
+		r.mu.Unlock()
+	}
+	dropped := make([]bool, len(up))
+	launch(s.start())
+	for s.inFlight() > 0 {
+		f := <-fin
+		s.finish(f.p, f.took)
+		for _, i := range f.p {
+			r.mu.Lock()
+			gone := r.down[up[i]] && !dropped[i]
+			r.mu.Unlock()
+			if gone {
+				dropped[i] = true
+				for _, p := range s.drop(i) {
+					r.skip(up[p[0]], up[p[1]], SkipUnreachable, nil)
+					r.add(nil, true)
+				}
+			}
+		}
+		if r.stopped() {
+			for _, p := range s.rest() {
+				r.skip(up[p[0]], up[p[1]], SkipStopped, nil)
+			}
+			continue
+		}
+		launch(s.fill([]int{f.p[0], f.p[1]}))
+	}
+	best := -1
+	for i := range up {
+		if s.done[i] > 0 && (best < 0 || s.spent[i] > s.spent[best]) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		r.res.Slowest = &NodeTime{Node: r.nodes[up[best]].Name, Pairs: s.done[best], Spent: s.spent[best]}
+	}
 }
 
 // run is the state of one Run; mu guards res, down and prog.
@@ -327,8 +373,8 @@ func busy(err error) bool {
 
 // String is a one-line summary of the progress, for a terminal.
 func (p Progress) String() string {
-	if p.Rounds == 0 && p.Contacted < p.Nodes {
+	if p.Pairs == 0 && p.Contacted < p.Nodes {
 		return fmt.Sprintf("contacting agents: %d of %d, %d unreachable", p.Contacted, p.Nodes, p.Unreachable)
 	}
-	return fmt.Sprintf("round %d of %d: %d of %d pairs done, %d nodes unreachable", p.Round, p.Rounds, p.PairsDone, p.Pairs, p.Unreachable)
+	return fmt.Sprintf("%d of %d pairs done, %d under way, %d nodes unreachable", p.PairsDone, p.Pairs, p.InFlight, p.Unreachable)
 }

@@ -129,10 +129,10 @@ func TestRunUnreachableOncePerNode(t *testing.T) {
 	if g := res.UnreachableGroups(); len(g) != 2 || len(g[0].Nodes) != 3 {
 		t.Errorf("groups: %+v", g)
 	}
-	// 8 nodes: 56 paths; the 4 live ones measure 12 in 3 rounds.
+	// 8 nodes: 56 paths; the 4 live ones measure 12.
 	tried, measured, dead, stopped := res.Counts()
-	if len(res.Paths) != 56 || tried != 12 || measured != 12 || dead != 44 || stopped != 0 || res.Rounds != 3 {
-		t.Errorf("%d paths: %d tried, %d measured, %d not tried, %d stopped, %d rounds", len(res.Paths), tried, measured, dead, stopped, res.Rounds)
+	if len(res.Paths) != 56 || tried != 12 || measured != 12 || dead != 44 || stopped != 0 {
+		t.Errorf("%d paths: %d tried, %d measured, %d not tried, %d stopped", len(res.Paths), tried, measured, dead, stopped)
 	}
 	for _, p := range res.Paths {
 		dead := strings.HasPrefix(p.From, "refused") || strings.HasPrefix(p.To, "refused") || p.From == "bogus" || p.To == "bogus"
@@ -251,5 +251,71 @@ func TestRunDeadlineBeforeDone(t *testing.T) {
 	}
 	if _, _, dead, stopped := res.Counts(); dead != 0 || stopped != 6 {
 		t.Errorf("%d unreachable, %d stopped of 6 paths", dead, stopped)
+	}
+}
+
+// openConns counts this host's open connections per address, and the most
+// open at once.
+type openConns struct {
+	mu        sync.Mutex
+	open, top map[string]int
+}
+
+type countedConn struct {
+	net.Conn
+	o    *openConns
+	addr string
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.o.mu.Lock()
+		c.o.open[c.addr]--
+		c.o.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+func (o *openConns) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: agent.HandshakeTimeout}
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	o.open[addr]++
+	o.top[addr] = max(o.top[addr], o.open[addr])
+	o.mu.Unlock()
+	return &countedConn{Conn: c, o: o, addr: addr}, nil
+}
+
+// This host never holds more control sessions to one agent than the
+// budget (each is one pair the agent takes part in as the prober), and
+// every path is measured once.
+func TestRunPerNodeBudget(t *testing.T) {
+	nodes := startAgents(t, 31, 9)
+	o := &openConns{open: map[string]int{}, top: map[string]int{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Run(ctx, nodes, Options{Token: testToken, Dial: o.dial, PerNode: 2, Probe: agent.ProbeOptions{Max: 9000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tried, measured, _, _ := res.Counts(); len(res.Paths) != 72 || tried != 72 || measured != 72 || res.PerNode != 2 {
+		t.Fatalf("%d paths, %d tried, %d measured, per node %d", len(res.Paths), tried, measured, res.PerNode)
+	}
+	seen := map[[2]string]bool{}
+	for _, p := range res.Paths {
+		k := [2]string{p.From, p.To}
+		if seen[k] {
+			t.Errorf("%s -> %s twice", p.From, p.To)
+		}
+		seen[k] = true
+	}
+	for _, n := range nodes {
+		if o.top[n.Agent] > 2 {
+			t.Errorf("%s: %d control sessions from here at once, budget 2", n.Name, o.top[n.Agent])
+		}
 	}
 }

@@ -84,8 +84,11 @@ func meshSection(r *mesh.Result, title string) section {
 	if r.Expect > 0 {
 		expect = fmt.Sprintf(", expected path MTU %d", r.Expect)
 	}
-	s.para("%d nodes, %d network(s), %d paths in %d rounds, %s%s. Paths: %d measured, %d failed, %d not tried (agent unreachable), %d not measured (run stopped).",
-		len(r.Nodes), r.Networks, len(r.Paths), r.Rounds, r.Elapsed.Round(time.Millisecond), expect, measured, tried-measured, dead, stopped)
+	s.para("%d nodes, %d network(s), %d paths, %s%s. Paths: %d measured, %d failed, %d not tried (agent unreachable), %d not measured (run stopped).",
+		len(r.Nodes), r.Networks, len(r.Paths), r.Elapsed.Round(time.Millisecond), expect, measured, tried-measured, dead, stopped)
+	if sl := r.Slowest; sl != nil {
+		s.para("Up to %d pairs per node at once; the slowest node, %s, spent %s in %d pairs.", r.PerNode, sl.Node, sl.Spent.Round(time.Millisecond), sl.Pairs)
+	}
 	if r.Stopped != "" {
 		s.note("Stopped early: %s.", r.Stopped)
 	}
