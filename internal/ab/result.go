@@ -1,8 +1,6 @@
 package ab
 
 import (
-	"fmt"
-	"math"
 	"slices"
 
 	"github.com/interlink/interlink/internal/stats"
@@ -64,10 +62,13 @@ type MetricStats struct {
 	Significant bool         `json:"significant"`
 	// Better is "A" or "B" when the difference is significant.
 	Better string `json:"better,omitempty"`
-	// Detectable is the smallest shift these runs could detect (80 %
-	// power); RunsFor1Pct the runs per arm that would detect a 1 % change.
+	// Detectable is half the width of the shift interval, in the metric's
+	// unit: the smallest shift these runs can tell from none. RunsFor1Pct
+	// is Advice.RunsPerArm: the runs per arm that would narrow the
+	// interval to +-1 % of A.
 	Detectable  float64 `json:"detectable_shift"`
 	RunsFor1Pct int     `json:"runs_for_1pct,omitempty"`
+	Advice      *Advice `json:"advice,omitempty"`
 	// Drift is Spearman's rho of each arm's values against run order,
 	// where significant at 5 %; Outliers are run indexes.
 	Drift    [2]*float64 `json:"drift_rho"`
@@ -151,55 +152,18 @@ func (r *Result) analyze(m Metric) MetricStats {
 		}
 		slices.Sort(ms.Outliers)
 	}
-	c, err := stats.Compare(vals[0], vals[1], r.Confidence)
-	if err != nil {
-		ms.Error = fmt.Sprintf("%d runs of A and %d of B gave a value: %v", ms.N[0], ms.N[1], err)
+	compareArms(&ms, vals[0], vals[1])
+	if ms.Error != "" {
 		ms.Summary = "no statistics: " + ms.Error
 		return ms
 	}
-	ms.Shift, ms.P, ms.Significant, ms.Detectable = c.Shift, c.P, c.Significant, c.Detectable
-	if c.Ratio.Level != 0 {
-		ratio := c.Ratio
-		ms.Ratio = &ratio
-	}
+	ms.Significant = ms.Shift.Low > 0 || ms.Shift.High < 0
 	if ms.Significant {
 		ms.Better = "B"
-		if (c.Shift.Estimate > 0) == m.LowerBetter {
+		if (ms.Shift.Estimate > 0) == m.LowerBetter {
 			ms.Better = "A"
 		}
 	}
-	if a := math.Abs(c.MedianA); a > 0 {
-		ms.RunsFor1Pct = c.RunsFor(0.01*a, r.Confidence)
-	}
 	ms.Summary = summary(ms)
 	return ms
-}
-
-// summary says the verdict in words.
-func summary(ms MetricStats) string {
-	level := pct(ms.Confidence)
-	if ms.Significant {
-		judged := "better"
-		if ms.Better == "A" {
-			judged = "worse"
-		}
-		if ms.Ratio != nil {
-			return fmt.Sprintf("B is %.3gx A (%s CI %.3g to %.3g): %s", ms.Ratio.Estimate, level, ms.Ratio.Low, ms.Ratio.High, judged)
-		}
-		return fmt.Sprintf("B is A %s (%s CI %s to %s): %s", signed(ms.Shift.Estimate, ms.Unit), level, signed(ms.Shift.Low, ms.Unit), signed(ms.Shift.High, ms.Unit), judged)
-	}
-	if ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1] {
-		return "no difference: the same value in every run"
-	}
-	var ci string
-	if ms.Ratio != nil {
-		ci = fmt.Sprintf("%+.1f %% to %+.1f %%", (ms.Ratio.Low-1)*100, (ms.Ratio.High-1)*100)
-	} else {
-		ci = signed(ms.Shift.Low, ms.Unit) + " to " + signed(ms.Shift.High, ms.Unit)
-	}
-	s := fmt.Sprintf("no detectable difference: the %s CI %s includes 0", level, ci)
-	if ms.RunsFor1Pct > 0 {
-		s += fmt.Sprintf("; with this noise, %d runs per arm would detect a 1 %% change", ms.RunsFor1Pct)
-	}
-	return s
 }
