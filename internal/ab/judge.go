@@ -3,6 +3,7 @@ package ab
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/interlink/interlink/internal/stats"
@@ -31,6 +32,7 @@ type Advice struct {
 
 // compareArms fills ms's comparison of b against a: the interval, the
 // p-value and the advice, all from one Hodges-Lehmann comparison.
+// Whether the difference counts is judged later, with the other metrics.
 func compareArms(ms *MetricStats, a, b []float64) {
 	c, err := stats.Compare(a, b, ms.Confidence)
 	if err != nil {
@@ -60,9 +62,68 @@ func sig3(x float64) float64 {
 	return v
 }
 
+// primaryMetrics returns the metrics that are the experiment's question,
+// in the metrics' order, and the rule that chose them: those an
+// expectation names ("expect"), else the first metric ("first metric":
+// the first --metric, or the first of the mode's defaults, its headline
+// figure).
+func primaryMetrics(ms []Metric, expect []Expectation) ([]string, string) {
+	var p []string
+	for _, m := range ms {
+		if slices.ContainsFunc(expect, func(e Expectation) bool { return e.Metric == m.Name }) {
+			p = append(p, m.Name)
+		}
+	}
+	switch {
+	case len(p) > 0:
+		return p, "expect"
+	case len(ms) > 0:
+		return []string{ms[0].Name}, "first metric"
+	}
+	return nil, ""
+}
+
+// judgeMetrics decides for each metric whether B differs from A: a primary
+// metric when its interval excludes zero (the nominal level), a secondary
+// one when its interval excludes zero and its Mann-Whitney p-value,
+// Holm-adjusted across the secondary metrics that have statistics, is at
+// most 1 - confidence, so that the chance of one or more secondary metrics
+// called different when none is stays at most that level. It writes each
+// summary and returns the size of the Holm family.
+func judgeMetrics(all []MetricStats, conf float64) int {
+	var idx []int
+	var ps []float64
+	for i, st := range all {
+		if !st.Primary && st.Error == "" {
+			idx, ps = append(idx, i), append(ps, st.P)
+		}
+	}
+	for k, adj := range stats.Holm(ps) {
+		all[idx[k]].PHolm = adj
+	}
+	for i := range all {
+		st := &all[i]
+		if st.Error != "" {
+			st.Summary = "no statistics: " + st.Error
+			continue
+		}
+		excludes := st.Shift.Low > 0 || st.Shift.High < 0
+		st.Significant = excludes && (st.Primary || st.PHolm <= 1-conf)
+		st.Better = ""
+		if st.Significant {
+			st.Better = "B"
+			if (st.Shift.Estimate > 0) == st.LowerBetter {
+				st.Better = "A"
+			}
+		}
+		st.Summary = summary(*st, len(idx))
+	}
+	return len(idx)
+}
+
 // summary says the verdict in words, with the advice where the interval
 // includes zero.
-func summary(ms MetricStats) string {
+func summary(ms MetricStats, family int) string {
 	level := pct(ms.Confidence)
 	b := "B is A " + signed(ms.Shift.Estimate, ms.Unit)
 	ci := signed(ms.Shift.Low, ms.Unit) + " to " + signed(ms.Shift.High, ms.Unit)
@@ -76,9 +137,16 @@ func summary(ms MetricStats) string {
 		if ms.Better == "A" {
 			judged = "worse"
 		}
-		return fmt.Sprintf("%s (%s CI %s): %s", b, level, ci, judged)
+		holm := ""
+		if !ms.Primary {
+			holm = fmt.Sprintf("; Holm p %.3g", ms.PHolm)
+		}
+		return fmt.Sprintf("%s (%s CI %s%s): %s", b, level, ci, holm, judged)
 	case ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1]:
 		return "no difference: the same value in every run"
+	case ms.Shift.Low > 0 || ms.Shift.High < 0:
+		return fmt.Sprintf("no difference after Holm's correction: %s (%s CI %s), but its p %.3g is %.3g Holm-adjusted across %d secondary metrics, above %.3g",
+			b, level, ci, ms.P, ms.PHolm, family, 1-ms.Confidence)
 	}
 	if ms.Ratio != nil {
 		ci = fmt.Sprintf("%+.1f %% to %+.1f %%", (ms.Ratio.Low-1)*100, (ms.Ratio.High-1)*100)

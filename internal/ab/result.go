@@ -26,15 +26,26 @@ const (
 // Result is an experiment: its design, every run in order and the
 // statistics per metric.
 type Result struct {
-	Schema      string         `json:"schema"`
-	A           Arm            `json:"a"`
-	B           Arm            `json:"b"`
-	Order       Order          `json:"order"`
-	Seed        int64          `json:"seed,omitempty"`
-	RunsPerArm  int            `json:"runs_per_arm"`
-	Warmup      int            `json:"warmup_per_arm"`
-	Confidence  float64        `json:"confidence"`
-	Metrics     []Metric       `json:"metrics"`
+	Schema     string   `json:"schema"`
+	A          Arm      `json:"a"`
+	B          Arm      `json:"b"`
+	Order      Order    `json:"order"`
+	Seed       int64    `json:"seed,omitempty"`
+	RunsPerArm int      `json:"runs_per_arm"`
+	Warmup     int      `json:"warmup_per_arm"`
+	Confidence float64  `json:"confidence"`
+	Metrics    []Metric `json:"metrics"`
+	// Primary names the metrics that are the experiment's question, each
+	// judged at Confidence: those an --expect names, else the first metric
+	// (the first --metric, or the first of the mode's defaults);
+	// PrimaryFrom says which rule chose them ("expect" or "first metric").
+	// The other metrics are secondary: a secondary metric differs only
+	// when its Holm-adjusted p-value across the HolmFamily secondary
+	// metrics with statistics is at most 1 - Confidence. All three are
+	// absent in documents written before they existed.
+	Primary     []string       `json:"primary_metrics,omitempty"`
+	PrimaryFrom string         `json:"primary_from,omitempty"`
+	HolmFamily  int            `json:"holm_family,omitempty"`
 	Runs        []Run          `json:"runs"`
 	Stats       []MetricStats  `json:"statistics"`
 	Expect      []ExpectResult `json:"expectations,omitempty"`
@@ -54,12 +65,19 @@ type MetricStats struct {
 	Median      [2]float64 `json:"median"`
 	Min         [2]float64 `json:"min"`
 	Max         [2]float64 `json:"max"`
+	// Primary: the metric is the experiment's question (Result.Primary).
+	Primary bool `json:"primary"`
 	// Shift is B - A (Hodges-Lehmann) with its interval; Ratio is B/A with
 	// its interval, absent when a value is not positive.
-	Shift       stats.Shift  `json:"shift"`
-	Ratio       *stats.Shift `json:"ratio,omitempty"`
-	P           float64      `json:"p_value"`
-	Significant bool         `json:"significant"`
+	Shift stats.Shift  `json:"shift"`
+	Ratio *stats.Shift `json:"ratio,omitempty"`
+	// P is the Mann-Whitney p-value; PHolm, for a secondary metric, the
+	// same Holm-adjusted across the secondary metrics.
+	P     float64 `json:"p_value"`
+	PHolm float64 `json:"p_holm,omitempty"`
+	// Significant: the interval excludes zero and, for a secondary
+	// metric, PHolm is at most 1 - Confidence.
+	Significant bool `json:"significant"`
 	// Better is "A" or "B" when the difference is significant.
 	Better string `json:"better,omitempty"`
 	// Detectable is half the width of the shift interval, in the metric's
@@ -82,12 +100,19 @@ func newResult(s Spec) *Result {
 		Warmup: s.Warmup, Confidence: s.Confidence, Metrics: s.Metrics, expect: s.Expect}
 }
 
-// finish computes the statistics, the expectations and the verdict.
+// finish computes the statistics, judges the primary metrics at the
+// nominal level and the secondary ones with Holm's correction, and derives
+// the expectations and the verdict, which rest on the primary metrics.
 func (r *Result) finish() {
 	r.Stats = r.Stats[:0]
 	for _, m := range r.Metrics {
 		r.Stats = append(r.Stats, r.analyze(m))
 	}
+	r.Primary, r.PrimaryFrom = primaryMetrics(r.Metrics, r.expect)
+	for i := range r.Stats {
+		r.Stats[i].Primary = slices.Contains(r.Primary, r.Stats[i].Metric)
+	}
+	r.HolmFamily = judgeMetrics(r.Stats, r.Confidence)
 	r.Verdict = VerdictOK
 	if r.Interrupted || len(r.LimitedBy) > 0 {
 		r.Verdict = VerdictWarning
@@ -96,7 +121,7 @@ func (r *Result) finish() {
 		r.Verdict = VerdictUnknown
 	}
 	for _, st := range r.Stats {
-		if st.Error != "" {
+		if st.Error != "" && st.Primary {
 			r.Verdict = VerdictUnknown
 		}
 	}
@@ -153,17 +178,5 @@ func (r *Result) analyze(m Metric) MetricStats {
 		slices.Sort(ms.Outliers)
 	}
 	compareArms(&ms, vals[0], vals[1])
-	if ms.Error != "" {
-		ms.Summary = "no statistics: " + ms.Error
-		return ms
-	}
-	ms.Significant = ms.Shift.Low > 0 || ms.Shift.High < 0
-	if ms.Significant {
-		ms.Better = "B"
-		if (ms.Shift.Estimate > 0) == m.LowerBetter {
-			ms.Better = "A"
-		}
-	}
-	ms.Summary = summary(ms)
 	return ms
 }
