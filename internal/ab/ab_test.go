@@ -185,8 +185,10 @@ func TestVerdicts(t *testing.T) {
 	if same.Verdict != VerdictWarning || same.Expect[0].Outcome != Inconclusive {
 		t.Errorf("no difference: verdict %s outcome %s", same.Verdict, same.Expect[0].Outcome)
 	}
-	if s := same.Stats[0].Summary; !strings.Contains(s, "no detectable difference: the 95 % CI") || !strings.Contains(s, "runs per arm would detect a 1 % change") {
-		t.Errorf("summary %q", s)
+	// The advice is arithmetic on the printed interval: half of 3.4 + 3.6
+	// (3.49 unrounded), 6 (3.49 / 1)^2 = 73.08.
+	if s, want := same.Stats[0].Summary, "no detectable difference: the 95 % CI -3.4 % to +3.6 % includes 0 (half-width 3.49 % at 6 runs per arm); about 6 * (3.49 / 1)^2 = 74 runs per arm would narrow it to +-1 %"; s != want {
+		t.Errorf("summary\n%q, want\n%q", s, want)
 	}
 	if _, err := json.Marshal(same); err != nil {
 		t.Errorf("result does not encode: %v", err)

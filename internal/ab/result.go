@@ -1,8 +1,6 @@
 package ab
 
 import (
-	"fmt"
-	"math"
 	"slices"
 
 	"github.com/interlink/interlink/internal/stats"
@@ -28,15 +26,26 @@ const (
 // Result is an experiment: its design, every run in order and the
 // statistics per metric.
 type Result struct {
-	Schema      string         `json:"schema"`
-	A           Arm            `json:"a"`
-	B           Arm            `json:"b"`
-	Order       Order          `json:"order"`
-	Seed        int64          `json:"seed,omitempty"`
-	RunsPerArm  int            `json:"runs_per_arm"`
-	Warmup      int            `json:"warmup_per_arm"`
-	Confidence  float64        `json:"confidence"`
-	Metrics     []Metric       `json:"metrics"`
+	Schema     string   `json:"schema"`
+	A          Arm      `json:"a"`
+	B          Arm      `json:"b"`
+	Order      Order    `json:"order"`
+	Seed       int64    `json:"seed,omitempty"`
+	RunsPerArm int      `json:"runs_per_arm"`
+	Warmup     int      `json:"warmup_per_arm"`
+	Confidence float64  `json:"confidence"`
+	Metrics    []Metric `json:"metrics"`
+	// Primary names the metrics that are the experiment's question, each
+	// judged at Confidence: those an --expect names, else the first metric
+	// (the first --metric, or the first of the mode's defaults);
+	// PrimaryFrom says which rule chose them ("expect" or "first metric").
+	// The other metrics are secondary: a secondary metric differs only
+	// when its Holm-adjusted p-value across the HolmFamily secondary
+	// metrics with statistics is at most 1 - Confidence. All three are
+	// absent in documents written before they existed.
+	Primary     []string       `json:"primary_metrics,omitempty"`
+	PrimaryFrom string         `json:"primary_from,omitempty"`
+	HolmFamily  int            `json:"holm_family,omitempty"`
 	Runs        []Run          `json:"runs"`
 	Stats       []MetricStats  `json:"statistics"`
 	Expect      []ExpectResult `json:"expectations,omitempty"`
@@ -56,18 +65,28 @@ type MetricStats struct {
 	Median      [2]float64 `json:"median"`
 	Min         [2]float64 `json:"min"`
 	Max         [2]float64 `json:"max"`
+	// Primary: the metric is the experiment's question (Result.Primary).
+	Primary bool `json:"primary"`
 	// Shift is B - A (Hodges-Lehmann) with its interval; Ratio is B/A with
 	// its interval, absent when a value is not positive.
-	Shift       stats.Shift  `json:"shift"`
-	Ratio       *stats.Shift `json:"ratio,omitempty"`
-	P           float64      `json:"p_value"`
-	Significant bool         `json:"significant"`
+	Shift stats.Shift  `json:"shift"`
+	Ratio *stats.Shift `json:"ratio,omitempty"`
+	// P is the Mann-Whitney p-value; PHolm, for a secondary metric, the
+	// same Holm-adjusted across the secondary metrics.
+	P     float64 `json:"p_value"`
+	PHolm float64 `json:"p_holm,omitempty"`
+	// Significant: the interval excludes zero and, for a secondary
+	// metric, PHolm is at most 1 - Confidence.
+	Significant bool `json:"significant"`
 	// Better is "A" or "B" when the difference is significant.
 	Better string `json:"better,omitempty"`
-	// Detectable is the smallest shift these runs could detect (80 %
-	// power); RunsFor1Pct the runs per arm that would detect a 1 % change.
+	// Detectable is half the width of the shift interval, in the metric's
+	// unit: the smallest shift these runs can tell from none. RunsFor1Pct
+	// is Advice.RunsPerArm: the runs per arm that would narrow the
+	// interval to +-1 % of A.
 	Detectable  float64 `json:"detectable_shift"`
 	RunsFor1Pct int     `json:"runs_for_1pct,omitempty"`
+	Advice      *Advice `json:"advice,omitempty"`
 	// Drift is Spearman's rho of each arm's values against run order,
 	// where significant at 5 %; Outliers are run indexes.
 	Drift    [2]*float64 `json:"drift_rho"`
@@ -81,12 +100,19 @@ func newResult(s Spec) *Result {
 		Warmup: s.Warmup, Confidence: s.Confidence, Metrics: s.Metrics, expect: s.Expect}
 }
 
-// finish computes the statistics, the expectations and the verdict.
+// finish computes the statistics, judges the primary metrics at the
+// nominal level and the secondary ones with Holm's correction, and derives
+// the expectations and the verdict, which rest on the primary metrics.
 func (r *Result) finish() {
 	r.Stats = r.Stats[:0]
 	for _, m := range r.Metrics {
 		r.Stats = append(r.Stats, r.analyze(m))
 	}
+	r.Primary, r.PrimaryFrom = primaryMetrics(r.Metrics, r.expect)
+	for i := range r.Stats {
+		r.Stats[i].Primary = slices.Contains(r.Primary, r.Stats[i].Metric)
+	}
+	r.HolmFamily = judgeMetrics(r.Stats, r.Confidence)
 	r.Verdict = VerdictOK
 	if r.Interrupted || len(r.LimitedBy) > 0 {
 		r.Verdict = VerdictWarning
@@ -95,7 +121,7 @@ func (r *Result) finish() {
 		r.Verdict = VerdictUnknown
 	}
 	for _, st := range r.Stats {
-		if st.Error != "" {
+		if st.Error != "" && st.Primary {
 			r.Verdict = VerdictUnknown
 		}
 	}
@@ -151,55 +177,6 @@ func (r *Result) analyze(m Metric) MetricStats {
 		}
 		slices.Sort(ms.Outliers)
 	}
-	c, err := stats.Compare(vals[0], vals[1], r.Confidence)
-	if err != nil {
-		ms.Error = fmt.Sprintf("%d runs of A and %d of B gave a value: %v", ms.N[0], ms.N[1], err)
-		ms.Summary = "no statistics: " + ms.Error
-		return ms
-	}
-	ms.Shift, ms.P, ms.Significant, ms.Detectable = c.Shift, c.P, c.Significant, c.Detectable
-	if c.Ratio.Level != 0 {
-		ratio := c.Ratio
-		ms.Ratio = &ratio
-	}
-	if ms.Significant {
-		ms.Better = "B"
-		if (c.Shift.Estimate > 0) == m.LowerBetter {
-			ms.Better = "A"
-		}
-	}
-	if a := math.Abs(c.MedianA); a > 0 {
-		ms.RunsFor1Pct = c.RunsFor(0.01*a, r.Confidence)
-	}
-	ms.Summary = summary(ms)
+	compareArms(&ms, vals[0], vals[1])
 	return ms
-}
-
-// summary says the verdict in words.
-func summary(ms MetricStats) string {
-	level := pct(ms.Confidence)
-	if ms.Significant {
-		judged := "better"
-		if ms.Better == "A" {
-			judged = "worse"
-		}
-		if ms.Ratio != nil {
-			return fmt.Sprintf("B is %.3gx A (%s CI %.3g to %.3g): %s", ms.Ratio.Estimate, level, ms.Ratio.Low, ms.Ratio.High, judged)
-		}
-		return fmt.Sprintf("B is A %s (%s CI %s to %s): %s", signed(ms.Shift.Estimate, ms.Unit), level, signed(ms.Shift.Low, ms.Unit), signed(ms.Shift.High, ms.Unit), judged)
-	}
-	if ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1] {
-		return "no difference: the same value in every run"
-	}
-	var ci string
-	if ms.Ratio != nil {
-		ci = fmt.Sprintf("%+.1f %% to %+.1f %%", (ms.Ratio.Low-1)*100, (ms.Ratio.High-1)*100)
-	} else {
-		ci = signed(ms.Shift.Low, ms.Unit) + " to " + signed(ms.Shift.High, ms.Unit)
-	}
-	s := fmt.Sprintf("no detectable difference: the %s CI %s includes 0", level, ci)
-	if ms.RunsFor1Pct > 0 {
-		s += fmt.Sprintf("; with this noise, %d runs per arm would detect a 1 %% change", ms.RunsFor1Pct)
-	}
-	return s
 }

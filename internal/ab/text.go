@@ -71,26 +71,7 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	for _, s := range r.Stats {
-		dir := "higher is better"
-		if s.LowerBetter {
-			dir = "lower is better"
-		}
-		fmt.Fprintf(w, "  %s (%s): %s\n", s.Metric, dir, s.Summary)
-		for arm, rho := range s.Drift {
-			if rho != nil {
-				trend := "rose"
-				if *rho < 0 {
-					trend = "fell"
-				}
-				fmt.Fprintf(w, "    drift: arm %s %s over its runs (Spearman rho %+.2f): the system changed during the experiment; rerun or use --order random\n",
-					[2]string{r.A.Name, r.B.Name}[arm], trend, *rho)
-			}
-		}
-		if len(s.Outliers) > 0 {
-			fmt.Fprintf(w, "    outliers: run(s) %s lie far from their arm's median (modified z-score above 3.5)\n", runList(s.Outliers))
-		}
-	}
+	writeJudged(w, r)
 	for _, e := range r.Expect {
 		fmt.Fprintf(w, "expect %s: %s", termtext.Clean(e.Text), e.Outcome)
 		if e.Reason != "" {
@@ -112,6 +93,64 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	if failed > 0 {
 		fmt.Fprintf(w, "WARNING: %d run(s) failed and are left out (see --json for each error)\n", failed)
+	}
+}
+
+// writeJudged writes each metric's verdict: the primary metrics first,
+// then the secondary ones under the correction they were judged with. A
+// document from before metrics had roles lists them in order.
+func writeJudged(w io.Writer, r *Result) {
+	if len(r.Primary) == 0 {
+		for _, s := range r.Stats {
+			writeMetric(w, r, s)
+		}
+		return
+	}
+	why := "no --expect: the first metric"
+	if r.PrimaryFrom == "expect" {
+		why = "named by --expect"
+	}
+	noun, each := "primary metric", ""
+	if len(r.Primary) > 1 {
+		noun, each = "primary metrics", "each "
+	}
+	fmt.Fprintf(w, "%s (%s), %sjudged at %s:\n", noun, why, each, pct(r.Confidence))
+	for _, s := range r.Stats {
+		if s.Primary {
+			writeMetric(w, r, s)
+		}
+	}
+	if len(r.Stats) == len(r.Primary) {
+		return
+	}
+	alpha := 1 - r.Confidence
+	fmt.Fprintf(w, "secondary metrics: Holm-corrected across %d (a difference needs a Holm-adjusted p of at most %.3g, which keeps the chance of any false one among them at most %.3g %%):\n",
+		r.HolmFamily, alpha, alpha*100)
+	for _, s := range r.Stats {
+		if !s.Primary {
+			writeMetric(w, r, s)
+		}
+	}
+}
+
+func writeMetric(w io.Writer, r *Result, s MetricStats) {
+	dir := "higher is better"
+	if s.LowerBetter {
+		dir = "lower is better"
+	}
+	fmt.Fprintf(w, "  %s (%s): %s\n", s.Metric, dir, s.Summary)
+	for arm, rho := range s.Drift {
+		if rho != nil {
+			trend := "rose"
+			if *rho < 0 {
+				trend = "fell"
+			}
+			fmt.Fprintf(w, "    drift: arm %s %s over its runs (Spearman rho %+.2f): the system changed during the experiment; rerun or use --order random\n",
+				[2]string{r.A.Name, r.B.Name}[arm], trend, *rho)
+		}
+	}
+	if len(s.Outliers) > 0 {
+		fmt.Fprintf(w, "    outliers: run(s) %s lie far from their arm's median (modified z-score above 3.5)\n", runList(s.Outliers))
 	}
 }
 

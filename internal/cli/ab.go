@@ -45,6 +45,12 @@ discarded warm-up runs, take metrics from every run, and say per metric whether 
 from A, by how much, and with what confidence (Hodges-Lehmann shift and ratio with their
 confidence intervals, Mann-Whitney p-value), flagging drift over the run order and outliers.
 
+The metrics an --expect names (else the first metric: the first --metric, or the mode's
+headline figure) are the experiment's question, judged at --confidence; the others are
+secondary and differ only where their p-value, Holm-corrected across them, is at most
+1 - confidence. Where an interval includes 0, the output says how wide it is and how many
+runs per arm would narrow it to +-1 %: N * (half-width / 1)^2, from that same interval.
+
 With '-- COMMAND...' both arms run the same command and differ by --a-prepare/--b-prepare,
 shell commands run whenever the arm changes (e.g. 'interlink lab set demo ic mtu=1500');
 with --a and --b they run different commands (shell command lines).

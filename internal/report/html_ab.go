@@ -37,6 +37,17 @@ func abSection(r *ab.Result) section {
 		t.Rows = append(t.Rows, row(a.Name, strings.Join(a.Command, " "), a.Prepare))
 	}
 	s.table(t)
+	if len(r.Primary) > 0 {
+		why := "the first metric, no expectation given"
+		if r.PrimaryFrom == "expect" {
+			why = "named by an expectation"
+		}
+		s.para("The question: %s (%s), judged at %s.", strings.Join(r.Primary, ", "), why, pctText(r.Confidence))
+		if r.HolmFamily > 0 {
+			s.para("The other metrics are secondary, Holm-corrected across %d: one counts as different only when its Holm-adjusted p is at most %.3g, which keeps the chance of any false difference among them at most %.3g %%.",
+				r.HolmFamily, 1-r.Confidence, (1-r.Confidence)*100)
+		}
+	}
 	if len(r.Expect) > 0 {
 		et := &table{Head: []string{"expectation", "outcome", "reason"}}
 		for _, e := range r.Expect {
@@ -62,6 +73,9 @@ func abSection(r *ab.Result) section {
 		dir := "higher is better"
 		if st.LowerBetter {
 			dir = "lower is better"
+		}
+		if len(r.Primary) > 0 {
+			dir += map[bool]string{true: "; primary", false: "; secondary"}[st.Primary]
 		}
 		s.heading(fmt.Sprintf("%s (%s)", st.Metric, dir))
 		s.para("%s", st.Summary)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/ab"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -111,6 +112,20 @@ func TestHTMLCharts(t *testing.T) {
 	// Run order: every run (12, warm-ups included) is a point on each strip.
 	if n := count(abPage, `<title>run \d+, arm [AB]: `); n != 6*12 {
 		t.Errorf("ab report: %d run points, want 72", n)
+	}
+	// The fixture predates primary and secondary metrics: no roles shown.
+	// With them, each metric's heading says its role and the page says how
+	// the secondary ones were corrected.
+	if strings.Contains(abPage, "; primary)") || strings.Contains(abPage, "Holm") {
+		t.Error("ab report: a document without metric roles shows them")
+	}
+	abr := fixture(t, "lab-ab.json").(*ab.Result)
+	abr.Primary, abr.PrimaryFrom, abr.HolmFamily = []string{abr.Stats[0].Metric}, "first metric", len(abr.Stats)-1
+	abr.Stats[0].Primary = true
+	roles := render(t, abr)
+	if count(roles, `; primary\)</h3>`) != 1 || count(roles, `; secondary\)</h3>`) != 5 ||
+		!strings.Contains(roles, "The question: "+abr.Stats[0].Metric+" (the first metric") || !strings.Contains(roles, "Holm-corrected across 5") {
+		t.Error("ab report: the roles of the metrics are not shown")
 	}
 	chk := render(t, fixture(t, "lab-check.json"))
 	if !strings.Contains(chk, `<div class="finding warning">`) || !strings.Contains(chk, "<dt>fix</dt>") || !strings.Contains(chk, "<dt>evidence</dt>") {

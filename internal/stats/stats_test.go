@@ -69,9 +69,11 @@ func TestCompareRatioAgainstR(t *testing.T) {
 	}
 	near(t, "median A", c.MedianA, 19011, 0)
 	near(t, "median B", c.MedianB, 25953.5, 0)
-	if c.Detectable <= 0 || c.Detectable >= c.Shift.Estimate {
-		t.Errorf("detectable shift %v: want between 0 and the measured %v", c.Detectable, c.Shift.Estimate)
-	}
+	// The precision is the printed interval's: half of 7728 - 6218, and
+	// half of 1.40884562480161 - 1.32895989842345 in percent.
+	near(t, "half-width", c.Precision.HalfWidth, 755, 1e-12)
+	near(t, "half-width %", c.Precision.HalfWidthPct, 3.99428632, 1e-8)
+	near(t, "n", c.Precision.N, 6, 0)
 }
 
 func TestCompareNoDifference(t *testing.T) {
@@ -84,14 +86,21 @@ func TestCompareNoDifference(t *testing.T) {
 	if c.Significant {
 		t.Errorf("interval %v..%v excludes 0", c.Shift.Low, c.Shift.High)
 	}
-	// More runs are needed for a smaller change, and the measured noise
-	// decides how many.
-	n1, n10 := c.RunsFor(0.1, 0.95), c.RunsFor(1, 0.95)
-	if !(n1 > n10 && n10 >= 1) {
-		t.Errorf("runs for 0.1: %d, for 1: %d", n1, n10)
+	// The interval is -0.35 to +0.35 around A's median 10.05: a
+	// half-width of 0.35 (3.48 % of the ratio interval). A +-1 % interval
+	// takes 6 (3.48 / 1)^2 runs per arm, +-0.5 % four times as many, and a
+	// target the interval already meets no more than the runs made.
+	near(t, "half-width", c.Precision.HalfWidth, 0.35, 1e-12)
+	hw := (c.Ratio.High - c.Ratio.Low) / 2 * 100
+	near(t, "half-width %", c.Precision.HalfWidthPct, hw, 1e-12)
+	if got, want := c.Precision.RunsFor(1), int(math.Ceil(6*hw*hw)); got != want || got < 70 || got > 75 {
+		t.Errorf("runs for +-1 %%: %d, want %d (6 x %.3g^2)", got, want, hw)
 	}
-	if c.RunsFor(c.Detectable, 0.95) > len(a)+1 {
-		t.Errorf("runs to detect the detectable shift %v: %d, want about %d", c.Detectable, c.RunsFor(c.Detectable, 0.95), len(a))
+	if r1, r05 := c.Precision.RunsFor(1), c.Precision.RunsFor(0.5); r05 < 4*r1-4 || r05 > 4*r1 {
+		t.Errorf("runs for +-0.5 %%: %d, want four times the %d for +-1 %%", r05, r1)
+	}
+	if got := c.Precision.RunsFor(hw * 1.01); got > 6 {
+		t.Errorf("runs for a target the interval meets: %d, want at most the 6 made", got)
 	}
 }
 
