@@ -100,57 +100,62 @@ func Run(shell, dir, line string) (string, error) {
 	return out.String(), nil
 }
 
-// Command checks that text holds, at or after offset from, the command
-// whose words are argv, each word one shell word with exactly its value:
-// it finds the first word as written (a command name needs no quoting),
-// reads len(argv) words from there with Words, and runs them through bash
-// and sh with the command name replaced by printf, in a directory holding
-// files that a glob would match. It returns the offset where the command
-// ends, for the next call; on failure it reports the error and returns -1.
-func Command(t testing.TB, text string, from int, argv ...string) int {
+// Check checks that text holds, after the first occurrence of anchor at or
+// after byte from, the words want, each one shell word with exactly its
+// value. It reads len(want) words there with Words, then runs them through
+// bash and sh as printf's arguments, in a directory holding files that a
+// glob would match, and compares the words printed. A comma that ends the
+// last word is the prose's ("set MTU 9000 on eth1, its slaves"), not the
+// word's. It returns the offset where the words end, for the next call;
+// on failure it reports the error and returns -1.
+//
+// A command is checked with its command name in anchor and its arguments
+// in want: Check(t, fix, 0, "ip link set dev ", name, "mtu", "9000").
+func Check(t testing.TB, text string, from int, anchor string, want ...string) int {
 	t.Helper()
-	i := strings.Index(text[from:], argv[0])
+	i := strings.Index(text[from:], anchor)
 	if i < 0 {
-		t.Errorf("no %s after byte %d of %q", argv[0], from, text)
+		t.Errorf("no %q after byte %d of %q", anchor, from, text)
 		return -1
 	}
-	start := from + i
-	ws, err := Words(text[start:], len(argv))
+	start := from + i + len(anchor)
+	ws, err := Words(text[start:], len(want))
 	if err != nil {
-		t.Errorf("%s: %v", argv[0], err)
+		t.Errorf("after %q: %v", anchor, err)
 		return -1
 	}
+	last := &ws[len(ws)-1]
+	if text[start+last.End-1] == ',' && strings.HasSuffix(last.Value, ",") && !strings.HasSuffix(want[len(want)-1], ",") {
+		last.Value, last.End = strings.TrimSuffix(last.Value, ","), last.End-1
+	}
+	end := start + last.End
+	span := text[start+ws[0].Start : end]
 	for k, w := range ws {
-		if w.Value != argv[k] {
-			t.Errorf("word %d of %q reads %q, want %q", k+1, text[start:start+ws[len(ws)-1].End], w.Value, argv[k])
+		if w.Value != want[k] {
+			t.Errorf("after %q, word %d of %s reads %q, want %q", anchor, k+1, span, w.Value, want[k])
 			return -1
 		}
 	}
-	end := start + ws[len(ws)-1].End
-	args := text[start+ws[0].End : end]
 	dir := t.TempDir()
 	for _, f := range []string{"a", "b", "eth1", "x y"} {
 		os.WriteFile(dir+"/"+f, nil, 0o644)
 	}
 	for _, sh := range []string{"bash", "sh"} {
-		out, err := Run(sh, dir, `printf '%s\0' `+args)
+		out, err := Run(sh, dir, `printf '%s\0' `+span)
 		if err != nil {
-			t.Errorf("%s -c printf...%s: %v", sh, args, err)
+			t.Errorf("%s -c printf...%s: %v", sh, span, err)
 			return -1
 		}
 		got := strings.Split(strings.TrimSuffix(out, "\x00"), "\x00")
-		if len(argv) == 1 {
-			got = nil // printf with no argument prints one empty word
-		}
-		if len(got) != len(argv)-1 {
-			t.Errorf("%s splits %s into %d words %q, want %d", sh, args, len(got), got, len(argv)-1)
+		if len(got) != len(want) {
+			t.Errorf("%s splits %s into %d words %q, want %d", sh, span, len(got), got, len(want))
 			return -1
 		}
 		for k, g := range got {
 			// sh (dash) keeps $'...' as a '$' and the escaped text: one
 			// word still, but not the value; bash must give the value.
-			if g != argv[k+1] && (sh == "bash" || !strings.Contains(args, "$'")) {
-				t.Errorf("%s reads word %d of %s as %q, want %q", sh, k+2, args, g, argv[k+1])
+			if g != want[k] && (sh == "bash" || !strings.Contains(span, "$'")) {
+				t.Errorf("%s reads word %d of %s as %q, want %q", sh, k+1, span, g, want[k])
 				return -1
 			}
 		}
