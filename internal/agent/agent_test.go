@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/shellq/shellqtest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -413,4 +414,36 @@ func TestPMTULoopback(t *testing.T) {
 	c.Close()
 	waitFor(t, func() bool { return strings.Count(log.String(), "pmtu.open x1") >= 2 }, log)
 	t.Log(log.String())
+}
+
+// TestReadTokenHintsRun: the commands the token errors give, for a path
+// with a blank and a quote, are one word each and, pasted into a shell, do
+// what they say: chmod the file, create a token.
+func TestReadTokenHintsRun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "it's a dir")
+	os.Mkdir(dir, 0o755)
+	p := filepath.Join(dir, "token $(id)")
+	os.WriteFile(p, []byte("secret-token-0123456789\n"), 0o644)
+	os.Chmod(p, 0o644)
+	for _, c := range []struct{ prepare, command, pathAfter string }{
+		{"", "run: ", "chmod 600 "},
+		{"\n", "create one with: ", "| base64 > "},
+	} {
+		if c.prepare != "" {
+			os.WriteFile(p, []byte(c.prepare), 0o600)
+		}
+		_, err := ReadToken(p)
+		if err == nil {
+			t.Fatalf("%s: accepted", c.command)
+		}
+		msg := err.Error()
+		shellqtest.Check(t, msg, 0, c.pathAfter, p)
+		line := msg[strings.Index(msg, c.command)+len(c.command):]
+		if _, err := shellqtest.Run("sh", dir, line); err != nil {
+			t.Fatalf("sh -c %s: %v", line, err)
+		}
+		if _, err := ReadToken(p); err != nil {
+			t.Errorf("after running %s: %v", line, err)
+		}
+	}
 }
