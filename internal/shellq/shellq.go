@@ -45,8 +45,8 @@ import (
 //	it's               'it'\''s'
 //	a, newline, b      $'a\nb'
 //
-// Quote is for arguments: a command word holding '=' would be taken for an
-// assignment.
+// Quote is for arguments: a command word of the form NAME=... would be
+// taken for an assignment (Join quotes that one).
 func Quote(s string) string {
 	switch {
 	case s == "":
@@ -60,13 +60,27 @@ func Quote(s string) string {
 }
 
 // Join quotes each argument with Quote and joins them with spaces: one
-// command line whose words are args.
+// command line whose words are args. A first word that a shell would take
+// for an assignment (NAME=...) is quoted, so it stays the command.
 func Join(args ...string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
 		q[i] = Quote(a)
+		if i == 0 && q[0] == a && assignment(a) {
+			q[0] = "'" + a + "'"
+		}
 	}
 	return strings.Join(q, " ")
+}
+
+// assignment reports whether a plain word starts with a shell variable
+// name and '='.
+func assignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" || '0' <= name[0] && name[0] <= '9' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == ""
 }
 
 func plain(s string) bool {

@@ -47,8 +47,19 @@ func TestQuote(t *testing.T) {
 			t.Errorf("Quote(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
-	if got, want := shellq.Join("ip", "link", "set", "dev", "$(id)", "mtu", "9000"), "ip link set dev '$(id)' mtu 9000"; got != want {
-		t.Errorf("Join = %s, want %s", got, want)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ip", "link", "set", "dev", "$(id)", "mtu", "9000"}, "ip link set dev '$(id)' mtu 9000"},
+		{[]string{"/opt/x=y/interlink", "a=b"}, "/opt/x=y/interlink a=b"},
+		{[]string{"A_1=b/interlink", "c"}, "'A_1=b/interlink' c"},
+		{[]string{"1=b", "c"}, "1=b c"},
+		{nil, ""},
+	} {
+		if got := shellq.Join(c.args...); got != c.want {
+			t.Errorf("Join(%q) = %s, want %s", c.args, got, c.want)
+		}
 	}
 }
 
