@@ -262,7 +262,11 @@ func persistFix(ifc *inventory.Interface, c inventory.PersistedConfig) string {
 		}
 		return fmt.Sprintf("set MTU=%d in %s, or set the runtime MTU back if %d is wrong", ifc.MTU, q(c.File), ifc.MTU)
 	case "networkmanager":
-		return fmt.Sprintf("nmcli connection modify %s 802-3-ethernet.mtu %d (writes %s)", q(c.Interface), ifc.MTU, q(c.File))
+		conn := c.Connection
+		if conn == "" {
+			conn = c.Interface // a result saved before Connection was read
+		}
+		return fmt.Sprintf("nmcli connection modify %s 802-3-ethernet.mtu %d (writes %s)", q(conn), ifc.MTU, q(c.File))
 	case "netplan":
 		return fmt.Sprintf("set 'mtu: %d' for %s in %s, then 'netplan try'", ifc.MTU, q(c.Interface), q(c.File))
 	case "interfaces":

@@ -67,9 +67,10 @@ var quoteCases = []struct {
 	}, []fixWord{{"MTU=9000 in ", []string{"ifcfg-{}"}}}, nil},
 	{"NET-MTU-PERSIST", func(n string) (*inventory.Inventory, *Config) {
 		inv := quoteInv(ifc(n, "physical", 9000))
-		inv.Persisted = []inventory.PersistedConfig{{Interface: n, MTU: 1500, File: "/etc/NetworkManager/system-connections/" + n + ".nmconnection", Format: "networkmanager", OnBoot: true}}
+		inv.Persisted = []inventory.PersistedConfig{{Interface: n, MTU: 1500, File: "/etc/NetworkManager/system-connections/" + n + ".nmconnection",
+			Format: "networkmanager", OnBoot: true, Connection: "System " + n}}
 		return inv, &Config{}
-	}, []fixWord{{"nmcli connection modify ", []string{"{}", "802-3-ethernet.mtu", "9000"}}, {"(writes ", []string{"/etc/NetworkManager/system-connections/{}.nmconnection"}}}, nil},
+	}, []fixWord{{"nmcli connection modify ", []string{"System {}", "802-3-ethernet.mtu", "9000"}}, {"(writes ", []string{"/etc/NetworkManager/system-connections/{}.nmconnection"}}}, nil},
 	{"NET-MTU-PERSIST", func(n string) (*inventory.Inventory, *Config) {
 		inv := quoteInv(ifc(n, "physical", 9000))
 		inv.Persisted = []inventory.PersistedConfig{{Interface: n, MTU: 1500, File: "/etc/netplan/" + n + ".yaml", Format: "netplan", OnBoot: true}}
