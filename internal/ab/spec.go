@@ -13,7 +13,10 @@ package ab
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // ErrSpec marks an invalid experiment (bad flags, metric or expectation).
@@ -30,6 +33,15 @@ type Arm struct {
 	// whenever the previous run was the other arm's (or none): it switches
 	// the configuration, e.g. `interlink lab set demo ic mtu=1500`.
 	Prepare string `json:"prepare,omitempty"`
+}
+
+// CommandLine is the arm's command as a person would type it: the shell
+// line as given, or the argv with each word quoted for a POSIX shell.
+func (a Arm) CommandLine() string {
+	if a.Shell {
+		return strings.Join(a.Command, " ")
+	}
+	return shellq.Join(a.Command...)
 }
 
 // Order is how runs of the two arms are interleaved.

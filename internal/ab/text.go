@@ -48,7 +48,7 @@ func WriteText(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "interlink ab: %d runs per arm after %d warm-up, %s order, %s confidence (%d measured runs)\n",
 		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), pct(r.Confidence), made)
 	for _, a := range []Arm{r.A, r.B} {
-		fmt.Fprintf(w, "  %s: %s", a.Name, termtext.Clean(strings.Join(a.Command, " ")))
+		fmt.Fprintf(w, "  %s: %s", a.Name, termtext.Clean(a.CommandLine()))
 		if a.Prepare != "" {
 			fmt.Fprintf(w, "  (prepare: %s)", termtext.Clean(a.Prepare))
 		}

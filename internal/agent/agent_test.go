@@ -7,8 +7,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -319,36 +317,6 @@ func TestTCPEndpoint(t *testing.T) {
 		t.Fatalf("stream: %q", s)
 	}
 	conn.Close()
-}
-
-func TestReadToken(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string, mode os.FileMode) string {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(content), mode)
-		os.Chmod(p, mode)
-		return p
-	}
-	if tok, err := ReadToken(write("ok", "  secret-token-0123456789\n", 0o600)); err != nil || string(tok) != "secret-token-0123456789" {
-		t.Fatalf("good token: %q %v", tok, err)
-	}
-	for name, c := range map[string]struct {
-		content string
-		mode    os.FileMode
-		want    string
-	}{
-		"world": {"secret-token-0123456789", 0o644, "readable by everyone"},
-		"empty": {"\n", 0o600, "empty"},
-		"short": {"abc", 0o600, "at least 16"},
-	} {
-		_, err := ReadToken(write(name, c.content, c.mode))
-		if !errors.Is(err, ErrToken) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", name, err, c.want)
-		}
-	}
-	if _, err := ReadToken(filepath.Join(dir, "missing")); err == nil {
-		t.Error("missing file accepted")
-	}
 }
 
 func TestBucket(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // MinTokenLen is the shortest token accepted: the handshake can be
@@ -31,7 +33,8 @@ func ReadToken(path string) ([]byte, error) {
 		return nil, fmt.Errorf("token file %s: not a regular file: %w", path, ErrToken)
 	}
 	if st.Mode().Perm()&0o004 != 0 {
-		return nil, fmt.Errorf("token file %s: readable by everyone (mode %04o); run: chmod 600 %s: %w", path, st.Mode().Perm(), path, ErrToken)
+		// The command comes last, so nothing else sticks to its words.
+		return nil, fmt.Errorf("token file %s: readable by everyone (mode %04o): %w; run: chmod 600 %s", path, st.Mode().Perm(), ErrToken, shellq.Quote(path))
 	}
 	if st.Size() > 4096 {
 		return nil, fmt.Errorf("token file %s: %d bytes, a token is at most 4096: %w", path, st.Size(), ErrToken)
@@ -40,7 +43,7 @@ func ReadToken(path string) ([]byte, error) {
 	n, _ := f.Read(b)
 	tok := bytes.TrimSpace(b[:n])
 	if len(tok) == 0 {
-		return nil, fmt.Errorf("token file %s: empty; create one with: head -c 32 /dev/urandom | base64 > %s: %w", path, path, ErrToken)
+		return nil, fmt.Errorf("token file %s: empty: %w; create one with: head -c 32 /dev/urandom | base64 > %s", path, ErrToken, shellq.Quote(path))
 	}
 	if len(tok) < MinTokenLen {
 		return nil, fmt.Errorf("token file %s: token is %d bytes, need at least %d: %w", path, len(tok), MinTokenLen, ErrToken)

@@ -14,6 +14,7 @@ import (
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -185,8 +186,8 @@ func runCheck(e *env, f checkFlags) error {
 		return err
 	}
 	if f.collect != "" && !f.asJSON {
-		fmt.Fprintf(e.stderr, "interlink: bundle %s (%d files; audit it elsewhere with 'interlink check --root %s')\n",
-			f.collect, len(src.Files()), f.collect)
+		fmt.Fprintf(e.stderr, "interlink: bundle %s (%d files; audit it elsewhere with: %s)\n",
+			termtext.Clean(f.collect), len(src.Files()), shellq.Join("interlink", "check", "--root", f.collect))
 	}
 	return withCode(res.Summary.ExitCode)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
@@ -41,26 +42,28 @@ func Footer(w io.Writer, r *Result) {
 	fmt.Fprintln(w)
 	switch {
 	case r.Kept:
-		bin := r.Binary
-		fmt.Fprintf(w, "The lab %s is still up, with an agent on every node (token %s). Explore it:\n", r.Lab, r.TokenFile)
-		fmt.Fprintf(w, "  %s lab status %s\n", bin, r.Lab)
-		fmt.Fprintf(w, "  %s lab exec %s node1 -- %s check --interconnect eth1\n", bin, r.Lab, bin)
+		// Commands to paste: the binary, token and lab state paths are the
+		// user's, and may hold anything a path can.
+		q, bin := shellq.Quote, r.Binary
+		fmt.Fprintf(w, "The lab %s is still up, with an agent on every node (token %s). Explore it:\n", r.Lab, q(r.TokenFile))
+		fmt.Fprintf(w, "  %s\n", shellq.Join(bin, "lab", "status", r.Lab))
+		exec := "  " + shellq.Join(bin, "lab", "exec", r.Lab, "node1", "--", bin)
+		fmt.Fprintf(w, "%s check --interconnect eth1\n", exec)
 		var nodes []string // as the demo's mesh ran them
 		if r.Mesh != nil {
 			for _, n := range r.Mesh.Nodes {
 				nodes = append(nodes, fmt.Sprintf("%s=%s@%s", n.Name, n.Agent, n.Addrs[0]))
 			}
 		}
-		exec := fmt.Sprintf("  %s lab exec %s node1 -- %s", bin, r.Lab, bin)
-		fmt.Fprintf(w, "%s mesh --token-file %s --expect %d %s\n", exec, r.TokenFile, ExpectMTU, strings.Join(nodes, " "))
+		fmt.Fprintf(w, "%s mesh --token-file %s --expect %d %s\n", exec, q(r.TokenFile), ExpectMTU, shellq.Join(nodes...))
 		if d := r.Diagnosis; d != nil && len(d.Ports) > 0 {
 			p := d.Ports[0]
-			fmt.Fprintf(w, "%s pmtu --token-file %s --target %s %s\n", exec, r.TokenFile, p.Address, agentOf(r, p.Node))
+			fmt.Fprintf(w, "%s pmtu --token-file %s --target %s %s\n", exec, q(r.TokenFile), q(p.Address), q(agentOf(r, p.Node)))
 		}
 		if len(r.Blocks) > 0 {
-			fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, r.TokenFile, r.Blocks[0].Address)
+			fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, q(r.TokenFile), q(r.Blocks[0].Address))
 		}
-		fmt.Fprintf(w, "Remove it with: %s lab down %s (the token and the agents' logs go with it)\n", bin, r.Lab)
+		fmt.Fprintf(w, "Remove it with: %s (the token and the agents' logs go with it)\n", shellq.Join(bin, "lab", "down", r.Lab))
 	case r.Interrupted:
 		fmt.Fprintf(w, "Interrupted after %s: the figures above are what was measured until then; lab %s removed.\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
 	case len(r.Errors) > 0:

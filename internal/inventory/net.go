@@ -85,6 +85,9 @@ type PersistedConfig struct {
 	// MAC is the hardware address a profile is bound to when it names no
 	// interface (a NetworkManager keyfile with only mac-address=).
 	MAC string `json:"mac,omitempty"`
+	// Connection is a NetworkManager profile's name (connection.id, else
+	// the keyfile's name), what nmcli connection modify is given.
+	Connection string `json:"connection,omitempty"`
 }
 
 // Counters holds the kernel counters of DOMAIN.md section 6. Without an

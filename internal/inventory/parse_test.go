@@ -89,15 +89,15 @@ mtu=9000
 miimon=100
 mode=active-backup
 `), "/etc/NetworkManager/system-connections/bond1.nmconnection")
-	if !ok || c.Interface != "bond1" || c.MTU != 9000 || c.MTULine != 9 || c.Type != "bond" || !c.OnBoot {
+	if !ok || c.Interface != "bond1" || c.MTU != 9000 || c.MTULine != 9 || c.Type != "bond" || !c.OnBoot || c.Connection != "bond1" {
 		t.Errorf("bond keyfile: %+v", c)
 	}
 	m, ok := ParseKeyfile(strings.NewReader("[connection]\nid=Wired connection 2\ntype=ethernet\n\n[ethernet]\nmac-address=52:54:00:6B:21:0B\nmtu=9000\n"), "/x/Wired connection 2.nmconnection")
-	if !ok || m.Interface != "" || m.MAC != "52:54:00:6b:21:0b" || m.MTU != 9000 {
+	if !ok || m.Interface != "" || m.MAC != "52:54:00:6b:21:0b" || m.MTU != 9000 || m.Connection != "Wired connection 2" {
 		t.Errorf("keyfile bound to a MAC: %+v", m)
 	}
 	p, _ := ParseKeyfile(strings.NewReader("[connection]\nid=bond-slave-eth1\ntype=802-3-ethernet\ninterface-name=eth1\nmaster=bond1\nslave-type=bond\nautoconnect=false\n"), "/x/eth1.nmconnection")
-	if p.Interface != "eth1" || p.Master != "bond1" || p.Type != "ethernet" || p.OnBoot || p.MTU != 0 {
+	if p.Interface != "eth1" || p.Master != "bond1" || p.Type != "ethernet" || p.OnBoot || p.MTU != 0 || p.Connection != "bond-slave-eth1" {
 		t.Errorf("port keyfile: %+v", p)
 	}
 }

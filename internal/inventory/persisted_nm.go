@@ -70,11 +70,12 @@ func ParseKeyfile(r io.Reader, file string) (PersistedConfig, bool) {
 			}
 		}
 	}
-	if c.Interface == "" && c.MAC == "" {
-		c.Interface = id
+	c.Connection = id
+	if c.Connection == "" {
+		c.Connection = strings.TrimSuffix(path.Base(file), ".nmconnection")
 	}
 	if c.Interface == "" && c.MAC == "" {
-		c.Interface = strings.TrimSuffix(path.Base(file), ".nmconnection")
+		c.Interface = c.Connection
 	}
 	return c, c.Interface != "" || c.MAC != ""
 }

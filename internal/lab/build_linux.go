@@ -12,6 +12,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Up builds the lab t describes, after t.Validate. A lab of the same name
@@ -56,7 +58,7 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	}
 	if err != nil {
 		if derr := down(t.Name, newDownConfig(nil)); derr != nil && !errors.Is(derr, ErrNotFound) {
-			err = fmt.Errorf("%w (and cleanup failed: %v; run 'interlink lab down %s')", err, derr, t.Name)
+			err = fmt.Errorf("%w (and cleanup failed: %v; run: %s)", err, derr, shellq.Join("interlink", "lab", "down", t.Name))
 		}
 		return nil, err
 	}

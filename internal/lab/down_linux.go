@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -28,7 +29,7 @@ func Open(name string) (*Lab, error) {
 	}
 	for _, ns := range st.Namespaces {
 		if !nsExists(ns) {
-			return nil, fmt.Errorf("lab %s: namespace %s is gone; run 'interlink lab up' again or 'interlink lab down %s'", name, ns, name)
+			return nil, fmt.Errorf("lab %s: namespace %s is gone; run 'interlink lab up' again, or remove the lab: %s", name, ns, shellq.Join("interlink", "lab", "down", name))
 		}
 	}
 	return newLab(st.Topology), nil

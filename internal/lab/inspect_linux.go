@@ -10,6 +10,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Inspect reads the lab called name from the kernel and compares it with
@@ -28,7 +30,7 @@ func Inspect(name string) (*Status, error) {
 			// lab up was killed before its first record was renamed:
 			// nothing was built, but files remain for lab down.
 			return &Status{Name: name, State: StateIncomplete, Problems: []string{
-				"no record, only " + strings.Join(left, " and ") + " (a lab up killed before it recorded anything); 'interlink lab down " + name + "' removes them"}}, nil
+				"no record, only " + strings.Join(left, " and ") + " (a lab up killed before it recorded anything); remove them with: " + shellq.Join("interlink", "lab", "down", name)}}, nil
 		}
 	}
 	if err != nil {

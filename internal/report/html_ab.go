@@ -34,7 +34,7 @@ func abSection(r *ab.Result) section {
 		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), pctText(r.Confidence), made)
 	t := &table{Head: []string{"arm", "command", "prepare"}}
 	for _, a := range []ab.Arm{r.A, r.B} {
-		t.Rows = append(t.Rows, row(a.Name, strings.Join(a.Command, " "), a.Prepare))
+		t.Rows = append(t.Rows, row(a.Name, a.CommandLine(), a.Prepare))
 	}
 	s.table(t)
 	if len(r.Primary) > 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Direct NFS rules. Oracle's dNFS client reads $ORACLE_HOME/dbs/oranfstab,
@@ -233,7 +234,8 @@ func checkDNFSMount(inv *inventory.Inventory, cfg *Config) []Finding {
 			out = append(out, Finding{Severity: Critical, Object: serverObject(t, s),
 				Message:  fmt.Sprintf("mount %s (export %s) is not an NFS mount of this node: dNFS still needs the kernel mount to find the files, and RAC needs the same mount point on every node", e.Mount, e.Export),
 				Evidence: []Evidence{dnfsLine(t.File, e.Line, "export: "+e.Export+" mount: "+e.Mount), {What: "NFS mounts", Value: nfsMountList(inv), File: inventory.MountinfoFile}},
-				Fix:      fmt.Sprintf("mount %s:%s on %s with the options Oracle requires (fstab), or correct the mount: of this line", s.Name, e.Export, e.Mount)})
+				Fix: fmt.Sprintf("mount %s on %s with the options Oracle requires (an fstab entry, then: mount %[2]s), or correct the mount: of this line",
+					shellq.Quote(s.Name+":"+e.Export), shellq.Quote(e.Mount))})
 		}
 	})
 	return out
@@ -337,7 +339,7 @@ func checkDNFSOff(inv *inventory.Inventory, cfg *Config) []Finding {
 		out = append(out, Finding{Severity: Warning, Object: "Oracle home " + h.Path,
 			Message:  "the home has an oranfstab but Direct NFS is off: the database uses the kernel NFS client and the file has no effect",
 			Evidence: []Evidence{{What: "dNFS", Value: h.DNFSDetail, File: h.Path + "/lib"}, {What: "oranfstab", Value: "present", File: h.Oranfstab}},
-			Fix:      "with the databases of this home stopped: cd " + h.Path + "/rdbms/lib && make -f ins_rdbms.mk dnfs_on (or remove the oranfstab if dNFS is not wanted)"})
+			Fix:      "with the databases of this home stopped: cd " + shellq.Quote(h.Path+"/rdbms/lib") + " && make -f ins_rdbms.mk dnfs_on (or remove the oranfstab if dNFS is not wanted)"})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Figures from DOMAIN.md sections 2 and 6.
@@ -72,9 +73,10 @@ func sysctlInt(inv *inventory.Inventory, name string) (int64, Evidence, bool) {
 }
 
 // sysctlPersist is the fix line for persisting sysctls the Oracle way.
+// Each setting is one NAME=VALUE word (a name can hold an interface's).
 func sysctlPersist(settings ...string) string {
 	return fmt.Sprintf("sysctl -w %s, and put the same setting(s) in /etc/sysctl.d/98-oracle.conf so they survive a reboot",
-		strings.Join(settings, " "))
+		shellq.Join(settings...))
 }
 
 func init() {
@@ -124,7 +126,7 @@ func checkBondMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 				slave.MTU, bond.Name, bond.MTU, min(slave.MTU, bond.MTU)),
 			Evidence: []Evidence{mtuEvidence(slave), mtuEvidence(bond)},
 			Fix: fmt.Sprintf("ip link set dev %s mtu %d (in a maintenance window); set MTU only on the bond in the persisted configuration, the kernel gives it to the slaves",
-				slave.Name, bond.MTU)})
+				shellq.Quote(slave.Name), bond.MTU)})
 	})
 	return out
 }
@@ -145,7 +147,7 @@ func checkBridgeMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 				port.MTU, br.Name, br.MTU, lower.MTU, lower.Name),
 			Evidence: []Evidence{mtuEvidence(port), mtuEvidence(br)},
 			Fix: fmt.Sprintf("give the bridge and every port (vif, tap, bond, NIC) the same MTU: ip link set dev %s mtu %d; ip link set dev %s mtu %d; persist both",
-				port.Name, max(port.MTU, br.MTU), br.Name, max(port.MTU, br.MTU))})
+				shellq.Quote(port.Name), max(port.MTU, br.MTU), shellq.Quote(br.Name), max(port.MTU, br.MTU))})
 	})
 	return out
 }
@@ -168,7 +170,7 @@ func checkBondSlaveDown(inv *inventory.Inventory, cfg *Config) []Finding {
 				Message: fmt.Sprintf("slave of %s has MII status %s (%d link failures): %s runs without redundancy",
 					ifc.Name, s.MIIStatus, s.LinkFailures, ifc.Name),
 				Evidence: []Evidence{{What: s.Name + " MII Status", Value: s.MIIStatus, File: ifc.Bond.File}},
-				Fix:      fmt.Sprintf("check the cable, switch port and 'ethtool %s'; the bond fails over but has no spare while this lasts", s.Name)})
+				Fix:      fmt.Sprintf("check the cable, the switch port and the link (ethtool %s); the bond fails over but has no spare while this lasts", shellq.Quote(s.Name))})
 		}
 	}
 	return out
@@ -246,7 +248,9 @@ func checkMTUPersist(inv *inventory.Inventory, cfg *Config) []Finding {
 }
 
 // persistFix says how to persist the runtime MTU in the format in use.
+// Names and paths are shell-quoted: the file is what an editor is given.
 func persistFix(ifc *inventory.Interface, c inventory.PersistedConfig) string {
+	q := shellq.Quote
 	target := ifc.Name
 	if c.MTU == 0 && c.Master != "" {
 		target = c.Master
@@ -254,15 +258,19 @@ func persistFix(ifc *inventory.Interface, c inventory.PersistedConfig) string {
 	switch c.Format {
 	case "ifcfg":
 		if target != ifc.Name {
-			return fmt.Sprintf("set MTU=%d in ifcfg-%s (the bond's file; its slaves inherit it), or set the runtime MTU back if %d is wrong", ifc.MTU, target, ifc.MTU)
+			return fmt.Sprintf("set MTU=%d in %s (the bond's file; its slaves inherit it), or set the runtime MTU back if %d is wrong", ifc.MTU, q("ifcfg-"+target), ifc.MTU)
 		}
-		return fmt.Sprintf("set MTU=%d in %s, or set the runtime MTU back if %d is wrong", ifc.MTU, c.File, ifc.MTU)
+		return fmt.Sprintf("set MTU=%d in %s, or set the runtime MTU back if %d is wrong", ifc.MTU, q(c.File), ifc.MTU)
 	case "networkmanager":
-		return fmt.Sprintf("nmcli connection modify %s 802-3-ethernet.mtu %d (writes %s)", c.Interface, ifc.MTU, c.File)
+		conn := c.Connection
+		if conn == "" {
+			conn = c.Interface // a result saved before Connection was read
+		}
+		return fmt.Sprintf("nmcli connection modify %s 802-3-ethernet.mtu %d (writes %s)", q(conn), ifc.MTU, q(c.File))
 	case "netplan":
-		return fmt.Sprintf("set 'mtu: %d' for %s in %s, then 'netplan try'", ifc.MTU, c.Interface, c.File)
+		return fmt.Sprintf("set 'mtu: %d' for %s in %s, then 'netplan try'", ifc.MTU, q(c.Interface), q(c.File))
 	case "interfaces":
-		return fmt.Sprintf("add 'mtu %d' to the 'iface %s' stanza in %s", ifc.MTU, c.Interface, c.File)
+		return fmt.Sprintf("add 'mtu %d' to the iface stanza of %s in %s", ifc.MTU, q(c.Interface), q(c.File))
 	}
-	return fmt.Sprintf("persist MTU %d for %s in %s", ifc.MTU, ifc.Name, c.File)
+	return fmt.Sprintf("persist MTU %d for %s in %s", ifc.MTU, q(ifc.Name), q(c.File))
 }

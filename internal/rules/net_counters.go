@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Counter rules judge rates only: the counters are cumulative since boot, so
@@ -124,8 +125,8 @@ func checkIfErrors(inv *inventory.Inventory, cfg *Config) []Finding {
 		out = append(out, Finding{Severity: sev, Object: "interface " + ifc.Name,
 			Message:  fmt.Sprintf("%s over %s: frames are lost on this interface", strings.Join(moved, ", "), c.IntervalNs),
 			Evidence: ev,
-			Fix: fmt.Sprintf("'ethtool -S %s' for the driver's detail; check cable, switch port errors and ring sizes ('ethtool -g %s'); rx_dropped also rises when the softirq backlog is full (net.core.netdev_max_backlog)",
-				ifc.Name, ifc.Name)})
+			Fix: fmt.Sprintf("read the driver's detail (ethtool -S %s); check cable, switch port errors and ring sizes (ethtool -g %[1]s); rx_dropped also rises when the softirq backlog is full (net.core.netdev_max_backlog)",
+				shellq.Quote(ifc.Name))})
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 func init() {
@@ -53,7 +54,7 @@ func checkICMissing(inv *inventory.Inventory, cfg *Config) []Finding {
 		out = append(out, Finding{Severity: Critical, Object: "interface " + n,
 			Message:  fmt.Sprintf("%s is named as interconnect but does not exist on this node", n),
 			Evidence: []Evidence{{What: "interfaces", Value: strings.Join(names, " "), File: "/sys/class/net"}},
-			Fix:      fmt.Sprintf("check the name (oifcfg getif lists the cluster's networks) or create and persist %s", n)})
+			Fix:      fmt.Sprintf("check the name (oifcfg getif lists the cluster's networks) or create and persist %s", shellq.Quote(n))})
 	}
 	return out
 }
@@ -72,7 +73,7 @@ func checkICDown(inv *inventory.Inventory, cfg *Config) []Finding {
 		out = append(out, Finding{Severity: Critical, Object: "interface " + ifc.Name,
 			Message:  fmt.Sprintf("interconnect interface is %s: the node cannot reach the other nodes' instances over it", orUnknown(ifc.OperState)),
 			Evidence: ev,
-			Fix:      fmt.Sprintf("ip link set dev %s up; check cable, switch port and 'ethtool %s'", ifc.Name, ifc.Name)})
+			Fix:      fmt.Sprintf("ip link set dev %s up; check the cable, the switch port and the link (ethtool %[1]s)", shellq.Quote(ifc.Name))})
 	}
 	return out
 }
@@ -103,12 +104,12 @@ func checkICNotPersisted(inv *inventory.Inventory, cfg *Config) []Finding {
 			out = append(out, Finding{Severity: Warning, Object: "interface " + ifc.Name,
 				Message:  "interconnect interface has no persisted configuration: its address and MTU are gone after a reboot",
 				Evidence: []Evidence{{What: "persisted configurations", Value: persistedSummary(inv), File: ""}},
-				Fix:      fmt.Sprintf("write a configuration for %s (ifcfg-%s, a NetworkManager connection or netplan) with its address and MTU %d", ifc.Name, ifc.Name, ifc.MTU)})
+				Fix:      fmt.Sprintf("write a configuration for %s (%s, a NetworkManager connection or netplan) with its address and MTU %d", shellq.Quote(ifc.Name), shellq.Quote("ifcfg-"+ifc.Name), ifc.MTU)})
 		case !onboot:
 			out = append(out, Finding{Severity: Warning, Object: "interface " + ifc.Name,
 				Message:  "interconnect interface is not brought up at boot",
 				Evidence: []Evidence{{What: "onboot", Value: "no", File: strings.Join(files, ", ")}},
-				Fix:      fmt.Sprintf("set ONBOOT=yes (ifcfg), autoconnect=true (NetworkManager) or 'auto %s' (interfaces)", ifc.Name)})
+				Fix:      fmt.Sprintf("set ONBOOT=yes (ifcfg), autoconnect=true (NetworkManager) or add an auto line for %s (interfaces)", shellq.Quote(ifc.Name))})
 		}
 	}
 	return out
@@ -143,7 +144,7 @@ func checkICMTU(inv *inventory.Inventory, cfg *Config) []Finding {
 				ifc.MTU, Fragments(blockBytes, ifc.MTU)),
 			Evidence: []Evidence{mtuEvidence(ifc)},
 			Fix: fmt.Sprintf("in a maintenance window set MTU 9000 on %s, its slaves and every switch port on the path, persist it, and prove it with 'interlink pmtu' to each peer",
-				ifc.Name)})
+				shellq.Quote(ifc.Name))})
 	}
 	return out
 }
@@ -181,7 +182,7 @@ func checkICMulticast(inv *inventory.Inventory, cfg *Config) []Finding {
 		out = append(out, Finding{Severity: Warning, Object: "interface " + ifc.Name,
 			Message:  "multicast is off on the interconnect: Clusterware (mDNS 224.0.0.251, 230.0.1.0/24) cannot use it",
 			Evidence: []Evidence{{What: ifc.Name + " flags", Value: fmt.Sprintf("0x%x (IFF_MULTICAST 0x1000 not set)", ifc.Flags), File: ifc.File("flags")}},
-			Fix:      fmt.Sprintf("ip link set dev %s multicast on, and find what turned it off (a NOARP/MULTICAST option in its configuration)", ifc.Name)})
+			Fix:      fmt.Sprintf("ip link set dev %s multicast on, and find what turned it off (a NOARP/MULTICAST option in its configuration)", shellq.Quote(ifc.Name))})
 	}
 	return out
 }
@@ -248,7 +249,7 @@ func checkHAIP(inv *inventory.Inventory, cfg *Config) []Finding {
 			out = append(out, Finding{Severity: Warning, Object: "interface " + ifc.Name,
 				Message:  fmt.Sprintf("address %s is in 169.254.0.0/16, reserved for HAIP on the interconnect", a),
 				Evidence: []Evidence{{What: ifc.Name + " address", Value: a, File: "/proc/net/fib_trie"}},
-				Fix:      fmt.Sprintf("remove the link-local address from %s (and its source: zeroconf, avahi-autoipd, a DHCP fallback)", ifc.Name)})
+				Fix:      fmt.Sprintf("ip address del %s dev %s, and remove its source (zeroconf, avahi-autoipd, a DHCP fallback)", shellq.Quote(a), shellq.Quote(ifc.Name))})
 		}
 	}
 	return out
@@ -302,8 +303,19 @@ func checkGPnPSubnet(inv *inventory.Inventory, cfg *Config) []Finding {
 				{What: "gpnp:Network", Value: fmt.Sprintf("Adapter=%s IP=%s Use=%s", n.Adapter, n.Subnet, n.Use), File: inv.Cluster.GPnPProfile},
 				{What: ifc.Name + " IPv4", Value: have, File: "/proc/net/fib_trie"},
 			},
-			Fix: fmt.Sprintf("give %s its address in %s again, or (cluster-wide, with Clusterware up) register the new network: oifcfg setif -global %s/<subnet>:%s and remove the old one with oifcfg delif",
-				ifc.Name, n.Subnet, ifc.Name, n.Use)})
+			Fix: fmt.Sprintf("give %s its address in %s again, or (cluster-wide, with Clusterware up) register the new network: oifcfg setif -global %s; then remove the old one: oifcfg delif -global %s",
+				shellq.Quote(ifc.Name), shellq.Quote(n.Subnet), shellq.Quote(ifc.Name+"/"+newSubnet(v4)+":"+n.Use), shellq.Quote(n.Adapter+"/"+n.Subnet))})
 	}
 	return out
+}
+
+// newSubnet is the network of the interface's one IPv4 address, for oifcfg
+// setif; with none or several, a placeholder the operator fills in.
+func newSubnet(v4 []string) string {
+	if len(v4) == 1 {
+		if p, err := netip.ParsePrefix(v4[0]); err == nil {
+			return p.Masked().Addr().String()
+		}
+	}
+	return "<subnet>"
 }

@@ -74,7 +74,7 @@ func checkPortRange(inv *inventory.Inventory, cfg *Config) []Finding {
 		Message: fmt.Sprintf("ephemeral ports %d-%d (%d ports) are fewer than Oracle's 9000-65500 (56501): busy nodes run out of ports for interconnect and client connections",
 			lo, hi, hi-lo+1),
 		Evidence: []Evidence{{What: name, Value: v, File: inventory.SysctlFile(name)}},
-		Fix:      sysctlPersist(`net.ipv4.ip_local_port_range="9000 65500"`)}}
+		Fix:      sysctlPersist("net.ipv4.ip_local_port_range=9000 65500")}}
 }
 
 // kernelBefore reports whether the release string ("4.14.35-2047...",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // NFS rules (DOMAIN.md section 5). Role-independent rules judge every NFS
@@ -114,9 +115,14 @@ func staticTable(m nfsMount, p Platform) string {
 func fixLine(m nfsMount, p Platform) string {
 	s := "in " + staticTable(m, p) + " use: " + recommendedLine(m, p)
 	if m.Mounted {
-		s += "; then remount in a maintenance window (umount " + m.MountPoint + "; mount " + m.MountPoint + ")"
+		s += "; then remount in a maintenance window (" + remount(m) + ")"
 	}
 	return s
+}
+
+// remount is the command pair that mounts m again from its table entry.
+func remount(m nfsMount) string {
+	return "umount " + shellq.Quote(m.MountPoint) + "; mount " + shellq.Quote(m.MountPoint)
 }
 
 func checkSoft(inv *inventory.Inventory, cfg *Config) []Finding {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // NFS rules that hold the running mounts against the static tables.
@@ -112,7 +113,7 @@ func checkRuntimeVsStatic(inv *inventory.Inventory, cfg *Config) []Finding {
 			}
 		}
 		return &Finding{Severity: Warning, Message: msg, Evidence: ev,
-			Fix: "remount from the table in a maintenance window (umount " + m.MountPoint + "; mount " + m.MountPoint + "), after correcting the entry if other findings say so"}
+			Fix: "remount from the table in a maintenance window (" + remount(m) + "), after correcting the entry if other findings say so"}
 	})
 }
 
@@ -124,7 +125,7 @@ func checkNotMounted(inv *inventory.Inventory, cfg *Config) []Finding {
 		return &Finding{Severity: Info,
 			Message:  fmt.Sprintf("%s lists this NFS mount%s but %s does not: it is not mounted now", m.Static.File, roleText(m), m.RuntimeTable),
 			Evidence: []Evidence{rawEv(m.Static), {What: "running mount table", Value: "no entry for " + m.MountPoint, File: m.RuntimeTable}},
-			Fix:      "mount " + m.MountPoint + " (and find out why it is not mounted: bg retries, a failed boot mount), or remove the entry"}
+			Fix:      "mount " + shellq.Quote(m.MountPoint) + " (and find out why it is not mounted: bg retries, a failed boot mount), or remove the entry"}
 	})
 }
 

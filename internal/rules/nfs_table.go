@@ -270,9 +270,12 @@ func recommendedLine(m nfsMount, p Platform) string {
 	case file == inventory.AIXFilesystems || file == "" && platform(p) == AIX:
 		return fmt.Sprintf("%s: options = %s", m.MountPoint, opts)
 	}
-	return fmt.Sprintf("%s %s %s %s 0 0", dev, escapeFstab(m.MountPoint), fstype, opts)
+	return fmt.Sprintf("%s %s %s %s 0 0", escapeFstab(dev), escapeFstab(m.MountPoint), fstype, opts)
 }
 
+// escapeFstab writes the blanks and backslashes of a device or mount point
+// as fstab(5) octal escapes, so each stays one field of the line. The line
+// is for the table, not a shell: no shell quoting.
 func escapeFstab(s string) string {
 	return strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`).Replace(s)
 }

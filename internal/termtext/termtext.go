@@ -22,7 +22,7 @@ import (
 // the rest. A backslash is left as it is. Text that needs no change is
 // returned unchanged without copying.
 func Clean(s string) string {
-	if isClean(s) {
+	if IsClean(s) {
 		return s
 	}
 	var b strings.Builder
@@ -54,7 +54,7 @@ func Clean(s string) string {
 
 // Lines is Clean for multi-line text: newlines stay, every line is cleaned.
 func Lines(s string) string {
-	if isClean(strings.ReplaceAll(s, "\n", "")) {
+	if IsClean(strings.ReplaceAll(s, "\n", "")) {
 		return s
 	}
 	parts := strings.Split(s, "\n")
@@ -64,7 +64,10 @@ func Lines(s string) string {
 	return strings.Join(parts, "\n")
 }
 
-func isClean(s string) bool {
+// IsClean reports whether Clean would return s unchanged: s is valid UTF-8
+// and holds no control character (newline included), C1 control or
+// Unicode format character.
+func IsClean(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
 			goto slow

@@ -38,10 +38,10 @@ func FuzzClean(f *testing.F) {
 	f.Add("\u202e\xff\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		c := Clean(s)
-		if !isClean(c) {
+		if !IsClean(c) {
 			t.Fatalf("Clean(%q) = %q still holds unsafe characters", s, c)
 		}
-		if isClean(s) && c != s {
+		if IsClean(s) && c != s {
 			t.Fatalf("Clean changed clean text %q to %q", s, c)
 		}
 		if strings.ContainsRune(c, 0x1b) {
