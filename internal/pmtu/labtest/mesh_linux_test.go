@@ -51,7 +51,7 @@ func startMesh(t *testing.T, suffix string, n, bad int) (*lab.Lab, string, strin
 
 type meshJSON struct {
 	Schema   string `json:"schema"`
-	Rounds   int    `json:"rounds"`
+	PerNode  int    `json:"per_node"`
 	Networks int    `json:"networks"`
 	Paths    []struct {
 		From, To    string
@@ -77,8 +77,8 @@ func TestMesh(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("mesh --json: %v", err)
 	}
-	if r.Schema != "interlink.mesh/v1" || r.Rounds != 5 || r.Networks != 2 || len(r.Paths) != 40 {
-		t.Fatalf("schema %s, %d rounds, %d networks, %d paths; want 5 rounds, 2 networks, 40 paths", r.Schema, r.Rounds, r.Networks, len(r.Paths))
+	if r.Schema != "interlink.mesh/v1" || r.PerNode != 4 || r.Networks != 2 || len(r.Paths) != 40 {
+		t.Fatalf("schema %s, %d per node, %d networks, %d paths; want 4 per node, 2 networks, 40 paths", r.Schema, r.PerNode, r.Networks, len(r.Paths))
 	}
 	var bad []string
 	for _, p := range r.Paths {
@@ -117,8 +117,8 @@ func TestMeshEight(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("mesh --json: %v", err)
 	}
-	if code != 0 || r.Rounds != 7 || len(r.Paths) != 112 {
-		t.Fatalf("exit %d, %d rounds, %d paths; want 0, 7, 112", code, r.Rounds, len(r.Paths))
+	if code != 0 || r.PerNode != 4 || len(r.Paths) != 112 {
+		t.Fatalf("exit %d, %d per node, %d paths; want 0, 4, 112", code, r.PerNode, len(r.Paths))
 	}
 	t.Logf("mesh of 8 nodes, 2 networks, 112 paths: %s (process %s)", time.Duration(r.ElapsedNS), took)
 }
