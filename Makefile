@@ -74,10 +74,11 @@ bench: build
 	$(GO) build -o bin/gatecompare ./bench/gatecompare
 	./bin/gatecompare -bin $(BIN)
 
-# Man pages into bin/man and the README's command table, from the command
-# definitions.
+# Man pages into bin/man, one Markdown reference page per command into
+# docs/reference and the README's command table, from the command
+# definitions (internal/docgen's tests fail when the committed ones are stale).
 docs:
-	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md
+	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md -reference docs/reference
 
 # .deb and .rpm for amd64 and arm64 into bin/pkg (nfpm, pure Go; pinned to a
 # version whose dependencies the module proxy serves).
