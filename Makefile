@@ -80,10 +80,11 @@ bench: build
 	./bin/meshscale -bin $(BIN) || rc=1; \
 	exit $$rc
 
-# Man pages into bin/man and the README's command table, from the command
-# definitions.
+# Man pages into bin/man, one Markdown reference page per command into
+# docs/reference and the README's command table, from the command
+# definitions (internal/docgen's tests fail when the committed ones are stale).
 docs:
-	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md
+	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md -reference docs/reference
 
 # .deb and .rpm for amd64 and arm64 into bin/pkg (nfpm, pure Go; pinned to a
 # version whose dependencies the module proxy serves).

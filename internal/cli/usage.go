@@ -8,8 +8,9 @@ import (
 )
 
 // CommandTable renders the command tree as the README's Markdown table of
-// commands: one row per runnable command with its synopsis and summary,
-// generated from the same definitions as --help and the man pages.
+// commands: one row per runnable command with its synopsis (linking to its
+// reference page, docs/reference/interlink-CMD.md) and summary, generated
+// from the same definitions as --help and the man pages.
 func CommandTable(root *cobra.Command) string {
 	var b strings.Builder
 	b.WriteString("| command | what it does | man page |\n|---|---|---|\n")
@@ -25,8 +26,9 @@ func CommandTable(root *cobra.Command) string {
 				// add it here too, or the table would depend on what was
 				// rendered before it.
 				sub.InitDefaultHelpFlag()
-				fmt.Fprintf(&b, "| `%s` | %s | `man %s` |\n", escapeCell(strings.TrimSpace(sub.UseLine())), escapeCell(sub.Short),
-					strings.ReplaceAll(sub.CommandPath(), " ", "-"))
+				name := strings.ReplaceAll(sub.CommandPath(), " ", "-")
+				fmt.Fprintf(&b, "| [`%s`](docs/reference/%s.md) | %s | `man %s` |\n", escapeCell(strings.TrimSpace(sub.UseLine())), name,
+					escapeCell(sub.Short), name)
 			}
 			walk(sub)
 		}

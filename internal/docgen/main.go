@@ -1,9 +1,14 @@
-// Command docgen writes interlink's man pages and the README's command
-// table from the command definitions, so help, man pages and README
-// cannot drift apart:
+// Command docgen writes interlink's man pages, the Markdown reference pages
+// and the README's command table from the command definitions, so help, man
+// pages, reference and README cannot drift apart:
 //
-//	go run ./internal/docgen -man DIR          # interlink.1, interlink-pmtu.1, ...
-//	go run ./internal/docgen -readme README.md # the table between the markers
+//	go run ./internal/docgen -man DIR              # interlink.1, interlink-pmtu.1, ...
+//	go run ./internal/docgen -reference docs/reference  # interlink.md, interlink-pmtu.md, ...
+//	go run ./internal/docgen -readme README.md     # the table between the markers
+//
+// Its tests check that the committed pages, the README's table and the
+// guides' command lines agree with the command definitions, and that every
+// relative link in README.md and docs/ leads somewhere.
 package main
 
 import (
@@ -21,11 +26,12 @@ import (
 
 func main() {
 	man := flag.String("man", "", "write man pages (section 1) into this directory")
+	ref := flag.String("reference", "", "write one Markdown reference page per command into this directory")
 	readme := flag.String("readme", "", "rewrite the command table in this README")
 	version := flag.String("version", "devel", "version named in the man pages' footer")
 	flag.Parse()
-	if *man == "" && *readme == "" {
-		fmt.Fprintln(os.Stderr, "docgen: give -man DIR and/or -readme FILE")
+	if *man == "" && *ref == "" && *readme == "" {
+		fmt.Fprintln(os.Stderr, "docgen: give -man DIR, -reference DIR and/or -readme FILE")
 		os.Exit(3)
 	}
 	root := cli.NewRoot(io.Discard, io.Discard)
@@ -39,12 +45,17 @@ func main() {
 			fail(err)
 		}
 	}
+	if *ref != "" {
+		if err := WriteReference(*ref, ReferencePages(cli.NewRoot(io.Discard, io.Discard))); err != nil {
+			fail(err)
+		}
+	}
 	if *readme != "" {
 		b, err := os.ReadFile(*readme)
 		if err != nil {
 			fail(err)
 		}
-		out, err := cli.ReplaceCommandTable(b, cli.CommandTable(root))
+		out, err := cli.ReplaceCommandTable(b, cli.CommandTable(cli.NewRoot(io.Discard, io.Discard)))
 		if err != nil {
 			fail(err)
 		}
