@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -19,105 +17,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/termtext"
 )
-
-// node is the state of one node during a run.
-type node struct {
-	t      Target
-	res    *NodeResult
-	client *ssh.Client
-	dir    string // the run's temp dir on the node; "" before it exists
-	bin    string // the interlink the node runs
-	pid    int    // the agent's PID; 0 when none runs
-}
-
-// maxOutput bounds what a remote command may send back (check --json of a
-// large node is a few MiB).
-const maxOutput = 64 << 20
-
-// remoteError is a command on the node that failed.
-type remoteError struct {
-	step string
-	code int
-	msg  string
-}
-
-func (e *remoteError) Error() string {
-	if e.msg == "" {
-		return fmt.Sprintf("%s: exit status %d", e.step, e.code)
-	}
-	return fmt.Sprintf("%s: %s", e.step, e.msg)
-}
-
-// run runs a shell command on the node and returns its stdout and exit
-// status; a command still running when ctx ends is cut off (its session
-// closed). The error is set only when the command could not be run.
-func (n *node) run(ctx context.Context, cmd string, stdin io.Reader) (stdout []byte, stderr string, code int, err error) {
-	s, err := n.client.NewSession()
-	if err != nil {
-		return nil, "", -1, fmt.Errorf("open session: %w", err)
-	}
-	defer s.Close()
-	var out, errb limitBuf
-	out.max, errb.max = maxOutput, 64<<10
-	s.Stdout, s.Stderr, s.Stdin = &out, &errb, stdin
-	stop := context.AfterFunc(ctx, func() { s.Close() })
-	defer stop()
-	err = s.Run(cmd)
-	if ctx.Err() != nil {
-		return out.Bytes(), errb.String(), -1, context.Cause(ctx)
-	}
-	var ee *ssh.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.Bytes(), errb.String(), ee.ExitStatus(), nil
-	case err != nil:
-		return out.Bytes(), errb.String(), -1, err
-	case out.cut:
-		return nil, "", -1, fmt.Errorf("output larger than %d bytes", maxOutput)
-	}
-	return out.Bytes(), errb.String(), 0, nil
-}
-
-// must runs cmd and turns a non-zero exit into an error naming step and
-// the last line the command wrote to stderr.
-func (n *node) must(ctx context.Context, step, cmd string, stdin io.Reader) ([]byte, error) {
-	out, stderr, code, err := n.run(ctx, cmd, stdin)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", step, err)
-	}
-	if code != 0 {
-		return nil, &remoteError{step, code, lastLine(stderr)}
-	}
-	return out, nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return termtext.Clean(strings.TrimSpace(lines[len(lines)-1]))
-}
-
-type limitBuf struct {
-	bytes.Buffer
-	max int
-	cut bool
-}
-
-func (b *limitBuf) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
-		b.cut = true
-		b.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
-
-// shq quotes s for a POSIX shell.
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // platforms maps `uname -sm` to GOOS/GOARCH for the systems interlink
 // builds for.
