@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -17,12 +16,14 @@ import (
 
 // node is the state of one node during a run.
 type node struct {
-	t      Target
-	res    *NodeResult
-	client *ssh.Client
-	dir    string // the run's temp dir on the node; "" before it exists
-	bin    string // the interlink the node runs
-	pid    int    // the agent's PID; 0 when none runs
+	t       Target
+	res     *NodeResult
+	link    *link         // nil until SSH connected
+	connect time.Duration // SSH connect and handshake timeout
+	stall   time.Duration // a transfer standing still this long is cut off
+	dir     string        // the run's temp dir on the node; "" before it exists
+	bin     string        // the interlink the node runs
+	pid     int           // the agent's PID; 0 when none runs
 }
 
 // maxOutput bounds what a remote command may send back (check --json of a
@@ -44,23 +45,51 @@ func (e *remoteError) Error() string {
 }
 
 // run runs a shell command on the node and returns its stdout and exit
-// status; a command still running when ctx ends is cut off (its session
-// closed). The error is set only when the command could not be run.
-func (n *node) run(ctx context.Context, cmd string, stdin io.Reader) (stdout []byte, stderr string, code int, err error) {
-	s, err := n.client.NewSession()
+// status. When ctx ends first, the node's link is cut (the TCP connection
+// closed, which ends whatever SSH is blocked on) and the error is
+// context.Cause(ctx). A transfer x (nil for none) is watched: when it
+// stands still for n.stall, the link is cut and the error is a
+// *stallError. The error is set only when the command could not be run.
+func (n *node) run(ctx context.Context, cmd string, x *transfer) (stdout []byte, stderr string, code int, err error) {
+	l := n.link
+	var out, errb limitBuf
+	out.max, errb.max = maxOutput, 64<<10
+	defer func() { // after the cut's stop below: a cut under way has finished
+		switch {
+		case ctx.Err() != nil:
+			err = context.Cause(ctx)
+			if x != nil && x.endedStill() != nil {
+				err = x.endedStill()
+			}
+		case l.cutBy() != nil:
+			err = l.cutBy()
+		case l.lostBy() != nil:
+			err = l.lostBy()
+		default:
+			return
+		}
+		stdout, stderr, code = out.Bytes(), errb.String(), -1
+	}()
+	defer cutOnEnd(ctx, func(cause error) {
+		if x != nil {
+			x.end(cause, n.stall)
+		}
+	}, l)()
+	s, err := l.NewSession()
 	if err != nil {
 		return nil, "", -1, fmt.Errorf("open session: %w", err)
 	}
 	defer s.Close()
-	var out, errb limitBuf
-	out.max, errb.max = maxOutput, 64<<10
-	s.Stdout, s.Stderr, s.Stdin = &out, &errb, stdin
-	stop := context.AfterFunc(ctx, func() { s.Close() })
-	defer stop()
-	err = s.Run(cmd)
-	if ctx.Err() != nil {
-		return out.Bytes(), errb.String(), -1, context.Cause(ctx)
+	s.Stdout, s.Stderr = &out, &errb
+	if x != nil {
+		if x.in != nil {
+			s.Stdin = x
+		} else {
+			s.Stdout = x.output(&out)
+		}
+		defer x.watch(n.stall)()
 	}
+	err = s.Run(cmd)
 	var ee *ssh.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -73,10 +102,20 @@ func (n *node) run(ctx context.Context, cmd string, stdin io.Reader) (stdout []b
 	return out.Bytes(), errb.String(), 0, nil
 }
 
-// must runs cmd and turns a non-zero exit into an error naming step and
-// the last line the command wrote to stderr.
-func (n *node) must(ctx context.Context, step, cmd string, stdin io.Reader) ([]byte, error) {
-	out, stderr, code, err := n.run(ctx, cmd, stdin)
+// must runs cmd, with in as its stdin when not nil (a transfer), and
+// turns a non-zero exit into an error naming step and the last line the
+// command wrote to stderr.
+func (n *node) must(ctx context.Context, step, cmd string, in []byte) ([]byte, error) {
+	var x *transfer
+	if in != nil {
+		x = newTransfer(step, in, n.link)
+	}
+	return n.mustRun(ctx, step, cmd, x)
+}
+
+// mustRun is must with the transfer, if any, given.
+func (n *node) mustRun(ctx context.Context, step, cmd string, x *transfer) ([]byte, error) {
+	out, stderr, code, err := n.run(ctx, cmd, x)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", step, err)
 	}
@@ -109,6 +148,17 @@ func (b *limitBuf) Write(p []byte) (int, error) {
 // shq quotes s for a POSIX shell.
 func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// dial makes a link to the node; notes say which keys were skipped.
+func (n *node) dial(ctx context.Context) (*link, []string, error) {
+	keys, notes, closeAgent := signers(n.t.Identities)
+	defer closeAgent()
+	// The ssh-agent signs during the handshake: one that hangs must not
+	// hold the dial past the run's end.
+	defer context.AfterFunc(ctx, closeAgent)()
+	l, err := dialSSH(ctx, n.t, keys, n.connect, n.stall)
+	return l, notes, err
+}
+
 // stepper returns a function that ends the step under way (timing it in
 // the node's Steps) and starts the one named; "" ends without a new one.
 func (n *node) stepper(progress func(*node, string)) func(string) {
@@ -128,10 +178,21 @@ func (n *node) stepper(progress func(*node, string)) func(string) {
 // fail records why the node did not get through.
 func (n *node) fail(ctx context.Context, err error) {
 	var re *reachError
+	var se *stallError
+	var le *lostError
+	if errors.As(err, &se) {
+		n.res.Stall = &se.Stall
+	}
 	switch {
 	case ctx.Err() != nil:
 		n.res.Status, n.res.Cause = StatusStopped, ""
-		err = fmt.Errorf("%v (the run stopped)", context.Cause(ctx))
+		if se == nil {
+			err = fmt.Errorf("%v (the run stopped)", context.Cause(ctx))
+		}
+	case se != nil:
+		n.res.Status, n.res.Cause = StatusFailed, CauseStall
+	case errors.As(err, &le):
+		n.res.Status, n.res.Cause = StatusFailed, CauseNetwork
 	case errors.As(err, &re) && re.cause == CausePlatform:
 		n.res.Status, n.res.Cause = StatusFailed, CausePlatform
 	case errors.As(err, &re):

@@ -1,13 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -66,7 +64,7 @@ func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []b
 	n.dir, n.res.TempDir = dir, dir
 	if n.bin == "" {
 		p := dir + "/interlink"
-		out, err := n.must(ctx, "copy binary", "cat > "+shq(p)+" && chmod 700 "+shq(p)+" && sha256sum "+shq(p), bytes.NewReader(bin))
+		out, err := n.must(ctx, "copy binary", "cat > "+shq(p)+" && chmod 700 "+shq(p)+" && sha256sum "+shq(p), bin)
 		if err != nil {
 			return err
 		}
@@ -76,7 +74,7 @@ func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []b
 		n.bin, n.res.Binary = p, "copied"
 	}
 	n.res.BinaryPath = n.bin
-	_, err = n.must(ctx, "write token", "umask 077 && cat > "+shq(dir+"/token"), bytes.NewReader(token))
+	_, err = n.must(ctx, "write token", "umask 077 && cat > "+shq(dir+"/token"), token)
 	return err
 }
 
@@ -147,7 +145,7 @@ func (n *node) check(ctx context.Context, bundle bool, gridHome string) error {
 
 // fetchBundle copies the node's check bundle to dir/NAME.tar.gz.
 func (n *node) fetchBundle(ctx context.Context, dir string) error {
-	out, err := n.must(ctx, "fetch bundle", "cat "+shq(n.dir+"/check.tar.gz"), nil)
+	out, err := n.mustRun(ctx, "fetch bundle", "cat "+shq(n.dir+"/check.tar.gz"), newTransfer("fetch bundle", nil, n.link))
 	if err != nil {
 		return err
 	}
@@ -183,9 +181,22 @@ const aliveSh = `alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(ps -o stat=
 
 // cleanup stops the agent by PID (TERM, then KILL after 3 s), removes the
 // temp dir, and checks that both are gone.
+//
+// A link that was cut (a stalled transfer, the run's end) is replaced
+// first: a new connection, if the node answers in time, removes what the
+// old one copied, as short commands pass where a stalled copy did not.
 func (n *node) cleanup(ctx context.Context) {
-	if n.client == nil || (n.dir == "" && n.pid == 0) {
+	if n.link == nil || (n.dir == "" && n.pid == 0) {
 		return
+	}
+	if n.link.cutBy() != nil || n.link.lostBy() != nil {
+		l, _, err := n.dial(ctx)
+		if err != nil {
+			n.res.Cleanup.Error = "reconnect to clean up: " + err.Error()
+			return
+		}
+		n.link.Close()
+		n.link, n.res.Cleanup.Reconnected = l, true
 	}
 	var b strings.Builder
 	if n.pid > 0 {
@@ -214,12 +225,11 @@ if alive %[1]d; then echo "agent PID %[1]d still running" >&2; exit 1; fi
 // agentAddr is the address the node's agent is reached at: the address
 // SSH reached, on the agent port.
 func (n *node) agentAddr(port int) (netip.AddrPort, error) {
-	ta, ok := n.client.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return netip.AddrPort{}, fmt.Errorf("ssh remote address %v is not TCP", n.client.RemoteAddr())
+	a, err := remoteIP(n.link)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
-	a, _ := netip.AddrFromSlice(ta.IP)
-	return netip.AddrPortFrom(a.Unmap(), uint16(port)), nil
+	return netip.AddrPortFrom(a, uint16(port)), nil
 }
 
 // sha256Hex is the hex SHA-256 of b.
