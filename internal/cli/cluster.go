@@ -26,7 +26,7 @@ type clusterFlags struct {
 	clusterware                         bool
 	identities, knownHosts              []string
 	parallel, agentPort                 int
-	connect                             time.Duration
+	connect, stall                      time.Duration
 	probe                               probeFlags
 }
 
@@ -68,8 +68,14 @@ through that node's SSH connection, so only SSH must reach the nodes; the
 agents reach each other on the address SSH reached (port --agent-port).
 
 A node that cannot be reached (refused, timeout, auth, host key) is reported
-and the others go on; at most --parallel nodes are set up at once. Ctrl-C or
---timeout stops the run, and every node is still cleaned up.
+and the others go on; at most --parallel nodes are set up at once. A transfer
+to or from a node (the binary's copy, the token, the check bundle) that stands
+still for --stall-timeout, nothing taken, arrived or acknowledged, cuts that
+node off with its likely cause: on a path that carries the SSH handshake but
+not full-size segments, an MTU blackhole on the management path. Ctrl-C or
+--timeout stops the run within seconds: what is under way is cut off (its SSH
+connection closed), and every node is still cleaned up, over a new connection
+where the old one was cut.
 
 Exit 2 when a node has a critical finding or a path is below --expect; 3 when
 a node could not be reached, failed a step or was not cleaned up; 1 for
@@ -105,6 +111,7 @@ report' renders a saved --json the same way.`,
 	fl.IntVar(&f.parallel, "parallel", 8, "nodes set up and cleaned up at once")
 	fl.IntVar(&f.agentPort, "agent-port", 7471, "port the agents listen on during the run")
 	fl.DurationVar(&f.connect, "connect-timeout", 10*time.Second, "SSH connect and login timeout per node")
+	fl.DurationVar(&f.stall, "stall-timeout", cluster.DefaultStall, "cut a node off when a transfer to or from it stands still this long")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
 	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network: blocks, tcp or udp (default none)")
 	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends")
@@ -133,6 +140,8 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		return usageError("cluster: --agent-port must be 1 to 65535")
 	case f.connect <= 0:
 		return usageError("cluster: --connect-timeout must be positive")
+	case f.stall < time.Second:
+		return usageError("cluster: --stall-timeout %s: want 1s or more", f.stall)
 	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp":
 		return usageError("cluster: --bench %q: want blocks, tcp or udp", termtext.Clean(f.bench))
 	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
@@ -159,7 +168,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 	}
 	opt := cluster.Options{
 		User: f.user, Identities: f.identities, KnownHosts: f.knownHosts, SSHConfig: cfg,
-		Parallel: f.parallel, Connect: f.connect, AgentPort: f.agentPort,
+		Parallel: f.parallel, Connect: f.connect, Stall: f.stall, AgentPort: f.agentPort,
 		AgentLifetime: f.probe.timeout + 5*time.Minute, Collect: f.collect, Probe: probe,
 		Software: "interlink " + buildVersion().Version, Clusterware: cw,
 		Bench: f.bench, BenchTime: f.benchTime,
@@ -192,7 +201,7 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cluster: stopped early (%s); every node was cleaned up, the report holds what ran", res.Stopped)
+		return fmt.Errorf("cluster: stopped early (%s); %s, the report holds what ran", res.Stopped, cluster.CleanupSummary(res))
 	}
 	return withCode(clusterCode(res))
 }

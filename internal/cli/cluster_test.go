@@ -45,6 +45,7 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"a:99999"}, `"99999" is not a port`},
 		{[]string{"a/10.0.0"}, `"10.0.0" is not an IP address`},
 		{[]string{"a", "--parallel", "0"}, "--parallel must be 1 to 256"},
+		{[]string{"a", "--stall-timeout", "0s"}, "--stall-timeout 0s: want 1s or more"},
 		{[]string{"a", "--expect", "big"}, "--expect"},
 		{[]string{"a", "--identity", filepath.Join(dir, "nokey")}, "nokey"},
 		{[]string{"a", "--ssh-config", filepath.Join(dir, "nocfg")}, "ssh config"},

@@ -1,15 +1,11 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -19,105 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/termtext"
 )
-
-// node is the state of one node during a run.
-type node struct {
-	t      Target
-	res    *NodeResult
-	client *ssh.Client
-	dir    string // the run's temp dir on the node; "" before it exists
-	bin    string // the interlink the node runs
-	pid    int    // the agent's PID; 0 when none runs
-}
-
-// maxOutput bounds what a remote command may send back (check --json of a
-// large node is a few MiB).
-const maxOutput = 64 << 20
-
-// remoteError is a command on the node that failed.
-type remoteError struct {
-	step string
-	code int
-	msg  string
-}
-
-func (e *remoteError) Error() string {
-	if e.msg == "" {
-		return fmt.Sprintf("%s: exit status %d", e.step, e.code)
-	}
-	return fmt.Sprintf("%s: %s", e.step, e.msg)
-}
-
-// run runs a shell command on the node and returns its stdout and exit
-// status; a command still running when ctx ends is cut off (its session
-// closed). The error is set only when the command could not be run.
-func (n *node) run(ctx context.Context, cmd string, stdin io.Reader) (stdout []byte, stderr string, code int, err error) {
-	s, err := n.client.NewSession()
-	if err != nil {
-		return nil, "", -1, fmt.Errorf("open session: %w", err)
-	}
-	defer s.Close()
-	var out, errb limitBuf
-	out.max, errb.max = maxOutput, 64<<10
-	s.Stdout, s.Stderr, s.Stdin = &out, &errb, stdin
-	stop := context.AfterFunc(ctx, func() { s.Close() })
-	defer stop()
-	err = s.Run(cmd)
-	if ctx.Err() != nil {
-		return out.Bytes(), errb.String(), -1, context.Cause(ctx)
-	}
-	var ee *ssh.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return out.Bytes(), errb.String(), ee.ExitStatus(), nil
-	case err != nil:
-		return out.Bytes(), errb.String(), -1, err
-	case out.cut:
-		return nil, "", -1, fmt.Errorf("output larger than %d bytes", maxOutput)
-	}
-	return out.Bytes(), errb.String(), 0, nil
-}
-
-// must runs cmd and turns a non-zero exit into an error naming step and
-// the last line the command wrote to stderr.
-func (n *node) must(ctx context.Context, step, cmd string, stdin io.Reader) ([]byte, error) {
-	out, stderr, code, err := n.run(ctx, cmd, stdin)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", step, err)
-	}
-	if code != 0 {
-		return nil, &remoteError{step, code, lastLine(stderr)}
-	}
-	return out, nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return termtext.Clean(strings.TrimSpace(lines[len(lines)-1]))
-}
-
-type limitBuf struct {
-	bytes.Buffer
-	max int
-	cut bool
-}
-
-func (b *limitBuf) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
-		b.cut = true
-		b.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
-
-// shq quotes s for a POSIX shell.
-func shq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // platforms maps `uname -sm` to GOOS/GOARCH for the systems interlink
 // builds for.
@@ -164,7 +64,7 @@ func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []b
 	n.dir, n.res.TempDir = dir, dir
 	if n.bin == "" {
 		p := dir + "/interlink"
-		out, err := n.must(ctx, "copy binary", "cat > "+shq(p)+" && chmod 700 "+shq(p)+" && sha256sum "+shq(p), bytes.NewReader(bin))
+		out, err := n.must(ctx, "copy binary", "cat > "+shq(p)+" && chmod 700 "+shq(p)+" && sha256sum "+shq(p), bin)
 		if err != nil {
 			return err
 		}
@@ -174,7 +74,7 @@ func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []b
 		n.bin, n.res.Binary = p, "copied"
 	}
 	n.res.BinaryPath = n.bin
-	_, err = n.must(ctx, "write token", "umask 077 && cat > "+shq(dir+"/token"), bytes.NewReader(token))
+	_, err = n.must(ctx, "write token", "umask 077 && cat > "+shq(dir+"/token"), token)
 	return err
 }
 
@@ -245,7 +145,7 @@ func (n *node) check(ctx context.Context, bundle bool, gridHome string) error {
 
 // fetchBundle copies the node's check bundle to dir/NAME.tar.gz.
 func (n *node) fetchBundle(ctx context.Context, dir string) error {
-	out, err := n.must(ctx, "fetch bundle", "cat "+shq(n.dir+"/check.tar.gz"), nil)
+	out, err := n.mustRun(ctx, "fetch bundle", "cat "+shq(n.dir+"/check.tar.gz"), newTransfer("fetch bundle", nil, n.link))
 	if err != nil {
 		return err
 	}
@@ -281,9 +181,22 @@ const aliveSh = `alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(ps -o stat=
 
 // cleanup stops the agent by PID (TERM, then KILL after 3 s), removes the
 // temp dir, and checks that both are gone.
+//
+// A link that was cut (a stalled transfer, the run's end) is replaced
+// first: a new connection, if the node answers in time, removes what the
+// old one copied, as short commands pass where a stalled copy did not.
 func (n *node) cleanup(ctx context.Context) {
-	if n.client == nil || (n.dir == "" && n.pid == 0) {
+	if n.link == nil || (n.dir == "" && n.pid == 0) {
 		return
+	}
+	if n.link.cutBy() != nil || n.link.lostBy() != nil {
+		l, _, err := n.dial(ctx)
+		if err != nil {
+			n.res.Cleanup.Error = "reconnect to clean up: " + err.Error()
+			return
+		}
+		n.link.Close()
+		n.link, n.res.Cleanup.Reconnected = l, true
 	}
 	var b strings.Builder
 	if n.pid > 0 {
@@ -312,12 +225,11 @@ if alive %[1]d; then echo "agent PID %[1]d still running" >&2; exit 1; fi
 // agentAddr is the address the node's agent is reached at: the address
 // SSH reached, on the agent port.
 func (n *node) agentAddr(port int) (netip.AddrPort, error) {
-	ta, ok := n.client.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return netip.AddrPort{}, fmt.Errorf("ssh remote address %v is not TCP", n.client.RemoteAddr())
+	a, err := remoteIP(n.link)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
-	a, _ := netip.AddrFromSlice(ta.IP)
-	return netip.AddrPortFrom(a.Unmap(), uint16(port)), nil
+	return netip.AddrPortFrom(a, uint16(port)), nil
 }
 
 // sha256Hex is the hex SHA-256 of b.

@@ -69,9 +69,13 @@ type NodeResult struct {
 	InterconnectFrom string `json:"interconnect_from,omitempty"`
 	Status           string `json:"status"`
 	// Cause classes a node that is not ok: refused, timeout, auth,
-	// host key, resolve, network, platform, remote.
+	// host key, resolve, network, platform, remote, stall.
 	Cause string `json:"cause,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Stall is the transfer that stood still when the node was cut off
+	// for it (cause stall), or when the run ended (status stopped); nil
+	// otherwise.
+	Stall *Stall `json:"stall,omitempty"`
 	// Notes are things worth knowing that did not stop the node (an
 	// encrypted identity skipped, a missing bundle).
 	Notes    []string `json:"notes,omitempty"`
@@ -107,6 +111,9 @@ type Cleanup struct {
 	Stopped string `json:"stopped,omitempty"` // "agent PID N"
 	Removed string `json:"removed,omitempty"` // the temp dir
 	Error   string `json:"error,omitempty"`   // what may be left, and why
+	// Reconnected: the run's SSH connection had been cut (a stalled
+	// transfer, the run's end), and the cleanup ran over a new one.
+	Reconnected bool `json:"reconnected,omitempty"`
 }
 
 // Counts tallies the nodes by status.

@@ -26,7 +26,13 @@ type Options struct {
 	SSHConfig  SSHConfig
 	Parallel   int           // nodes set up and cleaned up at once (default 8)
 	Connect    time.Duration // SSH connect and handshake timeout (default 10s)
-	AgentPort  int           // the agents' port (default wire.DefaultPort)
+	// Stall cuts a node off when a transfer to or from it (the binary's
+	// copy, the token, the check bundle) stands still this long: nothing
+	// taken, arrived or acknowledged (default DefaultStall). It is named
+	// a stall, with the likely cause, and the node is cleaned up over a
+	// new connection.
+	Stall     time.Duration
+	AgentPort int // the agents' port (default wire.DefaultPort)
 	// AgentLifetime bounds how long an agent outlives a run that was
 	// killed before it could clean up (default 15m).
 	AgentLifetime time.Duration
@@ -55,6 +61,10 @@ type Options struct {
 // the run was interrupted.
 const cleanupTimeout = 20 * time.Second
 
+// stopGrace bounds the cleanup of every node once the run's ctx has ended
+// (Ctrl-C, --timeout): the run returns by then, whatever a node does.
+const stopGrace = 10 * time.Second
+
 // MeshFrom is where the mesh is orchestrated from: this host, with each
 // agent's control session carried inside that node's SSH connection. The
 // operator's host needs no route to the agents' port (only SSH, which the
@@ -66,7 +76,9 @@ const MeshFrom = "this host, control sessions tunnelled through each node's SSH 
 // host; a host that cannot be reached or fails a step is reported in its
 // NodeResult and does not stop the others. When ctx ends first, Run stops
 // what is under way, still cleans up every node, and returns the partial
-// Result with Stopped set and the error context.Cause(ctx).
+// Result with Stopped set and the error context.Cause(ctx), within
+// stopGrace of ctx's end: every SSH operation under way is cut off then
+// (its TCP connection closed), and the cleanup that follows has that long.
 func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 	start := time.Now()
 	if opt.Parallel <= 0 {
@@ -74,6 +86,9 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 	}
 	if opt.Connect <= 0 {
 		opt.Connect = 10 * time.Second
+	}
+	if opt.Stall <= 0 {
+		opt.Stall = DefaultStall
 	}
 	if opt.AgentPort == 0 {
 		opt.AgentPort = wire.DefaultPort
@@ -104,7 +119,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 	for i, h := range hosts {
 		t := Resolve(h, opt.SSHConfig, opt)
 		res.Nodes[i] = NodeResult{Name: h.Name, HostName: t.HostName, User: t.User, Port: t.Port, Interconnect: h.Interconnect}
-		nodes[i] = &node{t: t, res: &res.Nodes[i]}
+		nodes[i] = &node{t: t, res: &res.Nodes[i], connect: opt.Connect, stall: opt.Stall}
 	}
 	var mu sync.Mutex
 	progress := func(n *node, step string) {
@@ -116,8 +131,8 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 	}
 	defer func() {
 		for _, n := range nodes {
-			if n.client != nil {
-				n.client.Close()
+			if n.link != nil {
+				n.link.Close()
 			}
 		}
 	}()
@@ -140,6 +155,22 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 		alignInterconnect(cw, derive)
 		res.Clusterware = cw
+	}
+
+	// From here on, the run's end cuts every link at once: the mesh's
+	// control sessions and the bench run in them. (Each command of the
+	// setup cut its own; a run that has already ended runs neither and
+	// leaves its idle links to the cleanup.) The cleanup makes new links
+	// where it must.
+	stopCut := func() {}
+	if ctx.Err() == nil {
+		var links []*link
+		for _, n := range nodes {
+			if n.link != nil {
+				links = append(links, n.link)
+			}
+		}
+		stopCut = cutOnEnd(ctx, nil, links...)
 	}
 
 	// One mesh over every node whose agent listens.
@@ -169,7 +200,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, network, addr)
 			}
-			c, err := n.client.DialContext(ctx, network, addr)
+			c, err := n.link.DialContext(ctx, network, addr)
 			var oce *ssh.OpenChannelError
 			if errors.As(err, &oce) && oce.Reason == ssh.Prohibited {
 				// sshd forbids forwarding: go direct.
@@ -194,9 +225,24 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 	}
 
-	// Clean up every node, even after Ctrl-C.
-	cctx := context.WithoutCancel(ctx)
-	parallel(len(nodes), opt.Parallel, func(i int) {
+	stopCut()
+
+	// Clean up every node, even after Ctrl-C: each within cleanupTimeout,
+	// all within stopGrace of the run's end, and all at once when it has
+	// ended (the cleanup is one short command per node).
+	cctx, stopClean := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopClean(nil)
+	graceOver := context.AfterFunc(ctx, func() {
+		time.AfterFunc(stopGrace, func() {
+			stopClean(fmt.Errorf("cleanup cut off %s after the run stopped (%v)", stopGrace, context.Cause(ctx)))
+		})
+	})
+	defer graceOver()
+	par := opt.Parallel
+	if ctx.Err() != nil {
+		par = max(par, min(len(nodes), 64))
+	}
+	parallel(len(nodes), par, func(i int) {
 		n := nodes[i]
 		t0 := time.Now()
 		if n.dir != "" || n.pid > 0 {
@@ -207,7 +253,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 			cancel()
 			step("")
 		}
-		if n.client == nil || (n.res.Cleanup.Error == "" && n.res.TempDir == "") {
+		if n.link == nil || (n.res.Cleanup.Error == "" && n.res.TempDir == "") {
 			n.res.Cleanup.Done = n.res.Cleanup.Error == ""
 		}
 		if n.res.Status == "" {
@@ -229,14 +275,12 @@ func (n *node) setup(ctx context.Context, opt Options, bin []byte, binSum string
 	step := n.stepper(progress)
 	step("connect")
 	defer step("")
-	keys, notes, closeAgent := signers(n.t.Identities)
-	defer closeAgent()
+	l, notes, err := n.dial(ctx)
 	n.res.Notes = append(n.res.Notes, notes...)
-	c, err := dialSSH(ctx, n.t, keys, opt.Connect)
 	if err != nil {
 		return err
 	}
-	n.client = c
+	n.link = l
 	a, err := n.agentAddr(opt.AgentPort)
 	if err != nil {
 		return err
@@ -279,55 +323,6 @@ func (n *node) setup(ctx context.Context, opt Options, bin []byte, binSum string
 		}
 	}
 	return nil
-}
-
-// stepper returns a function that ends the step under way (timing it in
-// the node's Steps) and starts the one named; "" ends without a new one.
-func (n *node) stepper(progress func(*node, string)) func(string) {
-	var name string
-	var t0 time.Time
-	return func(next string) {
-		if name != "" {
-			n.res.Steps = append(n.res.Steps, Step{Name: name, Elapsed: time.Since(t0)})
-		}
-		name, t0 = next, time.Now()
-		if next != "" {
-			progress(n, next)
-		}
-	}
-}
-
-// fail records why the node did not get through.
-func (n *node) fail(ctx context.Context, err error) {
-	var re *reachError
-	switch {
-	case ctx.Err() != nil:
-		n.res.Status, n.res.Cause = StatusStopped, ""
-		err = fmt.Errorf("%v (the run stopped)", context.Cause(ctx))
-	case errors.As(err, &re) && re.cause == CausePlatform:
-		n.res.Status, n.res.Cause = StatusFailed, CausePlatform
-	case errors.As(err, &re):
-		n.res.Status, n.res.Cause = StatusUnreachable, re.cause
-	default:
-		n.res.Status, n.res.Cause = StatusFailed, CauseRemote
-	}
-	n.res.Error = err.Error()
-}
-
-// parallel calls fn(0..n-1) with at most limit calls at once.
-func parallel(n, limit int, fn func(int)) {
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }
 
 func trimNL(b []byte) []byte { return b[:len(b)-1] }

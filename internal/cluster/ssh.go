@@ -161,7 +161,8 @@ func localUser() string {
 	return ""
 }
 
-// Causes of a node that could not be reached (NodeResult.Cause).
+// Causes of a node that could not be reached or did not get through
+// (NodeResult.Cause).
 const (
 	CauseRefused  = "refused"  // nothing listens on the SSH port
 	CauseTimeout  = "timeout"  // no answer in time
@@ -171,6 +172,9 @@ const (
 	CauseNetwork  = "network"  // no route, network unreachable, reset
 	CausePlatform = "platform" // the node runs another OS or architecture
 	CauseRemote   = "remote"   // a step on the node failed
+	// CauseStall: a transfer to or from the node stood still (Options.Stall)
+	// and the node was cut off; NodeResult.Stall has the evidence.
+	CauseStall = "stall"
 )
 
 // hostKeyError is a host key this side refused.
@@ -321,9 +325,11 @@ func signers(ids []string) (out []ssh.Signer, notes []string, closeAgent func())
 	}
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
 		if c, err := net.DialTimeout("unix", sock, 2*time.Second); err == nil {
+			c.SetDeadline(time.Now().Add(2 * time.Second)) // an agent that hangs
 			if ss, err := agent.NewClient(c).Signers(); err == nil {
 				out = append(out, ss...)
 			}
+			c.SetDeadline(time.Time{})
 			closeAgent = func() { c.Close() }
 		} else {
 			notes = append(notes, fmt.Sprintf("ssh-agent %s: %v", sock, err))
@@ -332,8 +338,10 @@ func signers(ids []string) (out []ssh.Signer, notes []string, closeAgent func())
 	return out, notes, closeAgent
 }
 
-// dialSSH connects and authenticates to t. Errors are *reachError.
-func dialSSH(ctx context.Context, t Target, keys []ssh.Signer, timeout time.Duration) (*ssh.Client, error) {
+// dialSSH connects and authenticates to t, on a TCP connection with
+// keepalives and a TCP user timeout longer than stall (see link). Errors
+// are *reachError.
+func dialSSH(ctx context.Context, t Target, keys []ssh.Signer, timeout, stall time.Duration) (*link, error) {
 	addr := t.Addr()
 	cb, algs, err := hostKeyCallback(t.KnownHosts, addr)
 	if err != nil {
@@ -348,14 +356,14 @@ func dialSSH(ctx context.Context, t Target, keys []ssh.Signer, timeout time.Dura
 	}
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(dctx, "tcp", addr)
+	conn, err := dialer(stall).DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, &reachError{classify(err), err}
 	}
+	tcp := conn.(*net.TCPConn)
 	// The handshake obeys the same deadline.
 	stop := context.AfterFunc(dctx, func() { conn.SetDeadline(time.Now()) })
-	c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	l, err := newLink(tcp, addr, cfg)
 	stop()
 	if err != nil {
 		conn.Close()
@@ -370,5 +378,5 @@ func dialSSH(ctx context.Context, t Target, keys []ssh.Signer, timeout time.Dura
 		return nil, &reachError{cause, err}
 	}
 	conn.SetDeadline(time.Time{})
-	return ssh.NewClient(c, chans, reqs), nil
+	return l, nil
 }

@@ -29,7 +29,7 @@ func WriteText(w io.Writer, res *Result) {
 	fmt.Fprintf(w, "interlink cluster: %d nodes (%s), %s, at most %d at once\n",
 		len(res.Nodes), strings.Join(parts, ", "), res.Elapsed.Round(time.Millisecond), res.Parallel)
 	if res.Stopped != "" {
-		fmt.Fprintf(w, "STOPPED EARLY: %s; every node was cleaned up\n", termtext.Clean(res.Stopped))
+		fmt.Fprintf(w, "STOPPED EARLY: %s; %s\n", termtext.Clean(res.Stopped), CleanupSummary(res))
 	}
 	renderClusterware(w, res)
 	fmt.Fprintln(w)
@@ -60,6 +60,21 @@ func WriteText(w io.Writer, res *Result) {
 	}
 }
 
+// CleanupSummary says whether every node was cleaned up, or how many may
+// still hold something of the run (LEFT ON NODE says what).
+func CleanupSummary(res *Result) string {
+	left := 0
+	for _, n := range res.Nodes {
+		if !n.Cleanup.Done {
+			left++
+		}
+	}
+	if left == 0 {
+		return "every node was cleaned up"
+	}
+	return fmt.Sprintf("%d of %d nodes may still hold something of the run (see LEFT ON NODE)", left, len(res.Nodes))
+}
+
 func checkCell(n NodeResult) string {
 	switch {
 	case n.Check != nil:
@@ -75,6 +90,8 @@ func leftCell(n NodeResult) string {
 	switch {
 	case n.Cleanup.Error != "":
 		return "MAYBE: " + termtext.Clean(n.Cleanup.Error)
+	case n.Cleanup.Removed != "" && n.Cleanup.Reconnected:
+		return "nothing (removed " + termtext.Clean(n.Cleanup.Removed) + " over a new connection)"
 	case n.Cleanup.Removed != "":
 		return "nothing (removed " + termtext.Clean(n.Cleanup.Removed) + ")"
 	}

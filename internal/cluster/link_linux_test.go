@@ -1,0 +1,242 @@
+package cluster
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
+)
+
+// sshServer is an SSH server on loopback whose connections can stop
+// reading: the client's writes then fill the socket buffers (kept small)
+// and block in the kernel, as on a path that drops what is sent. Its
+// commands: "count" reads stdin to its end and prints how many bytes came;
+// "stall" stops reading the connection; "silent" sends nothing, ever.
+type sshServer struct {
+	addr    string
+	release chan struct{} // closed at the end: stopped reads return
+}
+
+func newSSHServer(t *testing.T) *sshServer {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &ssh.ServerConfig{NoClientAuth: true}
+	cfg.AddHostKey(hk)
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF, 16<<10) })
+	}}
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sshServer{addr: ln.Addr().String(), release: make(chan struct{})}
+	var conns sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); close(s.release); conns.Wait() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() { defer conns.Done(); s.serve(&gateConn{Conn: c, release: s.release}, cfg) }()
+		}
+	}()
+	return s
+}
+
+// gateConn is the server's side of a connection; after stop, its reads
+// wait for release.
+type gateConn struct {
+	net.Conn
+	release chan struct{}
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (g *gateConn) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	stopped := g.stopped
+	g.mu.Unlock()
+	if stopped {
+		<-g.release
+		return 0, io.EOF
+	}
+	return g.Conn.Read(p)
+}
+
+func (g *gateConn) stop() { g.mu.Lock(); g.stopped = true; g.mu.Unlock() }
+
+func (s *sshServer) serve(c *gateConn, cfg *ssh.ServerConfig) {
+	defer c.Close()
+	sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
+	if err != nil {
+		return
+	}
+	defer sc.Close()
+	go ssh.DiscardRequests(reqs)
+	for nc := range chans {
+		ch, creqs, err := nc.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			for r := range creqs {
+				var exec struct{ Cmd string }
+				if r.Type != "exec" || ssh.Unmarshal(r.Payload, &exec) != nil {
+					r.Reply(false, nil)
+					continue
+				}
+				r.Reply(true, nil)
+				switch exec.Cmd {
+				case "count":
+					go func() {
+						n, _ := io.Copy(io.Discard, ch)
+						fmt.Fprintf(ch, "%d\n", n)
+						ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{0}))
+						ch.Close()
+					}()
+				case "stall":
+					c.stop()
+				}
+			}
+		}()
+	}
+}
+
+// dialTest makes a link to the server with a small send buffer.
+func dialTest(t *testing.T, s *sshServer) *link {
+	t.Helper()
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := c.(*net.TCPConn)
+	tcp.SetWriteBuffer(16 << 10)
+	l, err := newLink(tcp, s.addr, &ssh.ClientConfig{User: "t", HostKeyCallback: ssh.InsecureIgnoreHostKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// The mechanism of issue 27: a write stuck on a full TCP window holds the
+// channel's write lock, so Session.Close blocks behind it; cutting the
+// link (closing the TCP connection) unblocks both.
+func TestCutUnblocksSessionClose(t *testing.T) {
+	l := dialTest(t, newSSHServer(t))
+	s, err := l.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Stdin = strings.NewReader(strings.Repeat("x", 8<<20))
+	if err := s.Start("stall"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the stdin copy fills the buffers and blocks in a write
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Session.Close returned while a write was stuck: the test does not hold the write lock as issue 27 did")
+	case <-time.After(time.Second):
+	}
+	t0 := time.Now()
+	l.cut(errors.New("test cut"))
+	select {
+	case <-closed:
+		t.Logf("Session.Close returned %s after the cut", time.Since(t0).Round(time.Microsecond))
+	case <-time.After(2 * time.Second):
+		t.Fatal("Session.Close still blocked 2s after the link was cut")
+	}
+	if err := s.Wait(); err == nil {
+		t.Error("the session ended without an error")
+	}
+}
+
+// A run whose ctx ends while its stdin is stuck returns at once, with the
+// transfer's standstill reported with the end.
+func TestRunEndsWithCtx(t *testing.T) {
+	n := &node{link: dialTest(t, newSSHServer(t)), stall: time.Minute, res: &NodeResult{}}
+	end := errors.New("--timeout 5s reached")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 5*time.Second, end)
+	defer cancel()
+	t0 := time.Now()
+	_, err := n.must(ctx, "copy binary", "stall", make([]byte, 8<<20))
+	took := time.Since(t0)
+	t.Logf("returned %s after the start: %v", took.Round(time.Millisecond), err)
+	if took > 6*time.Second {
+		t.Errorf("returned %s after the start, ctx ended at 5s", took)
+	}
+	var se *stallError
+	if !errors.As(err, &se) || !errors.Is(se.stopped, end) || se.Idle < stallNote {
+		t.Fatalf("error %v, want the ctx's cause with the transfer standing still", err)
+	}
+	if n.link.cutBy() == nil {
+		t.Error("the link was not cut")
+	}
+}
+
+// The watchdog: a copy the node stops taking, and a fetch from a node
+// that sends nothing, are each cut off after the stall timeout; a copy
+// that moves is not.
+func TestStallWatchdog(t *testing.T) {
+	srv := newSSHServer(t)
+	payload := make([]byte, 8<<20)
+
+	n := &node{link: dialTest(t, srv), stall: 2 * time.Second, res: &NodeResult{}}
+	out, err := n.must(context.Background(), "copy binary", "count", payload)
+	if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(len(payload)) {
+		t.Fatalf("a copy that moves: %q, %v", out, err)
+	}
+
+	n.stall = time.Second
+	t0 := time.Now()
+	_, err = n.must(context.Background(), "copy binary", "stall", payload)
+	var se *stallError
+	if !errors.As(err, &se) {
+		t.Fatalf("copy to a node that stopped reading: %v, want a stall", err)
+	}
+	t.Logf("cut off after %s: %v", time.Since(t0).Round(time.Millisecond), err)
+	// The server's kernel acknowledged what fits its buffer; its window
+	// then stayed closed: not a blackhole.
+	if se.Step != "copy binary" || se.Likely != LikelyNotReading || se.TotalBytes != int64(len(payload)) ||
+		se.Bytes <= 0 || se.Bytes >= se.TotalBytes || se.Idle < time.Second || se.To != "127.0.0.1" {
+		t.Errorf("stall %+v", se.Stall)
+	}
+	if !strings.HasPrefix(err.Error(), "copy binary: transfer stopped moving at ") {
+		t.Errorf("error %q", err)
+	}
+
+	n = &node{link: dialTest(t, srv), stall: time.Second, res: &NodeResult{}}
+	_, err = n.mustRun(context.Background(), "fetch bundle", "silent", newTransfer("fetch bundle", nil, n.link))
+	if !errors.As(err, &se) || se.Likely != LikelyBlackhole || se.Bytes != 0 || se.TotalBytes != 0 {
+		t.Fatalf("fetch from a node that sends nothing: %v", err)
+	}
+	if !strings.Contains(err.Error(), "likely an MTU blackhole on the management path (large segments dropped); check the path MTU to 127.0.0.1") {
+		t.Errorf("error %q", err)
+	}
+	n.fail(context.Background(), err)
+	if n.res.Status != StatusFailed || n.res.Cause != CauseStall || n.res.Stall == nil {
+		t.Errorf("node result %+v", n.res)
+	}
+}
