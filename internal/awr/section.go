@@ -3,6 +3,8 @@ package awr
 import (
 	"fmt"
 	"strings"
+
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 // Section keys: every section this package reads.
@@ -224,9 +226,28 @@ func (b *builder) note(format string, a ...any) {
 	}
 }
 
+// clean makes text taken from a report safe to show: control characters,
+// terminal escapes and invalid UTF-8 become visible escapes
+// (termtext.Clean). AWR names never hold them; a hostile report might.
+func clean(s string) string { return termtext.Clean(s) }
+
 // finish fills the report from what was read.
 func (b *builder) finish() {
 	b.hdr.apply(b)
+	b.rep.File, b.rep.DBName, b.rep.DBID, b.rep.Release = clean(b.rep.File), clean(b.rep.DBName), clean(b.rep.DBID), clean(b.rep.Release)
+	for _, in := range b.byNum {
+		in.Name, in.Host = clean(in.Name), clean(in.Host)
+		for i := range in.Waits {
+			in.Waits[i].Name = clean(in.Waits[i].Name)
+		}
+		for i := range in.Clients {
+			in.Clients[i].Client = clean(in.Clients[i].Client)
+		}
+		for i := range in.Devices {
+			d := &in.Devices[i]
+			d.Name, d.Address, d.Public, d.Source = clean(d.Name), clean(d.Address), clean(d.Public), clean(d.Source)
+		}
+	}
 	if b.rep.Kind == KindInstance && len(b.order) == 0 {
 		b.only()
 	}
