@@ -1,6 +1,7 @@
 package awr
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -44,6 +45,12 @@ func parseGSummary(b *builder, r row) {
 	c := r.cells
 	if !r.exact {
 		c = strings.Fields(strings.Join(c, " "))
+	}
+	// The report's total minutes end the row, with two decimals: the
+	// report's decimal separator.
+	if last := strings.TrimSpace(c[len(c)-1]); len(last) > 3 && (last[len(last)-3] == ',' || last[len(last)-3] == '.') {
+		b.decComma = last[len(last)-3] == ','
+		b.rep.DecimalComma = b.decComma
 	}
 	for i, w := range c {
 		w = strings.TrimSpace(w)
@@ -94,10 +101,10 @@ func parseGInstance(b *builder, r row) {
 		}
 		if i+2 < len(c) {
 			if m, ok := num(c[i+1], b.decComma); ok {
-				in.ElapsedSeconds = f(m * 60)
+				in.ElapsedSeconds = f(math.Round(m*60*1000) / 1000)
 			}
 			if m, ok := num(c[i+2], b.decComma); ok {
-				in.DBTimeSeconds = f(m * 60)
+				in.DBTimeSeconds = f(math.Round(m*60*1000) / 1000)
 			}
 		}
 		break

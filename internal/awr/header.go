@@ -22,6 +22,7 @@ import (
 // re-wrapped by a mail client reads the same.
 type header struct {
 	expect   string // the table whose data line comes next: db, inst, host
+	ruled    bool   // the expected table's rule of dashes has been read
 	layout12 bool   // the DB Name table has Unique Name (12c and later)
 	data     []string
 	dbName   string
@@ -66,6 +67,7 @@ func (h *header) line(b *builder, s string) {
 		h.expect = "host"
 		return
 	case dashRE.MatchString(s):
+		h.ruled = h.expect != ""
 		return
 	}
 	if m := snapRE.FindStringSubmatch(s); m != nil {
@@ -103,9 +105,10 @@ func (h *header) line(b *builder, s string) {
 		h.flush()
 		return
 	}
-	if h.expect != "" {
+	if h.expect != "" && h.ruled {
 		// The data line, and its continuation when a mail client
-		// wrapped it, until a blank line or the next table.
+		// wrapped it, until a blank line or the next table. Before the
+		// rule of dashes, a line is the column headings' continuation.
 		h.data = append(h.data, strings.Fields(t)...)
 	}
 }
@@ -115,7 +118,7 @@ func (h *header) flush() {
 	d := h.data
 	h.data = nil
 	exp := h.expect
-	h.expect = ""
+	h.expect, h.ruled = "", false
 	if len(d) == 0 {
 		return
 	}

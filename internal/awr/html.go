@@ -274,7 +274,11 @@ func (h *htmlReader) endRow() {
 		// A header table's rows are lines of the header; a blank line
 		// after each row ends the data of its table.
 		h.b.hdr.line(h.b, strings.Join(cells, "  "))
-		if !h.allTH {
+		if h.allTH {
+			// Column headings: what follows is data, as after a text
+			// report's rule of dashes.
+			h.b.hdr.line(h.b, "---")
+		} else {
 			h.b.hdr.line(h.b, "")
 		}
 	case h.pending && !h.allTH:

@@ -50,8 +50,12 @@ func num(s string, decComma bool) (float64, bool) {
 		}
 	case lastComma >= 0 && (decComma || len(s)-lastComma-1 != 3 || strings.Count(s, ",") == 1 && lastComma == 0):
 		dec, group = ',', '.'
-	case lastDot >= 0 && decComma && strings.Count(s, ".") > 1:
-		dec, group = ',', '.'
+	case lastDot >= 0 && decComma:
+		// A report with decimal commas groups thousands with points:
+		// 318.406 is a number of waits, unless it cannot be a grouping.
+		if _, ok := ungroup(s, '.'); ok {
+			dec, group = ',', '.'
+		}
 	}
 	intPart, frac, hasDec := s, "", false
 	if i := strings.LastIndexByte(s, dec); i >= 0 {

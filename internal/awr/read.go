@@ -141,7 +141,6 @@ func (t *textReader) line(s string) {
 		return
 	}
 	head := t.afterHead
-	t.afterHead = false
 	if b.cur == nil {
 		if !t.started {
 			b.hdr.line(b, s)
@@ -155,6 +154,7 @@ func (t *textReader) line(s string) {
 		t.end()
 		return
 	case strings.HasPrefix(trim, "~~~"):
+		t.afterHead = false
 		if !head {
 			// The underline of another section's title.
 			t.end()
@@ -162,7 +162,7 @@ func (t *textReader) line(s string) {
 		return
 	case dashRE.MatchString(s):
 		t.flush()
-		t.inRows = true
+		t.inRows, t.afterHead = true, false
 		return
 	case trim == "":
 		t.flush()
@@ -171,6 +171,11 @@ func (t *textReader) line(s string) {
 		return
 	}
 	words := strings.Fields(s)
+	if head && !hasValue(words, b.decComma) {
+		// The title's line, wrapped: still the heading.
+		return
+	}
+	t.afterHead = false
 	if t.pending != nil && t.continues(s, words) {
 		t.pending = append(t.pending, words...)
 		return
@@ -180,21 +185,34 @@ func (t *textReader) line(s string) {
 }
 
 // continues reports whether a line is the continuation of the pending
-// row: values only and, in a table whose rows start with a number, a line
-// that starts at column 0 (AWR right-aligns that first number; a mail
-// client does not indent what it wraps) of a row still short of its
-// columns.
+// row, which a mail client wrapped. In a table whose rows start with a
+// number (right-aligned by AWR, so indented), a line that starts at
+// column 0 is one (a mail client does not indent what it wraps), while
+// the row is short of its columns. Elsewhere a line of values only is:
+// rows start with a name.
 func (t *textReader) continues(s string, words []string) bool {
+	d := t.b.cur
+	if d.want > 0 && len(t.pending) >= d.want {
+		return false
+	}
+	if d.numericFirst {
+		return s[0] != ' ' && s[0] != '\t'
+	}
 	for _, w := range words {
 		if !numeric(w, t.b.decComma) && !isUnit(w) {
 			return false
 		}
 	}
-	d := t.b.cur
-	if d.numericFirst && (s[0] == ' ' || s[0] == '\t') {
-		return false
+	return true
+}
+
+func hasValue(words []string, decComma bool) bool {
+	for _, w := range words {
+		if numeric(w, decComma) {
+			return true
+		}
 	}
-	return d.want == 0 || len(t.pending) < d.want
+	return false
 }
 
 // flush hands the pending row to the builder.

@@ -52,7 +52,14 @@ func awrReport(p *printer, r *awr.Report) {
 	p.f("\n%s (%s)\n", r.File, awrKind(r))
 	p.f("  database %s (id %s)", orDash(r.DBName), orDash(r.DBID))
 	if r.BeginSnap != nil && r.EndSnap != nil {
-		p.f(", snapshots %d %s .. %d %s", r.BeginSnap.ID, r.BeginSnap.Time, r.EndSnap.ID, r.EndSnap.Time)
+		p.f(", snapshots %d", r.BeginSnap.ID)
+		if r.BeginSnap.Time != "" {
+			p.f(" (%s)", r.BeginSnap.Time)
+		}
+		p.f(" to %d", r.EndSnap.ID)
+		if r.EndSnap.Time != "" {
+			p.f(" (%s)", r.EndSnap.Time)
+		}
 	}
 	p.f("\n")
 	if r.DecimalComma {
