@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/mesh"
@@ -25,7 +26,7 @@ type Page struct {
 	Sources []string
 	// Results are the typed results to render, in order: *mesh.Result,
 	// *pmtu.Report, *traffic.Report, *ab.Result, *rules.Result,
-	// *demo.Result, *cluster.Result.
+	// *demo.Result, *cluster.Result, *awr.Result, *awr.Diff.
 	Results []any
 }
 
@@ -34,7 +35,7 @@ type Page struct {
 // escapes; only Chart holds markup, built by svg from escaped parts.
 type section struct {
 	ID     string
-	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster
+	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster, awr
 	Title  string
 	Status string // ok, warning, critical, unknown or "" (no verdict)
 	Badge  string
@@ -137,6 +138,10 @@ func sections(r any) ([]section, error) {
 		return demoSections(v), nil
 	case *cluster.Result:
 		return clusterSections(v), nil
+	case *awr.Result:
+		return awrSections(v), nil
+	case *awr.Diff:
+		return []section{awrDiffSection(v)}, nil
 	default:
 		return nil, fmt.Errorf("report: cannot render a %T", r)
 	}

@@ -1,0 +1,345 @@
+package awr
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/interlink/interlink/internal/stats"
+)
+
+// DiffSchema names the JSON document of `interlink awr diff --json`.
+const DiffSchema = "interlink.awr-diff/v1"
+
+// Diff is the comparison of reports taken before a change with reports
+// taken after it, instance by instance, metric by metric.
+type Diff struct {
+	Schema     string   `json:"schema"`
+	Before     []string `json:"before"` // the files
+	After      []string `json:"after"`
+	Confidence float64  `json:"confidence"`
+	// OneSample: one report per side, so each figure is one sample and
+	// the comparison is a ratio without an interval. Note says so.
+	OneSample bool           `json:"one_sample"`
+	Note      string         `json:"note"`
+	Instances []InstanceDiff `json:"instances"`
+	// Improved and Worsened count the metrics judged better or worse
+	// (significantly, with several reports per side; by any change
+	// beyond Threshold with one).
+	Improved int `json:"improved"`
+	Worsened int `json:"worsened"`
+}
+
+// InstanceDiff is one instance's metrics side by side.
+type InstanceDiff struct {
+	Number  int          `json:"number"`
+	Name    string       `json:"name"`
+	Metrics []MetricDiff `json:"metrics"`
+}
+
+// MetricDiff is one metric before and after.
+type MetricDiff struct {
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+	// Better is "lower", "higher" or "" (neither: a load figure).
+	Better string    `json:"better,omitempty"`
+	Before []float64 `json:"before"` // one value per report holding it
+	After  []float64 `json:"after"`
+	// MedianBefore and MedianAfter are the values themselves with one
+	// report per side.
+	MedianBefore float64 `json:"median_before"`
+	MedianAfter  float64 `json:"median_after"`
+	// Ratio is MedianAfter / MedianBefore (absent when before is 0).
+	Ratio *float64 `json:"ratio"`
+	// Shift and RatioCI are the Hodges-Lehmann shift after - before and
+	// ratio with their intervals, P the Mann-Whitney p-value: with two
+	// or more reports per side, as interlink ab computes them.
+	Shift   *stats.Shift `json:"shift,omitempty"`
+	RatioCI *stats.Shift `json:"ratio_ci,omitempty"`
+	P       *float64     `json:"p_value,omitempty"`
+	// Verdict: better, worse, changed (no direction), unchanged, or
+	// "no detectable difference" (the interval includes 0).
+	Verdict string `json:"verdict"`
+}
+
+// OneSampleThreshold is the change (5 %) beyond which a one-sample
+// comparison calls a directional metric better or worse. It is no
+// statistic: one report per side cannot tell a change from noise.
+const OneSampleThreshold = 0.05
+
+// metric is one figure this package compares.
+type metric struct {
+	name, unit, better string
+	get                func(in *Instance) []namedValue
+}
+
+type namedValue struct {
+	suffix string
+	v      *float64
+}
+
+func one(p func(in *Instance) *float64) func(in *Instance) []namedValue {
+	return func(in *Instance) []namedValue { return []namedValue{{"", p(in)}} }
+}
+
+// metrics are the figures compared, in order.
+var metrics = []metric{
+	{"db_time_per_sec", "s/s", "", one(func(in *Instance) *float64 {
+		return loadField(in, func(l *LoadProfile) *float64 { return l.DBTimePerSec })
+	})},
+	{"db_cpu_per_sec", "s/s", "", one(func(in *Instance) *float64 {
+		return loadField(in, func(l *LoadProfile) *float64 { return l.DBCPUPerSec })
+	})},
+	{"transactions_per_sec", "/s", "higher", one(func(in *Instance) *float64 {
+		return loadField(in, func(l *LoadProfile) *float64 { return l.TransactionsPerSec })
+	})},
+	{"executes_per_sec", "/s", "higher", one(func(in *Instance) *float64 {
+		return loadField(in, func(l *LoadProfile) *float64 { return l.ExecutesPerSec })
+	})},
+	{"db_time_per_txn", "s", "lower", one(dbTimePerTxn)},
+	{"gc_blocks_received_per_sec", "/s", "", one(func(in *Instance) *float64 {
+		return gcField(in, func(g *GCLoad) *float64 { return g.BlocksReceivedPerSec })
+	})},
+	{"gc_blocks_served_per_sec", "/s", "", one(func(in *Instance) *float64 {
+		return gcField(in, func(g *GCLoad) *float64 { return g.BlocksServedPerSec })
+	})},
+	{"estd_interconnect_kb_per_sec", "KB/s", "", one(func(in *Instance) *float64 { return gcField(in, func(g *GCLoad) *float64 { return g.TrafficKBPerSec }) })},
+	{"gc_cr_receive_ms", "ms", "lower", one(func(in *Instance) *float64 {
+		return workField2(in, func(w *GCWorkload) *float64 { return w.CRReceiveMs })
+	})},
+	{"gc_current_receive_ms", "ms", "lower", one(func(in *Instance) *float64 {
+		return workField2(in, func(w *GCWorkload) *float64 { return w.CurrentReceiveMs })
+	})},
+	{"gc_remote_cache_pct", "%", "", one(func(in *Instance) *float64 {
+		if in.GCEfficiency == nil {
+			return nil
+		}
+		return in.GCEfficiency.RemotePct
+	})},
+	{"gc_lost_blocks", "count", "lower", one(lostBlocks)},
+	{"gc_buffer_busy_pct_db_time", "%", "lower", one(func(in *Instance) *float64 { return pctDB(in, "gc buffer busy acquire", "gc buffer busy release") })},
+	{"ping_8k_ms", "ms", "lower", func(in *Instance) []namedValue {
+		var out []namedValue
+		for _, p := range in.Pings {
+			out = append(out, namedValue{fmt.Sprintf(" to %d", p.Target), p.Avg8KMs})
+		}
+		return out
+	}},
+	{"ping_500b_ms", "ms", "lower", func(in *Instance) []namedValue {
+		var out []namedValue
+		for _, p := range in.Pings {
+			out = append(out, namedValue{fmt.Sprintf(" to %d", p.Target), p.Avg500BMs})
+		}
+		return out
+	}},
+	{"device_receive_dropped", "count", "lower", func(in *Instance) []namedValue {
+		var out []namedValue
+		for _, d := range in.Devices {
+			out = append(out, namedValue{" " + d.Name, d.ReceiveDropped})
+		}
+		return out
+	}},
+}
+
+func loadField(in *Instance, f func(*LoadProfile) *float64) *float64 {
+	if in.Load == nil {
+		return nil
+	}
+	return f(in.Load)
+}
+
+func gcField(in *Instance, f func(*GCLoad) *float64) *float64 {
+	if in.GCLoad == nil {
+		return nil
+	}
+	return f(in.GCLoad)
+}
+
+func workField2(in *Instance, f func(*GCWorkload) *float64) *float64 {
+	if in.GCWorkload == nil {
+		return nil
+	}
+	return f(in.GCWorkload)
+}
+
+// dbTimePerTxn is DB time per second over transactions per second: the
+// seconds of database time one transaction costs.
+func dbTimePerTxn(in *Instance) *float64 {
+	if in.Load == nil || in.Load.DBTimePerSec == nil || in.Load.TransactionsPerSec == nil || *in.Load.TransactionsPerSec <= 0 {
+		return nil
+	}
+	return f(*in.Load.DBTimePerSec / *in.Load.TransactionsPerSec)
+}
+
+// lostBlocks is the waits of gc cr and current block lost; nil when the
+// report has no wait events, 0 when it has them and none was lost.
+func lostBlocks(in *Instance) *float64 {
+	if in.Waits == nil {
+		return nil
+	}
+	return f(waits(in, "lost"))
+}
+
+func pctDB(in *Instance, names ...string) *float64 {
+	if in.Waits == nil {
+		return nil
+	}
+	s := 0.0
+	for _, n := range names {
+		if w := in.Wait(n); w != nil && w.PctDBTime != nil {
+			s += *w.PctDBTime
+		}
+	}
+	return &s
+}
+
+// Compare compares the reports after a change with those before it, at
+// confidence conf (0.95): instances are matched by number (and for
+// awrrpt reports of one instance, by being the one).
+func Compare(before, after []Report, conf float64) *Diff {
+	d := &Diff{Schema: DiffSchema, Confidence: conf, Instances: []InstanceDiff{}}
+	for _, r := range before {
+		d.Before = append(d.Before, r.File)
+	}
+	for _, r := range after {
+		d.After = append(d.After, r.File)
+	}
+	d.OneSample = len(before) == 1 && len(after) == 1
+	if d.OneSample {
+		d.Note = "one report per side: each figure is one sample, so the ratios below say how the two intervals differed, not whether the change caused it; compare several reports per side (e.g. the same hour on several days) for intervals and a verdict"
+	} else {
+		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %g %% intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval excludes 0", len(before), len(after), conf*100)
+	}
+	type side struct{ before, after []*Instance }
+	byNum := map[int]*side{}
+	var nums []int
+	names := map[int]string{}
+	collect := func(reps []Report, after bool) {
+		for i := range reps {
+			for j := range reps[i].Instances {
+				in := &reps[i].Instances[j]
+				s := byNum[in.Number]
+				if s == nil {
+					s = &side{}
+					byNum[in.Number] = s
+					nums = append(nums, in.Number)
+				}
+				if names[in.Number] == "" {
+					names[in.Number] = in.Name
+				}
+				if after {
+					s.after = append(s.after, in)
+				} else {
+					s.before = append(s.before, in)
+				}
+			}
+		}
+	}
+	collect(before, false)
+	collect(after, true)
+	sort.Ints(nums)
+	for _, n := range nums {
+		s := byNum[n]
+		if len(s.before) == 0 || len(s.after) == 0 {
+			continue
+		}
+		id := InstanceDiff{Number: n, Name: names[n], Metrics: []MetricDiff{}}
+		for _, m := range metrics {
+			for _, md := range compareMetric(m, s.before, s.after, conf, d.OneSample) {
+				switch md.Verdict {
+				case "better":
+					d.Improved++
+				case "worse":
+					d.Worsened++
+				}
+				id.Metrics = append(id.Metrics, md)
+			}
+		}
+		d.Instances = append(d.Instances, id)
+	}
+	return d
+}
+
+// compareMetric compares one metric (one per ping target or device).
+func compareMetric(m metric, before, after []*Instance, conf float64, oneSample bool) []MetricDiff {
+	type vals struct{ b, a []float64 }
+	by := map[string]*vals{}
+	var order []string
+	gather := func(ins []*Instance, after bool) {
+		for _, in := range ins {
+			for _, nv := range m.get(in) {
+				if nv.v == nil {
+					continue
+				}
+				v := by[nv.suffix]
+				if v == nil {
+					v = &vals{}
+					by[nv.suffix] = v
+					order = append(order, nv.suffix)
+				}
+				if after {
+					v.a = append(v.a, *nv.v)
+				} else {
+					v.b = append(v.b, *nv.v)
+				}
+			}
+		}
+	}
+	gather(before, false)
+	gather(after, true)
+	var out []MetricDiff
+	for _, sfx := range order {
+		v := by[sfx]
+		if len(v.b) == 0 || len(v.a) == 0 {
+			continue
+		}
+		md := MetricDiff{Metric: m.name + sfx, Unit: m.unit, Better: m.better, Before: v.b, After: v.a,
+			MedianBefore: stats.Median(v.b), MedianAfter: stats.Median(v.a)}
+		if md.MedianBefore != 0 {
+			md.Ratio = f(md.MedianAfter / md.MedianBefore)
+		}
+		md.Verdict = verdict(&md, conf, oneSample)
+		out = append(out, md)
+	}
+	return out
+}
+
+// verdict judges one metric: with one sample per side by the size of the
+// change alone (and says so in the document's note), with more by the
+// interval of the shift.
+func verdict(md *MetricDiff, conf float64, oneSample bool) string {
+	changed := false
+	up := md.MedianAfter > md.MedianBefore
+	if oneSample || len(md.Before) < 2 || len(md.After) < 2 {
+		diff := math.Abs(md.MedianAfter - md.MedianBefore)
+		base := math.Abs(md.MedianBefore)
+		changed = diff > 0 && (base == 0 || diff/base > OneSampleThreshold)
+		if !changed {
+			return "unchanged"
+		}
+	} else {
+		c, err := stats.Compare(md.Before, md.After, conf)
+		if err != nil {
+			return "no statistics: " + err.Error()
+		}
+		sh := c.Shift
+		md.Shift, md.P = &sh, f(c.P)
+		if c.Ratio.Level != 0 {
+			rc := c.Ratio
+			md.RatioCI = &rc
+		}
+		if !c.Significant {
+			return "no detectable difference"
+		}
+		changed, up = true, sh.Estimate > 0
+	}
+	switch {
+	case !changed:
+		return "unchanged"
+	case md.Better == "":
+		return "changed"
+	case up == (md.Better == "higher"):
+		return "better"
+	}
+	return "worse"
+}

@@ -1,0 +1,287 @@
+package awr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+// Section keys: every section this package reads.
+const (
+	secLoad      = "Load Profile"
+	secGCLoad    = "Global Cache Load Profile"
+	secGCEff     = "Global Cache Efficiency Percentages"
+	secGCWork    = "Global Cache and Enqueue Services - Workload Characteristics"
+	secGCMsg     = "Global Cache and Enqueue Services - Messaging Statistics"
+	secTop       = "Top Foreground Events"
+	secFGWaits   = "Foreground Wait Events"
+	secPing      = "Interconnect Ping Latency Stats"
+	secClients   = "Interconnect Throughput by Client"
+	secDevices   = "Interconnect Device Statistics"
+	secRemaster  = "Dynamic Remastering Stats"
+	secGSummary  = "Database Summary"
+	secGInst     = "Database Instances Included In Report"
+	secGTop      = "Top Timed Events"
+	secGWork     = "Global Cache and Enqueue Workload Characteristics"
+	secGPing     = "Ping Statistics"
+	secGDevices  = "Interconnect Device Statistics (global)"
+	secGEff      = "Global Cache Efficiency Percentages (global)"
+	secGMessages = "Global Cache and Enqueue Messaging Statistics"
+)
+
+// sectionDef says how a section is recognised and read. Titles are
+// matched at the start of a text line (after a form feed) and against
+// the heading before an HTML table.
+type sectionDef struct {
+	key    string
+	titles []string
+	kind   string // KindInstance, KindGlobal
+	// kv: "label: value value" lines with no column rule (text); tables
+	// start their rows after a rule of dashes.
+	kv bool
+	// numericFirst: a row starts with a number (instance or target), so
+	// a wrapped row's continuation is told apart by starting at column 0.
+	numericFirst bool
+	// want is the number of tokens of a whole row, when fixed: a shorter
+	// row takes the next line as its continuation (mail clients wrap).
+	want  int
+	parse func(b *builder, r row)
+	// cluster marks the sections whose presence makes a report a cluster
+	// report.
+	cluster bool
+}
+
+// sections lists the definitions, longer titles before their prefixes.
+var sections = []sectionDef{
+	{key: secLoad, titles: []string{"Load Profile"}, kind: KindInstance, kv: true, parse: parseLoad},
+	{key: secGCLoad, titles: []string{"Global Cache Load Profile"}, kind: KindInstance, kv: true, parse: parseGCLoad, cluster: true},
+	{key: secGCEff, titles: []string{"Global Cache Efficiency Percentages"}, kind: KindInstance, kv: true, parse: parseGCEff, cluster: true},
+	{key: secGCWork, titles: []string{"Global Cache and Enqueue Services - Workload Characteristics"}, kind: KindInstance, kv: true, parse: parseGCWork, cluster: true},
+	{key: secGCMsg, titles: []string{"Global Cache and Enqueue Services - Messaging Statistics"}, kind: KindInstance, kv: true, parse: parseGCWork, cluster: true},
+	{key: secTop, titles: []string{"Top 10 Foreground Events by Total Wait Time", "Top 5 Timed Foreground Events", "Top 5 Timed Events"}, kind: KindInstance, parse: parseTop},
+	{key: secFGWaits, titles: []string{"Foreground Wait Events"}, kind: KindInstance, parse: parseFGWaits},
+	{key: secPing, titles: []string{"Interconnect Ping Latency Stats"}, kind: KindInstance, numericFirst: true, want: 7, parse: parsePing, cluster: true},
+	{key: secClients, titles: []string{"Interconnect Throughput by Client"}, kind: KindInstance, parse: parseClient, cluster: true},
+	{key: secDevices, titles: []string{"Interconnect Device Statistics"}, kind: KindInstance, parse: parseDevice, cluster: true},
+	{key: secRemaster, titles: []string{"Dynamic Remastering Stats", "Dynamic Remastering Statistics"}, kind: KindInstance, parse: parseRemaster, cluster: true},
+	{key: secGSummary, titles: []string{"Database Summary"}, kind: KindGlobal, parse: parseGSummary},
+	{key: secGInst, titles: []string{"Database Instances Included In Report"}, kind: KindGlobal, numericFirst: true, parse: parseGInstance},
+	{key: secGTop, titles: []string{"Top Timed Events"}, kind: KindGlobal, numericFirst: true, parse: parseGTop},
+	{key: secGEff, titles: []string{"Global Cache Efficiency Percentages"}, kind: KindGlobal, numericFirst: true, want: 4, parse: parseGEff, cluster: true},
+	{key: secGWork, titles: []string{"Global Cache and Enqueue Workload Characteristics"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGWork, cluster: true},
+	{key: secGPing, titles: []string{"Ping Statistics"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGPing, cluster: true},
+	{key: secGDevices, titles: []string{"Interconnect Device Statistics"}, kind: KindGlobal, numericFirst: true, parse: parseGDevice, cluster: true},
+}
+
+// sectionOrder is the order of Instance.Sections for each kind of report.
+var sectionOrder = map[string][]string{
+	KindInstance: {secLoad, secGCLoad, secGCEff, secGCWork, secFGWaits, secTop, secPing, secClients, secDevices, secRemaster},
+	KindGlobal:   {secGInst, secGEff, secGWork, secGTop, secGPing, secGDevices},
+}
+
+// match returns the definition whose title starts s, for a report of
+// kind, or nil. A title must end there or be followed by a blank, a
+// parenthesis or "DB/Inst" (text reports run the title into it).
+func match(s, kind string) *sectionDef {
+	s = strings.TrimLeft(s, "\f")
+	for i := range sections {
+		d := &sections[i]
+		if d.kind != kind {
+			continue
+		}
+		for _, t := range d.titles {
+			rest, ok := strings.CutPrefix(s, t)
+			if ok && (rest == "" || rest[0] == ' ' || rest[0] == '(' || rest[0] == '\t' || strings.HasPrefix(rest, "DB/Inst")) {
+				if d.key == secGDevices && strings.HasPrefix(strings.TrimSpace(rest), "(per Second)") {
+					continue
+				}
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// row is one row of a section: cells as read. exact: each cell is a
+// column (HTML; blank cells kept); otherwise the cells are a text line's
+// blank-separated words, blank columns lost, and parsers tell columns
+// apart by count.
+type row struct {
+	cells []string
+	exact bool
+}
+
+// split returns the row's label (the leading cells that are not values,
+// joined) and its values.
+func (r row) split(decComma bool) (string, []string) {
+	if r.exact {
+		if len(r.cells) == 0 {
+			return "", nil
+		}
+		return r.cells[0], r.cells[1:]
+	}
+	i := 0
+	for i < len(r.cells) && !numeric(r.cells[i], decComma) {
+		i++
+	}
+	return strings.Join(r.cells[:i], " "), r.cells[i:]
+}
+
+// key normalises a label: lower case, one blank between words, no
+// trailing colon.
+func key(label string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.Join(strings.Fields(label), " ")), ":")
+}
+
+// maxInstances bounds the instances of a global report (Oracle RAC
+// supports 100 instances; a corrupt row must not create millions).
+const maxInstances = 128
+
+// maxNotes bounds Report.Notes.
+const maxNotes = 20
+
+// builder receives the titles and rows of a report, from either format,
+// and fills the Report.
+type builder struct {
+	rep      *Report
+	decComma bool
+	cur      *sectionDef
+	titled   map[string]bool         // section titles seen
+	filled   map[string]map[int]bool // rows read: section -> instance number
+	byNum    map[int]*Instance
+	order    []int
+	hdr      header
+	bad      map[string]int // rows of a section that could not be read
+}
+
+func newBuilder(rep *Report) *builder {
+	return &builder{rep: rep, titled: map[string]bool{}, filled: map[string]map[int]bool{},
+		byNum: map[int]*Instance{}, bad: map[string]int{}}
+}
+
+// instance returns the instance with key n (its number in a global
+// report), creating it; nil past maxInstances.
+func (b *builder) instance(n int) *Instance {
+	if in, ok := b.byNum[n]; ok {
+		return in
+	}
+	if len(b.order) >= maxInstances {
+		return nil
+	}
+	in := &Instance{Number: n}
+	b.byNum[n] = in
+	b.order = append(b.order, n)
+	return in
+}
+
+// onlyKey is the key of the one instance of an awrrpt report; the
+// header gives it its number when the report has been read.
+const onlyKey = -1
+
+// only is the instance of an awrrpt report.
+func (b *builder) only() *Instance { return b.instance(onlyKey) }
+
+func (b *builder) start(d *sectionDef) {
+	b.cur = d
+	b.titled[d.key] = true
+}
+
+func (b *builder) end() { b.cur = nil }
+
+// row hands a row to the current section's parser.
+func (b *builder) row(r row) {
+	if b.cur == nil || len(r.cells) == 0 {
+		return
+	}
+	for _, c := range r.cells {
+		if numeric(c, b.decComma) {
+			b.cur.parse(b, r)
+			return
+		}
+	}
+	// No value at all: a line of column headings.
+}
+
+// mark records that section key had a row for the instance with key n.
+func (b *builder) mark(key string, n int) {
+	m := b.filled[key]
+	if m == nil {
+		m = map[int]bool{}
+		b.filled[key] = m
+	}
+	m[n] = true
+}
+
+// reject counts a row of the current section that could not be read.
+func (b *builder) reject() {
+	if b.cur != nil {
+		b.bad[b.cur.key]++
+	}
+}
+
+func (b *builder) note(format string, a ...any) {
+	if len(b.rep.Notes) < maxNotes {
+		b.rep.Notes = append(b.rep.Notes, fmt.Sprintf(format, a...))
+	}
+}
+
+// clean makes text taken from a report safe to show: control characters,
+// terminal escapes and invalid UTF-8 become visible escapes
+// (termtext.Clean). AWR names never hold them; a hostile report might.
+func clean(s string) string { return termtext.Clean(s) }
+
+// finish fills the report from what was read.
+func (b *builder) finish() {
+	b.hdr.apply(b)
+	b.rep.File, b.rep.DBName, b.rep.DBID, b.rep.Release = clean(b.rep.File), clean(b.rep.DBName), clean(b.rep.DBID), clean(b.rep.Release)
+	for _, in := range b.byNum {
+		in.Name, in.Host = clean(in.Name), clean(in.Host)
+		for i := range in.Waits {
+			in.Waits[i].Name = clean(in.Waits[i].Name)
+		}
+		for i := range in.Clients {
+			in.Clients[i].Client = clean(in.Clients[i].Client)
+		}
+		for i := range in.Devices {
+			d := &in.Devices[i]
+			d.Name, d.Address, d.Public, d.Source = clean(d.Name), clean(d.Address), clean(d.Public), clean(d.Source)
+		}
+	}
+	if b.rep.Kind == KindInstance && len(b.order) == 0 {
+		b.only()
+	}
+	for _, d := range sections {
+		if d.cluster && len(b.filled[d.key]) > 0 {
+			b.rep.Cluster = true
+		}
+	}
+	for _, n := range b.order {
+		in := b.byNum[n]
+		for _, k := range sectionOrder[b.rep.Kind] {
+			st := "absent"
+			switch {
+			case b.filled[k][n]:
+				st = "present"
+			case b.titled[k]:
+				st = "empty"
+			}
+			in.Sections = append(in.Sections, SectionStatus{Name: k, Status: st})
+		}
+		b.rep.Instances = append(b.rep.Instances, *in)
+	}
+	for _, d := range sections {
+		if n := b.bad[d.key]; n > 0 {
+			b.note("%s: %d row(s) could not be read and were skipped", d.key, n)
+		}
+	}
+	if !b.rep.Cluster {
+		b.note("no cluster sections: a single-instance database, or a report cut before them")
+	}
+	if b.rep.Notes == nil {
+		b.rep.Notes = []string{}
+	}
+	if b.rep.Instances == nil {
+		b.rep.Instances = []Instance{}
+	}
+}

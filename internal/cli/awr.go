@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/awr"
+	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+func init() { commands = append(commands, newAWRCmd) }
+
+// maxAWRFiles bounds the reports of one run.
+const maxAWRFiles = 64
+
+func newAWRCmd(e *env) *cobra.Command {
+	var (
+		asJSON, listRules bool
+		out               outputFlags
+	)
+	c := &cobra.Command{
+		Use:   "awr FILE...",
+		Short: "Read Oracle AWR reports (text or HTML), judge their cluster sections, compare before with after",
+		Long: `awr reads AWR reports as awrrpt.sql (one instance) and awrgrpt.sql (the global RAC
+report) write them, text or HTML, from 11.2, 12c, 18c/19c and later, and extracts the
+header, the Load Profile and the cluster sections: Global Cache Load Profile (with Estd
+Interconnect traffic), Global Cache Efficiency Percentages, the workload characteristics
+(average cr and current block receive times), the gc wait events (2-way, 3-way, busy,
+congested, lost, gc buffer busy), Interconnect Ping Latency Stats (500 B and 8 KiB per
+target), Interconnect Throughput by Client, Interconnect Device Statistics and Dynamic
+Remastering. A section a report does not have is shown as absent, never as zero.
+
+The findings are those of check (rule, severity, evidence, fix, source): lost blocks,
+receive times and 8 KiB pings above their thresholds, device errors or drops, a public
+interconnect, 3-way or congested transfers dominating, gc buffer busy dominating DB time.
+'awr --rules' lists them with the documents their thresholds come from.
+
+Reports are read as a stream in bounded memory; a report cut short, re-wrapped by a mail
+client or printed with decimal commas (1.234,56) gives what it holds.
+
+'awr diff BEFORE... -- AFTER...' compares reports from before a change with reports
+from after it. Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 a file is
+unreadable or not an AWR report.`,
+		Example: `  interlink awr awrrpt_1_4410_4411.txt
+  interlink awr awrrpt_1_*.html --json > awr.json
+  interlink awr awrgrpt_4410_4411.html --html awr.html --save
+  interlink awr diff before.txt -- after.txt`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !listRules {
+				return usageError("awr: expected one or more AWR report files (awrrpt or awrgrpt output, text or HTML)")
+			}
+			if len(args) > maxAWRFiles {
+				return usageError("awr: %d files; at most %d at once", len(args), maxAWRFiles)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if listRules {
+				return awrRules(e, asJSON)
+			}
+			if err := out.check("awr"); err != nil {
+				return err
+			}
+			reps, err := readAWR("awr", args)
+			if err != nil {
+				return err
+			}
+			res := awr.Analyze(reps)
+			if asJSON {
+				err = report.JSON(e.stdout, res)
+			} else {
+				err = report.AWRText(e.stdout, res)
+			}
+			if err != nil {
+				return fmt.Errorf("awr: write report: %w", err)
+			}
+			if err := out.emit(e, "awr", "interlink awr "+strings.Join(args, " "), res); err != nil {
+				return err
+			}
+			return withCode(res.Summary.ExitCode)
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print JSON (schema "+awr.Schema+")")
+	fl.BoolVar(&listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
+	out.add(fl)
+	c.AddCommand(newAWRDiffCmd(e))
+	return c
+}
+
+func newAWRDiffCmd(e *env) *cobra.Command {
+	var (
+		asJSON bool
+		conf   float64
+		out    outputFlags
+	)
+	c := &cobra.Command{
+		Use:   "diff BEFORE... -- AFTER...",
+		Short: "Compare AWR reports from before a change with reports from after it",
+		Long: `diff reads the reports before '--' as the state before a change and those after it
+as the state after, matches instances by number, and prints every metric side by side:
+the value before and after, the ratio after/before and a verdict.
+
+With one report per side each figure is one sample: the ratio says how the two intervals
+differed, not whether the change caused it, and the output says so. With two or more per
+side (e.g. the same busy hour on several days), each metric gets the statistics of
+'interlink ab': medians, the Hodges-Lehmann shift and ratio with their confidence
+intervals, the Mann-Whitney p-value, and a verdict only where the interval excludes 0.
+
+Exit codes: 0 nothing worse, 1 a metric with a direction (receive time, lost blocks,
+pings, drops, transactions) is worse, 3 bad input.`,
+		Example: `  interlink awr diff awrrpt_mtu1500.txt -- awrrpt_mtu9000.txt
+  interlink awr diff mon.html tue.html wed.html -- thu.html fri.html sat.html --json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash < 1 || dash >= len(args) {
+				return usageError("awr diff: expected BEFORE... -- AFTER... (reports before the change, '--', reports after it)")
+			}
+			if len(args) > maxAWRFiles {
+				return usageError("awr diff: %d files; at most %d at once", len(args), maxAWRFiles)
+			}
+			if !(conf > 0.5 && conf < 1) {
+				return usageError("awr diff: --confidence %g: want a level between 0.5 and 1 (0.95 for 95 %%)", conf)
+			}
+			if err := out.check("awr diff"); err != nil {
+				return err
+			}
+			before, err := readAWR("awr diff", args[:dash])
+			if err != nil {
+				return err
+			}
+			after, err := readAWR("awr diff", args[dash:])
+			if err != nil {
+				return err
+			}
+			d := awr.Compare(before, after, conf)
+			if len(d.Instances) == 0 {
+				return usageError("awr diff: no instance is in the reports on both sides (instances are matched by number)")
+			}
+			if asJSON {
+				err = report.JSON(e.stdout, d)
+			} else {
+				err = report.AWRDiffText(e.stdout, d)
+			}
+			if err != nil {
+				return fmt.Errorf("awr diff: write report: %w", err)
+			}
+			if err := out.emit(e, "awr diff", "interlink awr diff", d); err != nil {
+				return err
+			}
+			if d.Worsened > 0 {
+				return withCode(ExitWarning)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVar(&asJSON, "json", false, "print JSON (schema "+awr.DiffSchema+")")
+	fl.Float64Var(&conf, "confidence", 0.95, "confidence level of the intervals with several reports per side")
+	out.add(fl)
+	return c
+}
+
+// readAWR parses each file; an unreadable file or one that is not an AWR
+// report is bad input: one line, exit 3.
+func readAWR(cmd string, files []string) ([]awr.Report, error) {
+	var reps []awr.Report
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageError("%s: %s", cmd, termtext.Clean(err.Error()))
+		}
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			f.Close()
+			return nil, usageError("%s: %s is a directory, not an AWR report", cmd, termtext.Clean(name))
+		}
+		r, err := awr.Parse(f, name)
+		f.Close()
+		switch {
+		case errors.Is(err, awr.ErrNotAWR):
+			return nil, usageError("%s: %s is not an AWR report (no 'WORKLOAD REPOSITORY' title; awrrpt.sql or awrgrpt.sql output, text or HTML, is expected)", cmd, termtext.Clean(name))
+		case err != nil:
+			return nil, usageError("%s: %s: %s", cmd, termtext.Clean(name), termtext.Clean(err.Error()))
+		}
+		reps = append(reps, *r)
+	}
+	return reps, nil
+}
+
+func awrRules(e *env, asJSON bool) error {
+	l := rules.Listing{Schema: "interlink.awr-rules/v1", Rules: awr.Rules()}
+	if asJSON {
+		return report.JSON(e.stdout, l)
+	}
+	for _, r := range l.Rules {
+		sev := r.Severity.String()
+		for _, a := range r.Also {
+			sev += ", " + a.Severity.String() + " " + a.When
+		}
+		fmt.Fprintf(e.stdout, "%s  %s\n  %s\n  source: %s\n", r.ID, sev, r.Title, r.Source)
+	}
+	return nil
+}
