@@ -19,7 +19,8 @@ func init() { commands = append(commands, newDiffCmd) }
 
 // commandOf maps a schema to the command that writes it.
 var commandOf = map[string]string{"interlink.check/v1": "check", "interlink.pmtu/v1": "pmtu", "interlink.mesh/v1": "mesh",
-	"interlink.bench/v1": "bench", "interlink.ab/v1": "ab", "interlink.demo/v1": "lab demo"}
+	"interlink.bench/v1": "bench", "interlink.ab/v1": "ab", "interlink.demo/v1": "lab demo",
+	"interlink.cluster/v1": "cluster"}
 
 var idRE = regexp.MustCompile(`^#?[0-9]+$`)
 
@@ -36,6 +37,10 @@ mesh and pmtu paths whose verdict or path MTU differs, check findings that are n
 (or gone, or changed severity), bench intervals and ab runs whose figures moved beyond
 their noise (the 95 % confidence interval of the shift excludes zero; a run with too
 few intervals is listed as not judged), fragments per message and path MTU.
+
+A cluster run (interlink cluster --json) against a mesh result is its mesh: a
+replica's mesh against the run it was made from says whether the replica gives
+every path alike. Two cluster runs compare their meshes and each node's findings.
 
 BASELINE and RESULT are a result id from 'interlink history' (12 or #12), a name
 given with --save-as, or a --json file. Without RESULT, the newest saved result of

@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -59,9 +60,12 @@ type Diff struct {
 func (d *Diff) add(c Change) { d.Changes = append(d.Changes, c) }
 
 // Compare compares result cur with baseline base, two typed results of
-// the same kind (as report.Decode returns them).
+// the same kind (as report.Decode returns them). A cluster run compared
+// with a mesh result is its mesh; two cluster runs compare their meshes
+// and each node's findings.
 func Compare(base, cur any) (*Diff, error) {
 	d := &Diff{Changes: []Change{}}
+	base, cur = asMesh(base, cur)
 	switch b := base.(type) {
 	case *mesh.Result:
 		c, ok := cur.(*mesh.Result)
@@ -98,6 +102,13 @@ func Compare(base, cur any) (*Diff, error) {
 		}
 		d.Kind = ab.Schema
 		compareAB(d, b, c)
+	case *cluster.Result:
+		c, ok := cur.(*cluster.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = cluster.Schema
+		compareClusters(d, b, c)
 	case *demo.Result:
 		c, ok := cur.(*demo.Result)
 		if !ok {
@@ -146,6 +157,8 @@ func kind(v any) string {
 		return "ab"
 	case *demo.Result:
 		return "lab demo"
+	case *cluster.Result:
+		return "cluster"
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -50,6 +50,11 @@ func nsPath(name string) string      { return filepath.Join(NetnsDir, name) }
 func statePath(lab string) string    { return filepath.Join(stateDir(), lab+".json") }
 func lockPath(lab string) string     { return filepath.Join(stateDir(), lab+".lock") }
 func labDir(lab string) string       { return filepath.Join(stateDir(), lab+".d") }
+
+// AgentTokenFile is the token file of the agents a lab's nodes run (its
+// agent services), in the lab's directory.
+func AgentTokenFile(lab string) string { return filepath.Join(labDir(lab), "agent.token") }
+
 func isLabNS(lab, name string) bool {
 	return name == switchNS(lab) || strings.HasPrefix(name, switchNS(lab)+".")
 }

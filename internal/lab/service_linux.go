@@ -20,7 +20,7 @@ import (
 )
 
 // Files of a lab's services, in its directory (Lab.Dir).
-func tokenFile(lab string) string    { return filepath.Join(labDir(lab), "agent.token") }
+func tokenFile(lab string) string    { return AgentTokenFile(lab) }
 func passwordFile(lab string) string { return filepath.Join(labDir(lab), "postgres.password") }
 func serviceDir(lab, node, kind string) string {
 	return filepath.Join(labDir(lab), node, kind)

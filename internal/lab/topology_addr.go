@@ -10,6 +10,9 @@ import (
 var (
 	labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	ifaceRE   = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]*$`)
+	// linkRE also takes dots: a VLAN keeps its kernel name (bond0.100)
+	// when a replica of a cluster builds it as a link.
+	linkRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 )
 
 // checkLabName accepts lab and node names: they become parts of namespace
@@ -35,6 +38,23 @@ func checkIface(s string) error {
 	}
 	return nil
 }
+
+// checkLinkName accepts a link's name: an interface name that may hold
+// dots (eth1.100), never "." or ".." (it starts with a letter, digit or
+// '_').
+func checkLinkName(s string) error {
+	if len(s) > 15 {
+		return fmt.Errorf("%q is longer than 15 characters (the kernel's interface-name limit)", s)
+	}
+	if !linkRE.MatchString(s) {
+		return fmt.Errorf("%q: use letters, digits, '.', '-' and '_'", s)
+	}
+	return nil
+}
+
+// CheckLinkName says whether s can name a link of a lab node (nil) or why
+// not, as Validate would.
+func CheckLinkName(s string) error { return checkLinkName(s) }
 
 // parseAddress reads ADDRESS/LEN as a topology file writes it. Whether the
 // address may be used on a link is checkAddress's question.

@@ -100,7 +100,7 @@ func (v *validator) topology() *TopologyError {
 }
 
 func (v *validator) link(l LinkSpec, f string) *TopologyError {
-	if err := checkIface(l.Name); err != nil {
+	if err := checkLinkName(l.Name); err != nil {
 		return v.bad(f+".name", "%v", err)
 	}
 	if l.Name == "lo" {

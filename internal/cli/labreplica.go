@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/replica"
+	"github.com/interlink/interlink/internal/report"
+)
+
+func init() { labCommands = append(labCommands, newLabReplicaCmd) }
+
+func newLabReplicaCmd(e *env) *cobra.Command {
+	var (
+		write, nodes, name string
+		up, asJSON         bool
+	)
+	c := &cobra.Command{
+		Use:   "replica RUN [--write FILE] [--nodes FILE] [--up]",
+		Short: "Make a lab of a real cluster as measured: a cluster run's bundles and mesh, or check bundles",
+		Long: `replica makes a lab topology of the cluster a run measured, to try a change there
+before the maintenance window. RUN is the JSON of 'interlink cluster --collect DIR
+--json' (its bundles are found where the run wrote them, else beside the JSON), a
+directory holding that JSON and the bundles, or a directory of 'check --collect'
+bundles (NAME.tar.gz; the paths were then not measured).
+
+The replica has one lab node per cluster node, named as the cluster names it (lower
+case, the first label of an FQDN); its interconnect, storage and public interfaces
+with their addresses, MTUs and IPv4 routes (a bond, VLAN or bridge becomes one link,
+and the file says so); one switch per subnet; a switch port at the size where the
+mesh found a blackhole toward a node; a router where the routes go through a gateway,
+with the MTU an ICMP-limited hop reported; an agent on every node, and an NFS server
+where the nodes mount one. Every measured path is compared with what the replica
+will give, and what it cannot reproduce (link speed, bonding, offloads, kernels,
+sysctls) is listed.
+
+--write FILE writes the topology (a file to read and edit; 'lab up FILE' builds it)
+and prints the summary; without it the topology goes to stdout. --nodes FILE writes
+the nodes file for a mesh in the replica (the run's names and addresses, so that
+'interlink diff RUN replica-mesh.json' compares path by path). --up builds the lab
+too (root). Bad input (another schema, two nodes with one address, a hostile name,
+more nodes than a lab builds) is one line and exit 3, and nothing is written.`,
+		Example: `  interlink cluster --inventory hosts.ini --collect run --json > run/cluster.json
+  interlink lab replica run/cluster.json --write replica.yaml --nodes replica.nodes --up
+  interlink lab replica bundles/ > replica.yaml`,
+		Args: exactArgs(1, "RUN: a cluster run's JSON or a directory of bundles"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, err := replica.Load(e.ctx, args[0])
+			if err != nil {
+				return replicaErr(err)
+			}
+			r, err := replica.Build(run, replica.Options{Name: name})
+			if err != nil {
+				return replicaErr(err)
+			}
+			r.Topology.File = write
+			if write == "" {
+				r.Topology.File = "replica of " + args[0]
+			}
+			var topo bytes.Buffer
+			if err := r.WriteYAML(&topo); err != nil {
+				return err
+			}
+			if up {
+				if err := lab.CheckPrivilege(); err != nil {
+					return err
+				}
+			}
+			if write != "" {
+				if err := writeFile(write, topo.Bytes()); err != nil {
+					return err
+				}
+			}
+			if nodes != "" {
+				var b bytes.Buffer
+				if err := r.WriteNodes(&b); err != nil {
+					return err
+				}
+				if err := writeFile(nodes, b.Bytes()); err != nil {
+					return err
+				}
+			}
+			var st *lab.Status
+			if up {
+				if _, err := lab.Up(e.ctx, r.Topology, lab.WithStatus(&st)); err != nil {
+					return err
+				}
+			}
+			switch {
+			case asJSON:
+				if err := report.JSON(e.stdout, r); err != nil {
+					return err
+				}
+			case write == "":
+				if _, err := e.stdout.Write(topo.Bytes()); err != nil {
+					return err
+				}
+			default:
+				r.WriteText(e.stdout, replica.Files{Topology: write, Nodes: nodes, Up: up})
+				if st != nil {
+					fmt.Fprintln(e.stdout)
+					st.WriteText(e.stdout)
+				}
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&write, "write", "", "write the topology to FILE (and print the summary)")
+	fl.StringVar(&nodes, "nodes", "", "write a nodes file for interlink mesh --nodes in the replica")
+	fl.StringVar(&name, "name", replica.DefaultName, "the lab's name")
+	fl.BoolVar(&up, "up", false, "build the lab too (needs root)")
+	fl.BoolVar(&asJSON, "json", false, "print the replica as JSON (schema "+replica.Schema+")")
+	return c
+}
+
+func replicaErr(err error) error {
+	if errors.Is(err, replica.ErrInput) {
+		msg := err.Error()
+		if p := replica.ErrInput.Error() + ": "; len(msg) > len(p) && msg[:len(p)] == p {
+			msg = msg[len(p):]
+		}
+		return usageError("lab replica: %s", msg)
+	}
+	return err
+}
+
+// writeFile replaces path with data through a temporary file beside it,
+// so a reader never sees half a file.
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Close()
+	} else {
+		tmp.Close()
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}

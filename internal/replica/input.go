@@ -1,0 +1,242 @@
+package replica
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/termtext"
+)
+
+// ErrInput is wrapped by every error about the RUN itself (a file of
+// another schema, a hostile name, two nodes with one address): bad input,
+// exit 3, nothing built.
+var ErrInput = errors.New("bad input")
+
+func inputErr(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, a...)...)
+}
+
+// Run is what Load read: the cluster's nodes, each with its inventory, and
+// the measured mesh when there was one.
+type Run struct {
+	From string // the RUN given
+	// Kind is KindCluster (a cluster --json document with its bundles) or
+	// KindBundles (a directory of check --collect bundles).
+	Kind  string
+	Nodes []Node
+	// Mesh is the measured mesh; nil for bundles and for a cluster run
+	// whose mesh was skipped.
+	Mesh *mesh.Result
+	// Results holds the check each node's run gave, by cluster name
+	// (cluster runs only).
+	Checks map[string]CheckSummary
+	// Left lists the run's nodes that have no inventory, and why.
+	Left []string
+}
+
+// Kinds of RUN.
+const (
+	KindCluster = "cluster"
+	KindBundles = "bundles"
+)
+
+// Node is one node of the run.
+type Node struct {
+	Name   string // as the cluster names it
+	Bundle string // the bundle read; "" when the inventory came from the run's JSON
+	Inv    *inventory.Inventory
+	// Agent is the address SSH reached (a cluster run); invalid otherwise.
+	Agent netip.Addr
+	// Mesh is its interconnect addresses in mesh order (network i+1 is
+	// Mesh[i]); empty when not measured.
+	Mesh []netip.Addr
+}
+
+// CheckSummary is what a node's check said: the interfaces it judged as
+// the interconnect and its findings as RULE OBJECT SEVERITY.
+type CheckSummary struct {
+	Interconnect []string
+	Findings     []string
+}
+
+// Load reads RUN: the JSON that `interlink cluster --collect DIR --json`
+// printed (its bundles are found where the run wrote them, else beside the
+// JSON), a directory holding one such JSON with its bundles, or a
+// directory of `check --collect` bundles (NAME.tar.gz, named NAME). Every
+// problem with the input wraps ErrInput.
+func Load(ctx context.Context, path string) (*Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return loadCluster(ctx, path)
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
+	}
+	var runs, bundles []string
+	for _, e := range ents {
+		switch name := e.Name(); {
+		case strings.HasPrefix(name, "."):
+		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
+			if s, _ := schemaOf(filepath.Join(path, name)); strings.HasPrefix(s, "interlink.cluster/") {
+				runs = append(runs, name)
+			}
+		case strings.HasSuffix(name, ".tar.gz") && e.Type().IsRegular():
+			bundles = append(bundles, name)
+		}
+	}
+	switch {
+	case len(runs) == 1:
+		return loadCluster(ctx, filepath.Join(path, runs[0]))
+	case len(runs) > 1:
+		return nil, inputErr("RUN %s holds %d cluster runs (%s): name the one to replicate", termtext.Clean(path), len(runs), termtext.Clean(strings.Join(runs, ", ")))
+	case len(bundles) == 0:
+		return nil, inputErr("RUN %s holds no cluster run (the JSON of interlink cluster --json) and no check --collect bundles (NAME.tar.gz)", termtext.Clean(path))
+	}
+	sort.Strings(bundles)
+	r := &Run{From: path, Kind: KindBundles}
+	for _, b := range bundles {
+		name := strings.TrimSuffix(b, ".tar.gz")
+		if err := hostile(name); err != nil {
+			return nil, inputErr("bundle %s: node name %v", termtext.Clean(b), err)
+		}
+		inv, err := gather(ctx, filepath.Join(path, b))
+		if err != nil {
+			return nil, err
+		}
+		r.Nodes = append(r.Nodes, Node{Name: name, Bundle: filepath.Join(path, b), Inv: inv})
+	}
+	return r, nil
+}
+
+// schemaOf reads the schema field of a JSON document ("" when it has none).
+func schemaOf(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return "", err
+	}
+	if head.Schema == nil {
+		return "", nil
+	}
+	return *head.Schema, nil
+}
+
+func loadCluster(ctx context.Context, path string) (*Run, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
+	}
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, inputErr("RUN %s is not JSON (want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles)", termtext.Clean(path))
+	}
+	switch s := head.Schema; {
+	case s == nil:
+		return nil, inputErr("RUN %s has no schema: not a document of interlink cluster --json", termtext.Clean(path))
+	case *s == cluster.Schema:
+	case strings.HasPrefix(*s, "interlink.cluster/"):
+		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+	default:
+		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+	}
+	var res cluster.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
+	}
+	r := &Run{From: path, Kind: KindCluster, Mesh: res.Mesh, Checks: map[string]CheckSummary{}}
+	meshAddrs := map[string][]netip.Addr{}
+	if res.Mesh != nil {
+		for _, n := range res.Mesh.Nodes {
+			meshAddrs[n.Name] = n.Addrs
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range res.Nodes {
+		if err := hostile(n.Name); err != nil {
+			return nil, inputErr("RUN %s: node name %v", termtext.Clean(path), err)
+		}
+		if seen[n.Name] {
+			return nil, inputErr("RUN %s: node %s is listed twice", termtext.Clean(path), n.Name)
+		}
+		seen[n.Name] = true
+		node := Node{Name: n.Name, Mesh: meshAddrs[n.Name]}
+		if host, _, err := net.SplitHostPort(n.Agent); err == nil {
+			node.Agent, _ = netip.ParseAddr(host)
+		}
+		if n.Check != nil {
+			r.Checks[n.Name] = summarise(n.Check)
+		}
+		switch b := bundlePath(path, n.Bundle); {
+		case b != "":
+			inv, err := gather(ctx, b)
+			if err != nil {
+				return nil, err
+			}
+			node.Bundle, node.Inv = b, inv
+		case n.Check != nil && n.Check.Inventory != nil:
+			node.Inv = n.Check.Inventory
+		default:
+			why := n.Status
+			if n.Error != "" {
+				why += ": " + n.Error
+			}
+			r.Left = append(r.Left, fmt.Sprintf("%s: no bundle and no check in the run (%s)", n.Name, termtext.Clean(why)))
+			continue
+		}
+		r.Nodes = append(r.Nodes, node)
+	}
+	if len(r.Nodes) == 0 {
+		return nil, inputErr("RUN %s: no node has a bundle or a check to build from", termtext.Clean(path))
+	}
+	return r, nil
+}
+
+// bundlePath finds a node's bundle: beside the run's JSON (a run directory
+// moved elsewhere), else where the run wrote it; "" when neither exists.
+func bundlePath(run, bundle string) string {
+	if bundle == "" {
+		return ""
+	}
+	for _, p := range []string{filepath.Join(filepath.Dir(run), filepath.Base(bundle)), bundle} {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// gather reads a bundle's inventory.
+func gather(ctx context.Context, bundle string) (*inventory.Inventory, error) {
+	src, err := inventory.OpenContext(ctx, bundle)
+	if err != nil {
+		return nil, inputErr("bundle %s: %v", termtext.Clean(bundle), err)
+	}
+	defer src.Close()
+	inv, err := inventory.Gather(ctx, src, inventory.Options{})
+	if err != nil {
+		return nil, inputErr("bundle %s: %v", termtext.Clean(bundle), err)
+	}
+	return inv, nil
+}
