@@ -84,6 +84,16 @@ func (c CmdLine) Script() string {
 // a terminal session with prompts.
 func (b Block) Shell() bool { return b.Lang == "sh" || b.Lang == "bash" || b.Lang == "shell" }
 
+// Data reports whether the block is a file's content (YAML, INI, TOML,
+// JSON, a nodes file), where "# " starts a comment, not a root prompt.
+func (b Block) Data() bool {
+	switch b.Lang {
+	case "yaml", "yml", "ini", "toml", "json", "conf", "nodes":
+		return true
+	}
+	return false
+}
+
 // Commands returns the command lines of b: in sh blocks every line that is
 // not a comment; in other blocks the lines after a "$ " or "# " prompt,
 // each with the lines shown after it.
@@ -99,6 +109,8 @@ func (b Block) Commands() []CmdLine {
 				continue
 			}
 			text = strings.TrimSpace(l)
+		case b.Data():
+			continue // a file's content: its "# " lines are comments, not prompts
 		case strings.HasPrefix(l, "$ ") || strings.HasPrefix(l, "# "):
 			text = strings.TrimSpace(l[2:])
 		default:

@@ -161,7 +161,7 @@ func comment(lines ...string) string {
 // interconnect addresses in the run's mesh order.
 func (r *Replica) WriteNodes(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("# interlink mesh --nodes: the run's node names, their agents in the replica, the run's interconnect addresses\n")
+	b.WriteString("# nodes for interlink mesh --nodes: the run's node names, their agents in the replica, the run's interconnect addresses\n")
 	for _, n := range r.Nodes {
 		fmt.Fprintf(&b, "%s %s", n.Cluster, n.Agent)
 		for _, a := range n.Mesh {
