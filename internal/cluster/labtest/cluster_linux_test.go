@@ -50,8 +50,8 @@ type env struct {
 	l        *lab.Lab
 	ops      *lab.Node
 	nodes    []*lab.Node // node1..node4
-	hostKeys []key
-	client   key
+	hostKeys []testlab.Key
+	client   testlab.Key
 	sshd     map[string]int // node -> sshd PID
 	tmp      []string       // the TMPDIR of each sshd's sessions
 	dir      string
@@ -63,18 +63,18 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{l: testlab.Up(t, topo), client: newKey(t), sshd: map[string]int{}, dir: t.TempDir()}
+	e := &env{l: testlab.Up(t, topo), client: testlab.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
 	e.ops = testlab.Node(t, e.l, "ops")
 	for i := 1; i <= 4; i++ {
 		n := testlab.Node(t, e.l, fmt.Sprintf("node%d", i))
 		e.nodes = append(e.nodes, n)
-		e.hostKeys = append(e.hostKeys, newKey(t))
+		e.hostKeys = append(e.hostKeys, testlab.NewKey(t))
 		if i <= 3 {
-			pid, tmp := startSSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
+			pid, tmp := testlab.SSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
 			e.sshd[n.Name()], e.tmp = pid, append(e.tmp, tmp)
 		}
 	}
-	write(t, filepath.Join(e.dir, "id"), string(e.client.private), 0o600)
+	write(t, filepath.Join(e.dir, "id"), string(e.client.Private), 0o600)
 	return e
 }
 
@@ -83,8 +83,8 @@ func (e *env) knownHosts(t *testing.T, name string, lines ...string) string {
 	return write(t, filepath.Join(e.dir, name), strings.Join(lines, "\n")+"\n", 0o644)
 }
 
-func (e *env) hostLine(i int, k key) string {
-	return fmt.Sprintf("198.18.0.%d %s", i, k.authorized())
+func (e *env) hostLine(i int, k testlab.Key) string {
+	return fmt.Sprintf("198.18.0.%d %s", i, k.Authorized())
 }
 
 // leftovers lists what a run left: processes in the nodes other than
@@ -267,13 +267,13 @@ ansible_python_interpreter=/usr/bin/python3
 // sshd, no answer.
 func TestClusterUnreachable(t *testing.T) {
 	e := setup(t)
-	other := newKey(t)
+	other := testlab.NewKey(t)
 	kh := e.knownHosts(t, "known_hosts",
 		// node1 absent: unknown
 		e.hostLine(2, other), // node2: changed
 		e.hostLine(3, e.hostKeys[2]),
 		e.hostLine(4, e.hostKeys[3]))
-	write(t, filepath.Join(e.dir, "wrong_id"), string(newKey(t).private), 0o600)
+	write(t, filepath.Join(e.dir, "wrong_id"), string(testlab.NewKey(t).Private), 0o600)
 	inv := write(t, filepath.Join(e.dir, "inventory.yaml"), fmt.Sprintf(`all:
   vars:
     ansible_user: root

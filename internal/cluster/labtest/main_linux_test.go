@@ -7,9 +7,6 @@
 package labtest
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"os"
@@ -21,50 +18,19 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
 var bin string // the interlink binary under test
 
-const sshd = "/usr/sbin/sshd"
-
 func TestMain(m *testing.M) {
 	testlab.Main(m, "cluster lab tests", &bin, "t16-interlink-", func() error {
-		if _, err := os.Stat(sshd); err != nil {
+		if _, err := os.Stat(testlab.SSHDBinary); err != nil {
 			return fmt.Errorf("they run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server", err)
 		}
 		return nil
 	})
-}
-
-// key is an ed25519 key pair in OpenSSH's file formats.
-type key struct {
-	private []byte // OpenSSH private key file
-	public  ssh.PublicKey
-}
-
-func newKey(t testing.TB) key {
-	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, err := ssh.MarshalPrivateKey(priv, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ssh.NewPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key{private: pem.EncodeToMemory(blk), public: sp}
-}
-
-func (k key) authorized() string {
-	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k.public)))
 }
 
 func write(t testing.TB, path, data string, mode os.FileMode) string {
@@ -73,55 +39,6 @@ func write(t testing.TB, path, data string, mode os.FileMode) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// privsepDir makes sshd's privilege-separation directory when the system
-// has none, and removes it when the test ends.
-func privsepDir(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat("/run/sshd"); err == nil {
-		return
-	}
-	if err := os.Mkdir("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove("/run/sshd") })
-}
-
-// startSSHD runs sshd in node n, listening on addr:22, with hostKey and
-// one authorized key, all in a temp dir. It is stopped by PID when the
-// test ends. It returns the PID and the TMPDIR its sessions get: the
-// test's own, so what a run leaves there is this test's and nothing else
-// in /tmp (a killed earlier run's, another package's) can fool it.
-func startSSHD(t testing.TB, n *lab.Node, addr string, hostKey key, authorized ...key) (int, string) {
-	t.Helper()
-	privsepDir(t)
-	dir := t.TempDir()
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	hk := write(t, filepath.Join(dir, "host_key"), string(hostKey.private), 0o600)
-	var ak strings.Builder
-	for _, k := range authorized {
-		ak.WriteString(k.authorized() + "\n")
-	}
-	akf := write(t, filepath.Join(dir, "authorized_keys"), ak.String(), 0o600)
-	conf := write(t, filepath.Join(dir, "sshd_config"), fmt.Sprintf(`ListenAddress %s:22
-HostKey %s
-AuthorizedKeysFile %s
-PidFile none
-UsePAM no
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-AllowTcpForwarding yes
-MaxStartups 64
-SetEnv TMPDIR=%s
-`, addr, hk, akf, tmp), 0o600)
-	_, pid := testlab.Daemon(t, n, exec.Command(sshd, "-D", "-e", "-f", conf), "sshd", "Server listening")
-	return pid, tmp
 }
 
 type syncBuf = testlab.Log

@@ -55,7 +55,7 @@ func stallEnv(t *testing.T) *env {
 			}
 		}
 	})
-	e := &env{l: testlab.Up(t, topo), client: newKey(t), sshd: map[string]int{}, dir: t.TempDir()}
+	e := &env{l: testlab.Up(t, topo), client: testlab.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
 	e.ops = testlab.Node(t, e.l, "ops")
 	netns = append(netns, filepath.Join(lab.NetnsDir, e.ops.Namespace()))
 	var lines []string
@@ -63,12 +63,12 @@ func stallEnv(t *testing.T) *env {
 		n := testlab.Node(t, e.l, fmt.Sprintf("node%d", i))
 		netns = append(netns, filepath.Join(lab.NetnsDir, n.Namespace()))
 		e.nodes = append(e.nodes, n)
-		e.hostKeys = append(e.hostKeys, newKey(t))
-		pid, tmp := startSSHD(t, n, fmt.Sprintf("198.18.20.%d", i), e.hostKeys[i-1], e.client)
+		e.hostKeys = append(e.hostKeys, testlab.NewKey(t))
+		pid, tmp := testlab.SSHD(t, n, fmt.Sprintf("198.18.20.%d", i), e.hostKeys[i-1], e.client)
 		e.sshd[n.Name()], e.tmp = pid, append(e.tmp, tmp)
-		lines = append(lines, fmt.Sprintf("198.18.20.%d %s", i, e.hostKeys[i-1].authorized()))
+		lines = append(lines, fmt.Sprintf("198.18.20.%d %s", i, e.hostKeys[i-1].Authorized()))
 	}
-	write(t, filepath.Join(e.dir, "id"), string(e.client.private), 0o600)
+	write(t, filepath.Join(e.dir, "id"), string(e.client.Private), 0o600)
 	e.knownHosts(t, "known_hosts", lines...)
 	// Runs first at the end: a run that misbehaved can leave sshd session
 	// processes stuck on a connection nobody closes, and they hold sshd's
