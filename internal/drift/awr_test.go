@@ -98,3 +98,30 @@ func TestAWRCompare(t *testing.T) {
 		t.Errorf("awr against check: %v", err)
 	}
 }
+
+// TestAWRCompareSeveral: with three reports per side, a change carries the
+// interval and p-value of ab's statistics instead of the one-sample note.
+func TestAWRCompareSeveral(t *testing.T) {
+	one := func(name string, k float64) awr.Report {
+		r := awrResult(t, name).Reports[0]
+		w := *r.Instances[0].GCWorkload
+		w.CRReceiveMs = ptr(*w.CRReceiveMs * k)
+		r.Instances[0].GCWorkload = &w
+		return r
+	}
+	before := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu1500.txt", 0.95), one("19c-awrrpt-rac-mtu1500.txt", 1), one("19c-awrrpt-rac-mtu1500.txt", 1.05)})
+	after := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu9000.txt", 1), one("19c-awrrpt-rac-mtu9000.txt", 1.02), one("19c-awrrpt-rac-mtu9000.txt", 1.04)})
+	d := compare(t, before, after)
+	for _, c := range d.Changes {
+		if c.What != "awr instance 1 (racdb1) gc_cr_receive_ms" {
+			continue
+		}
+		if c.Worse || c.Before != "median 2.4 ms" || !strings.Contains(c.Detail, "95 % CI") || !strings.Contains(c.Detail, "p = ") || strings.Contains(c.Detail, "one report") {
+			t.Errorf("%+v", c)
+		}
+		return
+	}
+	t.Errorf("no change of gc_cr_receive_ms: %+v", d.Changes)
+}
+
+func ptr(v float64) *float64 { return &v }
