@@ -8,8 +8,10 @@
 // line, an HTML report through golang.org/x/net/html's tokenizer, keeping
 // only the row being read, so a report of any size is read in bounded
 // memory. Each section is parsed by its own file (header.go, profile.go,
-// waits.go, interconnect.go, global.go); read.go and html.go turn the two
-// formats into the same stream of section titles and rows.
+// waits.go, interconnect.go; global.go, globalload.go and globalic.go for
+// awrgrpt); read.go and html.go turn the two formats into the same stream
+// of section titles and rows. 12.2 and later print cluster times in
+// microseconds; they are kept in milliseconds, as 11.2 printed them.
 //
 // A section a report does not have is absent, never zero: scalar sections
 // are pointers (nil: absent) and list sections nil slices (absent) or
@@ -128,6 +130,15 @@ type GCLoad struct {
 	// TrafficKBPerSec is "Estd Interconnect traffic (KB)": Oracle's
 	// estimate, KB per second (DOMAIN.md 7a has its formula).
 	TrafficKBPerSec *float64 `json:"estd_interconnect_traffic_kb_per_sec"`
+	// TrafficComputed: awrgrpt does not print the estimate; it was
+	// computed here by Oracle's formula from the report's per-second
+	// blocks and messages and its block size.
+	TrafficComputed bool `json:"estd_interconnect_traffic_computed,omitempty"`
+	// BlocksLost and CRFailures are the interval's totals of "gc blocks
+	// lost" and "gc cr failure" (awrgrpt's SysStat and Global Messaging;
+	// awrrpt does not print them here).
+	BlocksLost *float64 `json:"gc_blocks_lost"`
+	CRFailures *float64 `json:"gc_cr_failures"`
 }
 
 // GCEfficiency is Global Cache Efficiency Percentages: where buffer gets
@@ -168,7 +179,11 @@ type WaitEvent struct {
 }
 
 // Ping is one row of Interconnect Ping Latency Stats: this instance's
-// pings of Target (the instance itself is the control).
+// pings of Target (the instance itself is the control). 12.2 and later
+// print the averages in microseconds; they are kept in milliseconds. The
+// standard deviations are kept as printed: their column names no unit,
+// and beside averages in microseconds their values are those of
+// milliseconds (0.01 beside an average of 6), as before 12.2.
 type Ping struct {
 	Target      int      `json:"target_instance"`
 	Count500B   *float64 `json:"count_500b"`

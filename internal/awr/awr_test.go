@@ -3,6 +3,7 @@ package awr
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -55,10 +56,20 @@ func TestSections(t *testing.T) {
 			8, -1, 2, 2, 1.91, 0, 5, 2, nil},
 		{"19c-awrrpt-rac-mtu1500.txt", KindInstance, "19.0.0.0.0", "RACDB", 1, 0, 3601.2, 11124, 412.6, 40509.86, 2.4, 2.9, 97.71,
 			13, 1204, 4.4, 2, 2.85, 1275, 5, 4, nil},
-		{"19c-awrgrpt-rac.txt", KindGlobal, "19.0.0.0.0", "RACDB", 2, 0, 3601.2, 11124, -1, -1, 2.4, 2.9, 97.71,
-			3, 1204, 4.4, 2, 2.85, 1275, 0, -1, nil},
+		{"12.2-awrrpt-rac.html", KindInstance, "12.2.0.1.0", "RACDB", 1, 0, 3603, 5764.8, 300.3, 20172.5, 1.2104, 1.1872, 98.41,
+			6, -1, 0.93536, 2, 0.56, 0, 4, 2, nil},
+		{"19c-awrrpt-rac-mtu1500.html", KindInstance, "19.0.0.0.0", "RACDB", 1, 0, 3601.2, 11124, 412.6, 40509.86, 2.4, 2.9, 97.71,
+			13, 1204, 4.4, 2, 2.85, 1275, 5, 4, nil},
+		{"19c-awrrpt-rac-mtu9000.html", KindInstance, "19.0.0.0.0", "RACDB", 1, 0, 3601.2, 7897.2, 417.2, 41021.33, 0.6, 0.7, 97.73,
+			11, -1, 1.69, 2, 0.35, 0, 5, 3, nil},
+		{"19c-awrgrpt-rac.txt", KindGlobal, "19.0.0.0.0", "RACDB", 2, 0, 3601.2, 11124, 412.6, 40509.86, 2.4, 2.9, 97.71,
+			7, 1204, 4.4, 2, 2.85, 1275, 5, -1, nil},
+		{"19c-awrgrpt-rac.html", KindGlobal, "19.0.0.0.0", "RACDB", 2, 0, 3601.2, 11124, 412.6, 40509.86, 2.4, 2.9, 97.71,
+			7, 1204, 4.4, 2, 2.85, 1275, 5, -1, nil},
+		{"19c-awrgrpt-rac.html", KindGlobal, "19.0.0.0.0", "RACDB", 2, 1, 3601.2, 10315.8, 398.91, 39459.29, 0.9, 1, 97.8,
+			6, -1, 2.38, 2, 0.35, 0, 5, -1, nil},
 	} {
-		t.Run(c.file, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d", c.file, c.inst), func(t *testing.T) {
 			r := parseString(t, read(t, c.file), c.file)
 			if r.Kind != c.kind || r.Release != c.release || r.DBName != c.db || r.RAC == nil || !*r.RAC || !r.Cluster {
 				t.Fatalf("header: kind %s release %s db %s rac %v cluster %v", r.Kind, r.Release, r.DBName, r.RAC, r.Cluster)
@@ -99,7 +110,11 @@ func TestSections(t *testing.T) {
 				lost = v(w.Waits)
 			}
 			check("gc cr block lost", lost, c.lost)
-			check("gc buffer busy acquire avg ms", v(in.Wait("gc buffer busy acquire").AvgMs), c.busyAcqAvg)
+			busy := -1.0
+			if w := in.Wait("gc buffer busy acquire"); w != nil {
+				busy = v(w.AvgMs)
+			}
+			check("gc buffer busy acquire avg ms", busy, c.busyAcqAvg)
 			check("pings", float64(len(in.Pings)), float64(c.pings))
 			for _, p := range in.Pings {
 				if p.Target != in.Number {

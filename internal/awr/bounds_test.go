@@ -16,7 +16,7 @@ import (
 // FuzzParse: any input gives a report or an error, never a panic, and
 // what a report holds stays within the package's bounds.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"11.2.0.3-awrrpt-rac-mtu1500.txt", "11.2.0.4-awrrpt-rac.html", "19c-awrgrpt-rac.txt"} {
+	for _, name := range []string{"11.2.0.3-awrrpt-rac-mtu1500.txt", "11.2.0.4-awrrpt-rac.html", "12.2-awrrpt-rac.html", "19c-awrgrpt-rac.txt", "19c-awrgrpt-rac.html"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -171,9 +171,14 @@ func dbTimePerTxn(in *Instance) *float64 {
 	return f(*in.Load.DBTimePerSec / *in.Load.TransactionsPerSec)
 }
 
-// lostBlocks is the waits of gc cr and current block lost; nil when the
-// report has no wait events, 0 when it has them and none was lost.
+// lostBlocks is the blocks lost in the interval: the statistic gc blocks
+// lost where the report prints it (awrgrpt), else the waits of gc cr and
+// current block lost; nil when the report has neither, 0 when it has
+// them and none was lost.
 func lostBlocks(in *Instance) *float64 {
+	if in.GCLoad != nil && in.GCLoad.BlocksLost != nil {
+		return in.GCLoad.BlocksLost
+	}
 	if in.Waits == nil {
 		return nil
 	}

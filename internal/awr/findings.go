@@ -128,6 +128,12 @@ func judge(r *Report, in *Instance) []rules.Finding {
 			}
 		}
 	}
+	if lost == 0 && in.GCLoad != nil && in.GCLoad.BlocksLost != nil && *in.GCLoad.BlocksLost > 0 {
+		// A global report lists only each instance's top events; its
+		// SysStat and Global Messaging counts every lost block.
+		lost = *in.GCLoad.BlocksLost
+		lostEv = append(lostEv, ev("gc blocks lost (SysStat and Global Messaging)", lost))
+	}
 	if lost > 0 {
 		sev := rules.Warning
 		if lostPct >= 1 {

@@ -34,7 +34,8 @@ type htmlReader struct {
 	textTag string // what holds the text being gathered: "h" (heading), "li", or "" (bare)
 	skip    int    // inside <script>, <style>: text is not content
 	header  bool
-	pending bool // the current table has a section
+	pending bool   // the current table has a section
+	notes   string // the list items since the last heading (bounded)
 }
 
 func readHTML(r io.Reader, b *builder) error {
@@ -193,13 +194,20 @@ func (h *htmlReader) blockBreak() {
 	if k := kindOf(t); k != "" && h.b.rep.Kind == "" {
 		h.b.rep.Kind = k
 	}
-	if tag == "li" || h.b.rep.Kind == "" {
+	if tag == "li" {
+		// Notes under a title, which may give the unit of its table.
+		if len(h.notes) < 4*maxText {
+			h.notes += t + "\n"
+		}
+		return
+	}
+	if h.b.rep.Kind == "" {
 		return
 	}
 	if match(t, h.b.rep.Kind) != nil {
-		h.title = t
+		h.title, h.notes = t, ""
 	} else if tag == "h" {
-		h.title = ""
+		h.title, h.notes = "", ""
 	}
 }
 
@@ -210,6 +218,7 @@ var summaries = []struct{ words, title string }{
 	{"global cache efficiency", "Global Cache Efficiency Percentages"},
 	{"workload characteristics for global", "Global Cache and Enqueue Services - Workload Characteristics"},
 	{"interconnect ping latency", "Interconnect Ping Latency Stats"},
+	{"ic ping latency", "Interconnect Ping Latency Stats"},
 	{"interconnect device", "Interconnect Device Statistics"},
 	{"interconnect throughput", "Interconnect Throughput by Client"},
 	{"load profile", "Load Profile"},
@@ -233,8 +242,11 @@ func (h *htmlReader) openTable(summary string) {
 			}
 		}
 	}
+	notes := h.notes
+	h.notes = ""
 	if d := match(title, b.rep.Kind); d != nil {
 		b.start(d)
+		b.heading(notes)
 		h.pending = true
 		return
 	}
@@ -281,7 +293,9 @@ func (h *htmlReader) endRow() {
 		} else {
 			h.b.hdr.line(h.b, "")
 		}
-	case h.pending && !h.allTH:
+	case h.pending && h.allTH:
+		h.b.heading(strings.Join(cells, " "))
+	case h.pending:
 		h.b.row(row{cells: append([]string(nil), cells...), exact: true})
 	}
 }

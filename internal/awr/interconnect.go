@@ -11,6 +11,9 @@ import (
 //	Instance     Count          500B msg   500B msg    Count       8K msg     8K msg
 //	--------- -------- ----------------- ---------- -------- ------------ ----------
 //	        1    2,400               .16        .03    2,400          .19        .04
+//
+// From 12.2 ("Interconnect Ping Latency Statistics") the notes say the
+// averages are in microseconds (b.usec); they are kept in milliseconds.
 func parsePing(b *builder, r row) {
 	c := r.cells
 	if len(c) != 7 {
@@ -27,8 +30,8 @@ func parsePing(b *builder, r row) {
 		return
 	}
 	d := b.decComma
-	in.Pings = append(in.Pings, Ping{Target: target, Count500B: ptr(c[1], d), Avg500BMs: ptr(c[2], d), Stddev500Ms: ptr(c[3], d),
-		Count8K: ptr(c[4], d), Avg8KMs: ptr(c[5], d), Stddev8KMs: ptr(c[6], d)})
+	in.Pings = append(in.Pings, Ping{Target: target, Count500B: ptr(c[1], d), Avg500BMs: avgMs(b, c[2]), Stddev500Ms: ptr(c[3], d),
+		Count8K: ptr(c[4], d), Avg8KMs: avgMs(b, c[5]), Stddev8KMs: ptr(c[6], d)})
 	b.mark(secPing, onlyKey)
 }
 
@@ -146,4 +149,13 @@ func parseRemaster(b *builder, r row) {
 		return
 	}
 	set(b, dst, vals[0], secRemaster)
+}
+
+// avgMs reads an average time of the current section in milliseconds:
+// as printed, or divided by 1000 when the section gives microseconds.
+func avgMs(b *builder, s string) *float64 {
+	if b.usec {
+		return us(s, b.decComma)
+	}
+	return ptr(s, b.decComma)
 }

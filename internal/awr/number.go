@@ -106,11 +106,14 @@ func allDigits(s string) bool {
 	return true
 }
 
-// timeUnits are the suffixes 12c and later print on average wait times.
+// timeUnits are the suffixes 12c and later print on average wait times:
+// a value in the unit times ms, or over perMs, is milliseconds (dividing
+// keeps 935.36us at 0.93536, where multiplying by 1e-3 gives
+// 0.9353600000000001).
 var timeUnits = []struct {
-	suffix string
-	ms     float64
-}{{"ns", 1e-6}, {"us", 1e-3}, {"ms", 1}, {"s", 1000}}
+	suffix    string
+	ms, perMs float64
+}{{"ns", 0, 1e6}, {"us", 0, 1e3}, {"ms", 1, 0}, {"s", 1000, 0}}
 
 // millis reads an average wait: "534.00us", "3.23ms", "52.86 s",
 // ".00ns" (12c and later), or a plain number of milliseconds (11.2).
@@ -119,6 +122,9 @@ func millis(s string, decComma bool) (float64, bool) {
 	for _, u := range timeUnits {
 		if v, ok := strings.CutSuffix(s, u.suffix); ok && v != "" {
 			f, ok := num(strings.TrimSpace(v), decComma)
+			if u.perMs != 0 {
+				return f / u.perMs, ok
+			}
 			return f * u.ms, ok
 		}
 	}

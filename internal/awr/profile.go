@@ -1,5 +1,7 @@
 package awr
 
+import "strings"
+
 // The summary sections of an awrrpt report are label/value lines:
 //
 //	Load Profile                    Per Second   Per Transaction  Per Exec  Per Call
@@ -10,6 +12,10 @@ package awr
 //	~~~~~~~~~~~~~~~~~~~~~~~~~                  Per Second       Per Transaction
 //	  Global Cache blocks received:                 12.34                  0.45
 //	 Estd Interconnect traffic (KB)                211.34
+//
+//	Global Cache and Enqueue Services - Workload Characteristics
+//	  Avg global cache cr block receive time (ms):      2.4        (11.2)
+//	  Avg global cache cr block receive time (us):  2,400.0        (12.2 and later)
 //
 // (as HTML: one table row per line, the label in the first cell). Each
 // parser maps the labels it knows, across releases, to a field; the first
@@ -134,11 +140,19 @@ func parseGCWork(b *builder, r row) {
 	if in.GCWorkload == nil {
 		in.GCWorkload = &GCWorkload{}
 	}
+	// 12.2 and later print these times in microseconds: "... (us)".
+	k, usec := strings.CutSuffix(k, "(us)")
+	if usec {
+		k += "(ms)"
+	}
 	dst := workField(in.GCWorkload, k)
 	if dst == nil {
 		return
 	}
 	p := ptr(v, b.decComma)
+	if usec {
+		p = us(v, b.decComma)
+	}
 	if p == nil {
 		b.reject()
 		return

@@ -85,6 +85,7 @@ type textReader struct {
 	inRows    bool     // a table's column rule has been read
 	afterHead bool     // the previous line was the current section's title
 	pending   []string // the row being read, until its continuation is known
+	indent    int      // the blanks before the pending row's first word
 	started   bool     // the first section has begun (the header is over)
 }
 
@@ -168,6 +169,8 @@ func (t *textReader) line(s string) {
 		t.flush()
 		return
 	case !b.cur.kv && !t.inRows:
+		// Column headings and notes: they may give the unit.
+		b.heading(s)
 		return
 	}
 	words := strings.Fields(s)
@@ -182,6 +185,7 @@ func (t *textReader) line(s string) {
 	}
 	t.flush()
 	t.pending = words
+	t.indent = len(s) - len(strings.TrimLeft(s, " \t"))
 }
 
 // continues reports whether a line is the continuation of the pending
@@ -218,7 +222,7 @@ func hasValue(words []string, decComma bool) bool {
 // flush hands the pending row to the builder.
 func (t *textReader) flush() {
 	if t.pending != nil {
-		t.b.row(row{cells: t.pending})
+		t.b.row(row{cells: t.pending, indent: t.indent})
 		t.pending = nil
 	}
 }

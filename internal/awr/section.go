@@ -3,8 +3,6 @@ package awr
 import (
 	"fmt"
 	"strings"
-
-	"github.com/interlink/interlink/internal/termtext"
 )
 
 // Section keys: every section this package reads.
@@ -22,12 +20,18 @@ const (
 	secRemaster  = "Dynamic Remastering Stats"
 	secGSummary  = "Database Summary"
 	secGInst     = "Database Instances Included In Report"
+	secGTime     = "Time Model"
 	secGTop      = "Top Timed Events"
-	secGWork     = "Global Cache and Enqueue Workload Characteristics"
-	secGPing     = "Ping Statistics"
-	secGDevices  = "Interconnect Device Statistics (global)"
+	secGSys      = "System Statistics - Per Second"
+	secGMsgTotal = "SysStat and Global Messaging - RAC"
+	secGMsg      = "SysStat and Global Messaging (per Sec) - RAC"
 	secGEff      = "Global Cache Efficiency Percentages (global)"
-	secGMessages = "Global Cache and Enqueue Messaging Statistics"
+	secGWork     = "Global Cache and Enqueue Workload Characteristics"
+	secGIC       = "Cluster Interconnect"
+	secGPing     = "Ping Statistics"
+	secGClients  = "Interconnect Client Statistics (per Second)"
+	secGDevices  = "Interconnect Device Statistics (global)"
+	secGDevRate  = "Interconnect Device Statistics (per Second)"
 )
 
 // sectionDef says how a section is recognised and read. Titles are
@@ -36,7 +40,11 @@ const (
 type sectionDef struct {
 	key    string
 	titles []string
-	kind   string // KindInstance, KindGlobal
+	// exclude: a title followed by one of these is another section's
+	// ("Time Model - % of DB time", "Interconnect Device Statistics (per
+	// Second)").
+	exclude []string
+	kind    string // KindInstance, KindGlobal
 	// kv: "label: value value" lines with no column rule (text); tables
 	// start their rows after a rule of dashes.
 	kv bool
@@ -53,6 +61,8 @@ type sectionDef struct {
 }
 
 // sections lists the definitions, longer titles before their prefixes.
+// The titles of 12.2 and later are listed beside the older ones; a
+// section's key stays its older title.
 var sections = []sectionDef{
 	{key: secLoad, titles: []string{"Load Profile"}, kind: KindInstance, kv: true, parse: parseLoad},
 	{key: secGCLoad, titles: []string{"Global Cache Load Profile"}, kind: KindInstance, kv: true, parse: parseGCLoad, cluster: true},
@@ -61,46 +71,93 @@ var sections = []sectionDef{
 	{key: secGCMsg, titles: []string{"Global Cache and Enqueue Services - Messaging Statistics"}, kind: KindInstance, kv: true, parse: parseGCWork, cluster: true},
 	{key: secTop, titles: []string{"Top 10 Foreground Events by Total Wait Time", "Top 5 Timed Foreground Events", "Top 5 Timed Events"}, kind: KindInstance, parse: parseTop},
 	{key: secFGWaits, titles: []string{"Foreground Wait Events"}, kind: KindInstance, parse: parseFGWaits},
-	{key: secPing, titles: []string{"Interconnect Ping Latency Stats"}, kind: KindInstance, numericFirst: true, want: 7, parse: parsePing, cluster: true},
+	{key: secPing, titles: []string{"Interconnect Ping Latency Statistics", "Interconnect Ping Latency Stats"}, kind: KindInstance, numericFirst: true, want: 7, parse: parsePing, cluster: true},
 	{key: secClients, titles: []string{"Interconnect Throughput by Client"}, kind: KindInstance, parse: parseClient, cluster: true},
 	{key: secDevices, titles: []string{"Interconnect Device Statistics"}, kind: KindInstance, parse: parseDevice, cluster: true},
 	{key: secRemaster, titles: []string{"Dynamic Remastering Stats", "Dynamic Remastering Statistics"}, kind: KindInstance, parse: parseRemaster, cluster: true},
 	{key: secGSummary, titles: []string{"Database Summary"}, kind: KindGlobal, parse: parseGSummary},
 	{key: secGInst, titles: []string{"Database Instances Included In Report"}, kind: KindGlobal, numericFirst: true, parse: parseGInstance},
+	{key: secGTime, titles: []string{"Time Model"}, exclude: []string{"-"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGTime},
 	{key: secGTop, titles: []string{"Top Timed Events"}, kind: KindGlobal, numericFirst: true, parse: parseGTop},
-	{key: secGEff, titles: []string{"Global Cache Efficiency Percentages"}, kind: KindGlobal, numericFirst: true, want: 4, parse: parseGEff, cluster: true},
-	{key: secGWork, titles: []string{"Global Cache and Enqueue Workload Characteristics"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGWork, cluster: true},
-	{key: secGPing, titles: []string{"Ping Statistics"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGPing, cluster: true},
-	{key: secGDevices, titles: []string{"Interconnect Device Statistics"}, kind: KindGlobal, numericFirst: true, parse: parseGDevice, cluster: true},
+	{key: secGSys, titles: []string{"System Statistics - Per Second"}, kind: KindGlobal, numericFirst: true, want: 11, parse: parseGSys},
+	{key: secGMsgTotal, titles: []string{"SysStat and Global Messaging - RAC"}, kind: KindGlobal, numericFirst: true, parse: parseGMsgTotal, cluster: true},
+	{key: secGMsg, titles: []string{"SysStat and Global Messaging (per Sec)- RAC", "SysStat and Global Messaging (per Sec) - RAC"}, kind: KindGlobal, numericFirst: true, parse: parseGMsg, cluster: true},
+	{key: secGEff, titles: []string{"Global Cache Efficiency Percentages"}, kind: KindGlobal, numericFirst: true, parse: parseGEff, cluster: true},
+	{key: secGWork, titles: []string{"Global Latency Characteristics", "Global Cache and Enqueue Workload Characteristics"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGWork, cluster: true},
+	{key: secGIC, titles: []string{"Cluster Interconnect"}, kind: KindGlobal, numericFirst: true, parse: parseGIC, cluster: true},
+	{key: secGPing, titles: []string{"Ping Statistics"}, kind: KindGlobal, numericFirst: true, parse: parseGPing, cluster: true},
+	{key: secGClients, titles: []string{"Interconnect Client Statistics (per Second)"}, kind: KindGlobal, numericFirst: true, want: 13, parse: parseGClients, cluster: true},
+	{key: secGDevRate, titles: []string{"Interconnect Device Statistics (per Second)"}, kind: KindGlobal, numericFirst: true, parse: parseGDeviceRate, cluster: true},
+	{key: secGDevices, titles: []string{"Interconnect Device Statistics"}, exclude: []string{"("}, kind: KindGlobal, numericFirst: true, parse: parseGDevice, cluster: true},
 }
 
 // sectionOrder is the order of Instance.Sections for each kind of report.
 var sectionOrder = map[string][]string{
 	KindInstance: {secLoad, secGCLoad, secGCEff, secGCWork, secFGWaits, secTop, secPing, secClients, secDevices, secRemaster},
-	KindGlobal:   {secGInst, secGEff, secGWork, secGTop, secGPing, secGDevices},
+	KindGlobal: {secGInst, secGTime, secGSys, secGMsg, secGMsgTotal, secGEff, secGWork, secGTop, secGIC, secGPing, secGClients,
+		secGDevices, secGDevRate},
 }
 
 // match returns the definition whose title starts s, for a report of
 // kind, or nil. A title must end there or be followed by a blank, a
-// parenthesis or "DB/Inst" (text reports run the title into it).
+// parenthesis or "DB/Inst" (text reports run the title into it). Runs of
+// blanks count as one ("SysStat and Global Messaging  - RAC").
 func match(s, kind string) *sectionDef {
 	s = strings.TrimLeft(s, "\f")
+	if s == "" || s[0] == ' ' || s[0] == '\t' {
+		return nil
+	}
 	for i := range sections {
 		d := &sections[i]
 		if d.kind != kind {
 			continue
 		}
 		for _, t := range d.titles {
-			rest, ok := strings.CutPrefix(s, t)
-			if ok && (rest == "" || rest[0] == ' ' || rest[0] == '(' || rest[0] == '\t' || strings.HasPrefix(rest, "DB/Inst")) {
-				if d.key == secGDevices && strings.HasPrefix(strings.TrimSpace(rest), "(per Second)") {
-					continue
-				}
-				return d
+			rest, ok := cutTitle(s, t)
+			if !ok || !(rest == "" || rest[0] == ' ' || rest[0] == '(' || rest[0] == '\t' || strings.HasPrefix(rest, "DB/Inst")) {
+				continue
 			}
+			if excluded(strings.TrimSpace(rest), d.exclude) {
+				continue
+			}
+			return d
 		}
 	}
 	return nil
+}
+
+func excluded(rest string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(rest, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// cutTitle is strings.CutPrefix(s, title) where a run of blanks in s
+// matches one blank of title.
+func cutTitle(s, title string) (string, bool) {
+	i := 0
+	for j := 0; j < len(title); j++ {
+		if i >= len(s) {
+			return "", false
+		}
+		if title[j] == ' ' {
+			if s[i] != ' ' {
+				return "", false
+			}
+			for i < len(s) && s[i] == ' ' {
+				i++
+			}
+			continue
+		}
+		if s[i] != title[j] {
+			return "", false
+		}
+		i++
+	}
+	return s[i:], true
 }
 
 // row is one row of a section: cells as read. exact: each cell is a
@@ -110,6 +167,10 @@ func match(s, kind string) *sectionDef {
 type row struct {
 	cells []string
 	exact bool
+	// indent is the blanks before a text row's first word: a global
+	// report leaves I# blank on the rows after an instance's first
+	// (SQL*Plus breaks), so such a row starts further right.
+	indent int
 }
 
 // split returns the row's label (the leading cells that are not values,
@@ -153,11 +214,29 @@ type builder struct {
 	order    []int
 	hdr      header
 	bad      map[string]int // rows of a section that could not be read
+	// usec: the current section's headings or notes give its times in
+	// microseconds (12.2 and later).
+	usec bool
+	// last is the first cell of the current section's previous row, for
+	// the rows of a global report that leave I# blank.
+	last string
+	glob global
 }
 
 func newBuilder(rep *Report) *builder {
 	return &builder{rep: rep, titled: map[string]bool{}, filled: map[string]map[int]bool{},
 		byNum: map[int]*Instance{}, bad: map[string]int{}}
+}
+
+// heading takes text of the current section that is not a row: column
+// headings and notes. Only the unit is read from it: "(us)" in a heading,
+// or a note that times are "given in microseconds" (the plural: the
+// legend of units, "us - microsecond", names no section's unit; a mail
+// client may have wrapped "given in" and "microseconds" apart).
+func (b *builder) heading(s string) {
+	if b.cur != nil && (strings.Contains(s, "(us)") || strings.Contains(s, "microseconds")) {
+		b.usec = true
+	}
 }
 
 // instance returns the instance with key n (its number in a global
@@ -185,6 +264,7 @@ func (b *builder) only() *Instance { return b.instance(onlyKey) }
 func (b *builder) start(d *sectionDef) {
 	b.cur = d
 	b.titled[d.key] = true
+	b.usec, b.last = false, ""
 }
 
 func (b *builder) end() { b.cur = nil }
@@ -223,65 +303,5 @@ func (b *builder) reject() {
 func (b *builder) note(format string, a ...any) {
 	if len(b.rep.Notes) < maxNotes {
 		b.rep.Notes = append(b.rep.Notes, fmt.Sprintf(format, a...))
-	}
-}
-
-// clean makes text taken from a report safe to show: control characters,
-// terminal escapes and invalid UTF-8 become visible escapes
-// (termtext.Clean). AWR names never hold them; a hostile report might.
-func clean(s string) string { return termtext.Clean(s) }
-
-// finish fills the report from what was read.
-func (b *builder) finish() {
-	b.hdr.apply(b)
-	b.rep.File, b.rep.DBName, b.rep.DBID, b.rep.Release = clean(b.rep.File), clean(b.rep.DBName), clean(b.rep.DBID), clean(b.rep.Release)
-	for _, in := range b.byNum {
-		in.Name, in.Host = clean(in.Name), clean(in.Host)
-		for i := range in.Waits {
-			in.Waits[i].Name = clean(in.Waits[i].Name)
-		}
-		for i := range in.Clients {
-			in.Clients[i].Client = clean(in.Clients[i].Client)
-		}
-		for i := range in.Devices {
-			d := &in.Devices[i]
-			d.Name, d.Address, d.Public, d.Source = clean(d.Name), clean(d.Address), clean(d.Public), clean(d.Source)
-		}
-	}
-	if b.rep.Kind == KindInstance && len(b.order) == 0 {
-		b.only()
-	}
-	for _, d := range sections {
-		if d.cluster && len(b.filled[d.key]) > 0 {
-			b.rep.Cluster = true
-		}
-	}
-	for _, n := range b.order {
-		in := b.byNum[n]
-		for _, k := range sectionOrder[b.rep.Kind] {
-			st := "absent"
-			switch {
-			case b.filled[k][n]:
-				st = "present"
-			case b.titled[k]:
-				st = "empty"
-			}
-			in.Sections = append(in.Sections, SectionStatus{Name: k, Status: st})
-		}
-		b.rep.Instances = append(b.rep.Instances, *in)
-	}
-	for _, d := range sections {
-		if n := b.bad[d.key]; n > 0 {
-			b.note("%s: %d row(s) could not be read and were skipped", d.key, n)
-		}
-	}
-	if !b.rep.Cluster {
-		b.note("no cluster sections: a single-instance database, or a report cut before them")
-	}
-	if b.rep.Notes == nil {
-		b.rep.Notes = []string{}
-	}
-	if b.rep.Instances == nil {
-		b.rep.Instances = []Instance{}
 	}
 }

@@ -74,7 +74,8 @@ func parseString(t *testing.T, s, name string) *Report {
 // TestWrappedAndLocalized: a report re-wrapped at 72 columns, and one
 // printed with decimal commas, read to the same values as the original.
 func TestWrappedAndLocalized(t *testing.T) {
-	for _, name := range []string{"11.2.0.3-awrrpt-rac-mtu1500.txt", "19c-awrrpt-rac-mtu1500.txt", "19c-awrgrpt-rac.txt"} {
+	for _, name := range []string{"11.2.0.3-awrrpt-rac-mtu1500.txt", "19c-awrrpt-rac-mtu1500.txt", "19c-awrgrpt-rac.txt",
+		"12.2-awrrpt-rac.html", "19c-awrrpt-rac-mtu1500.html", "19c-awrgrpt-rac.html"} {
 		orig := read(t, name)
 		want := summarize(parseString(t, orig, name))
 		wrapped := wrap(orig, 72)

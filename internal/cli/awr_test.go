@@ -70,3 +70,41 @@ func TestAWRBadInput(t *testing.T) {
 		t.Errorf("stderr %q", errs)
 	}
 }
+
+// TestAWRHistory: awr results saved with --save list with a summary in the
+// history, and interlink diff compares the newest with the one before it
+// metric by metric, as awr diff does (exit 1: changed).
+func TestAWRHistory(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "history.db")
+	before := filepath.Join(awrData, "19c-awrrpt-rac-mtu1500.html")
+	after := filepath.Join(awrData, "19c-awrrpt-rac-mtu9000.html")
+	for i, f := range []string{before, after} {
+		code, _, stderr := runMain(t, "awr", f, "--save", "--db", db)
+		if code > ExitCritical || !strings.Contains(stderr, "saved awr result "+string(rune('1'+i))) {
+			t.Fatalf("awr --save %s: exit %d, %q", f, code, stderr)
+		}
+	}
+	code, out, _ := runMain(t, "history", "--db", db)
+	for _, s := range []string{"1 report(s) (RACDB 4410-4411), 1 instance(s): CRITICAL: 1 critical, 5 warning, 0 info",
+		"1 report(s) (RACDB 4602-4603), 1 instance(s): OK: 0 critical, 0 warning, 0 info"} {
+		if code != ExitOK || !strings.Contains(out, s) {
+			t.Errorf("history lacks %q: exit %d\n%s", s, code, out)
+		}
+	}
+	code, out, stderr := runMain(t, "diff", "--db", db)
+	if code != ExitWarning || !strings.Contains(out, "interlink diff: awr result 2 (") ||
+		!strings.Contains(out, "CHANGED awr instance 1 (racdb1) ping_8k_ms to 2: 2.85 ms -> 0.35 ms") || !strings.Contains(out, "CHANGED awr verdict: CRITICAL -> OK") {
+		t.Errorf("diff: exit %d\n%s%s", code, out, stderr)
+	}
+	code, _, _ = runMain(t, "awr", "diff", "--save", "--db", db, before, "--", after)
+	if code != ExitOK {
+		t.Fatalf("awr diff --save: exit %d", code)
+	}
+	if _, out, _ := runMain(t, "history", "--db", db, "--command", "awr diff"); !strings.Contains(out, "1 before, 1 after (one sample each): ") {
+		t.Errorf("history of awr diff:\n%s", out)
+	}
+	code, out, stderr = runMain(t, "diff", "3", "3", "--db", db)
+	if code != ExitUnknown || out != "" || !strings.Contains(stderr, "awr diff result is a comparison already") {
+		t.Errorf("diff of awr diff results: exit %d, %q, %q", code, out, stderr)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/drift"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/store"
@@ -20,7 +21,7 @@ func init() { commands = append(commands, newDiffCmd) }
 // commandOf maps a schema to the command that writes it.
 var commandOf = map[string]string{"interlink.check/v1": "check", "interlink.pmtu/v1": "pmtu", "interlink.mesh/v1": "mesh",
 	"interlink.bench/v1": "bench", "interlink.ab/v1": "ab", "interlink.demo/v1": "lab demo",
-	"interlink.cluster/v1": "cluster"}
+	"interlink.cluster/v1": "cluster", awr.Schema: "awr", awr.DiffSchema: "awr diff"}
 
 var idRE = regexp.MustCompile(`^#?[0-9]+$`)
 
@@ -41,6 +42,9 @@ few intervals is listed as not judged), fragments per message and path MTU.
 A cluster run (interlink cluster --json) against a mesh result is its mesh: a
 replica's mesh against the run it was made from says whether the replica gives
 every path alike. Two cluster runs compare their meshes and each node's findings.
+Two awr results (interlink awr FILE... --save) compare as 'interlink awr diff'
+compares their reports: every metric per instance, a change where it is judged
+better, worse or changed.
 
 BASELINE and RESULT are a result id from 'interlink history' (12 or #12), a name
 given with --save-as, or a --json file. Without RESULT, the newest saved result of

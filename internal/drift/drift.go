@@ -1,18 +1,21 @@
 // Package drift compares a result with a baseline of the same kind and
 // lists what changed: mesh and pmtu paths whose verdict or path MTU
-// differs, check findings that appeared or went away, and bench and A/B
-// metrics that moved beyond their noise. Noise is judged by the
-// statistics of internal/stats on the samples each result carries (a
-// bench's intervals, an experiment's runs): a move counts when the
-// confidence interval of the shift excludes zero, so two runs of an
-// unchanged system do not differ by luck.
+// differs, check findings that appeared or went away, bench and A/B
+// metrics that moved beyond their noise, and the metrics of AWR reports
+// as awr diff judges them. Noise is judged by the statistics of
+// internal/stats on the samples each result carries (a bench's
+// intervals, an experiment's runs): a move counts when the confidence
+// interval of the shift excludes zero, so two runs of an unchanged
+// system do not differ by luck.
 package drift
 
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/mesh"
@@ -109,6 +112,15 @@ func Compare(base, cur any) (*Diff, error) {
 		}
 		d.Kind = cluster.Schema
 		compareClusters(d, b, c)
+	case *awr.Result:
+		c, ok := cur.(*awr.Result)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = awr.Schema
+		compareAWR(d, b, c)
+	case *awr.Diff:
+		return nil, fmt.Errorf("an awr diff result is a comparison already: compare the awr results it came from (saved with 'interlink awr FILE... --save'), or run 'interlink awr diff BEFORE... -- AFTER...'")
 	case *demo.Result:
 		c, ok := cur.(*demo.Result)
 		if !ok {
@@ -140,7 +152,15 @@ func Compare(base, cur any) (*Diff, error) {
 }
 
 func mismatch(base, cur any) error {
-	return fmt.Errorf("the baseline is a %s result and the result a %s one: compare results of one command", kind(base), kind(cur))
+	return fmt.Errorf("the baseline is %s result and the result %s one: compare results of one command", article(kind(base)), article(kind(cur)))
+}
+
+// article puts "a" or "an" before a command's name.
+func article(s string) string {
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }
 
 func kind(v any) string {
@@ -159,6 +179,10 @@ func kind(v any) string {
 		return "lab demo"
 	case *cluster.Result:
 		return "cluster"
+	case *awr.Result:
+		return "awr"
+	case *awr.Diff:
+		return "awr diff"
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -195,6 +219,10 @@ func Summary(v any) string {
 		return fmt.Sprintf("%s %s, %.3g Gbit/s, %.0f msgs/s", r.Spec.Mode, r.Flows[0].Direction, f.BitsPerSec/1e9, f.PerSec)
 	case *ab.Result:
 		return fmt.Sprintf("%s, %d metrics, %d runs", r.Verdict, len(r.Stats), len(r.Runs))
+	case *awr.Result:
+		return awrSummary(r)
+	case *awr.Diff:
+		return awrDiffSummary(r)
 	case *demo.Result:
 		if r.Diagnosis == nil {
 			return "incomplete"

@@ -87,8 +87,15 @@ func awrInstance(p *printer, in *awr.Instance) {
 			val(l.DBTimePerSec), val(l.DBCPUPerSec), val(l.TransactionsPerSec), val(l.ExecutesPerSec), val(l.UserCallsPerSec))
 	}
 	if g := in.GCLoad; g != nil {
-		p.f("    global cache load: %s blocks/s received, %s served; GCS/GES messages %s/s received, %s sent; Estd Interconnect traffic %s KB/s\n",
-			val(g.BlocksReceivedPerSec), val(g.BlocksServedPerSec), val(g.MessagesReceivedPerSec), val(g.MessagesSentPerSec), val(g.TrafficKBPerSec))
+		computed := ""
+		if g.TrafficComputed {
+			computed = " (computed by Oracle's formula: awrgrpt does not print it)"
+		}
+		p.f("    global cache load: %s blocks/s received, %s served; GCS/GES messages %s/s received, %s sent; Estd Interconnect traffic %s KB/s%s\n",
+			val(g.BlocksReceivedPerSec), val(g.BlocksServedPerSec), val(g.MessagesReceivedPerSec), val(g.MessagesSentPerSec), val(g.TrafficKBPerSec), computed)
+		if g.BlocksLost != nil || g.CRFailures != nil {
+			p.f("    in the interval: %s gc blocks lost, %s gc cr failures\n", val(g.BlocksLost), val(g.CRFailures))
+		}
 	}
 	if e := in.GCEfficiency; e != nil {
 		p.f("    buffer access: local %s %%, remote %s %%, disk %s %%\n", val(e.LocalPct), val(e.RemotePct), val(e.DiskPct))

@@ -1,0 +1,127 @@
+package drift
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/interlink/interlink/internal/awr"
+)
+
+// awrResult is interlink awr's result for the fixtures named.
+func awrResult(t *testing.T, names ...string) *awr.Result {
+	t.Helper()
+	var reps []awr.Report
+	for _, n := range names {
+		f, err := os.Open("../awr/testdata/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := awr.Parse(f, n)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, *r)
+	}
+	return awr.Analyze(reps)
+}
+
+// TestAWRSummary: a saved awr result and a saved awr diff say in one line
+// what they hold, for the history listing.
+func TestAWRSummary(t *testing.T) {
+	before := awrResult(t, "11.2.0.3-awrrpt-rac-mtu1500.txt")
+	if s := Summary(before); s != "1 report(s) (RACDB 4410-4411), 1 instance(s): CRITICAL: 1 critical, 5 warning, 0 info" {
+		t.Errorf("awr: %q", s)
+	}
+	g := awrResult(t, "19c-awrgrpt-rac.html", "19c-awrrpt-rac-mtu9000.html")
+	if s := Summary(g); s != "2 report(s) (RACDB 4410-4411, RACDB 4602-4603), 3 instance(s): CRITICAL: 1 critical, 5 warning, 0 info" {
+		t.Errorf("awr, two reports: %q", s)
+	}
+	after := awrResult(t, "11.2.0.3-awrrpt-rac-mtu9000.txt")
+	d := awr.Compare(before.Reports, after.Reports, Confidence)
+	if s := Summary(d); s != "1 before, 1 after (one sample each): 8 better, 0 worse" {
+		t.Errorf("awr diff: %q", s)
+	}
+}
+
+// TestAWRCompare: interlink diff of two saved awr results gives the
+// metrics awr diff gives, instance by instance: the 8 KiB ping to instance
+// 2 went from 2.85 to 0.35 ms (by hand: 0.35 / 2.85 = 0.123), better; the
+// verdict from CRITICAL to OK. Back again, both are worse. A result
+// against itself has no change.
+func TestAWRCompare(t *testing.T) {
+	before := awrResult(t, "19c-awrrpt-rac-mtu1500.html")
+	after := awrResult(t, "19c-awrrpt-rac-mtu9000.txt")
+	d := compare(t, before, after)
+	ad := awr.Compare(before.Reports, after.Reports, Confidence)
+	if d.Kind != awr.Schema || d.Verdict != Changed || d.Compared != 1+len(ad.Instances[0].Metrics) {
+		t.Fatalf("%s %s, %d compared", d.Kind, d.Verdict, d.Compared)
+	}
+	find := func(d *Diff, what string) *Change {
+		for i := range d.Changes {
+			if d.Changes[i].What == what {
+				return &d.Changes[i]
+			}
+		}
+		t.Fatalf("no change %q in %+v", what, d.Changes)
+		return nil
+	}
+	c := find(d, "awr instance 1 (racdb1) ping_8k_ms to 2")
+	if c.Before != "2.85 ms" || c.After != "0.35 ms" || c.Worse || !strings.Contains(c.Detail, "0.123x") || !strings.Contains(c.Detail, "one report per side") {
+		t.Errorf("ping: %+v", *c)
+	}
+	if c := find(d, "awr verdict"); c.Before != "CRITICAL" || c.After != "OK" || c.Worse {
+		t.Errorf("verdict: %+v", *c)
+	}
+	// Every metric awr diff judges better, worse or changed is a change.
+	n := 0
+	for _, m := range ad.Instances[0].Metrics {
+		if m.Verdict == "better" || m.Verdict == "worse" || m.Verdict == "changed" {
+			n++
+		}
+	}
+	if len(d.Changes) != n+1 {
+		t.Errorf("%d changes, awr diff judged %d metrics", len(d.Changes), n)
+	}
+	back := compare(t, after, before)
+	if back.Verdict != Worse || !find(back, "awr verdict").Worse || !find(back, "awr instance 1 (racdb1) gc_lost_blocks").Worse {
+		t.Errorf("back to 1500: %s %+v", back.Verdict, back.Changes)
+	}
+	if same := compare(t, before, awrResult(t, "19c-awrrpt-rac-mtu1500.txt")); same.Verdict != NoChange || same.Compared < 10 {
+		t.Errorf("the same report as text: %s, %d compared, %+v", same.Verdict, same.Compared, same.Changes)
+	}
+	if _, err := Compare(ad, ad); err == nil || !strings.Contains(err.Error(), "awr diff result is a comparison already") {
+		t.Errorf("awr diff against awr diff: %v", err)
+	}
+	if _, err := Compare(before, load(t, "lab-check.json")); err == nil || !strings.Contains(err.Error(), "baseline is an awr result and the result a check one") {
+		t.Errorf("awr against check: %v", err)
+	}
+}
+
+// TestAWRCompareSeveral: with three reports per side, a change carries the
+// interval and p-value of ab's statistics instead of the one-sample note.
+func TestAWRCompareSeveral(t *testing.T) {
+	one := func(name string, k float64) awr.Report {
+		r := awrResult(t, name).Reports[0]
+		w := *r.Instances[0].GCWorkload
+		w.CRReceiveMs = ptr(*w.CRReceiveMs * k)
+		r.Instances[0].GCWorkload = &w
+		return r
+	}
+	before := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu1500.txt", 0.95), one("19c-awrrpt-rac-mtu1500.txt", 1), one("19c-awrrpt-rac-mtu1500.txt", 1.05)})
+	after := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu9000.txt", 1), one("19c-awrrpt-rac-mtu9000.txt", 1.02), one("19c-awrrpt-rac-mtu9000.txt", 1.04)})
+	d := compare(t, before, after)
+	for _, c := range d.Changes {
+		if c.What != "awr instance 1 (racdb1) gc_cr_receive_ms" {
+			continue
+		}
+		if c.Worse || c.Before != "median 2.4 ms" || !strings.Contains(c.Detail, "95 % CI") || !strings.Contains(c.Detail, "p = ") || strings.Contains(c.Detail, "one report") {
+			t.Errorf("%+v", c)
+		}
+		return
+	}
+	t.Errorf("no change of gc_cr_receive_ms: %+v", d.Changes)
+}
+
+func ptr(v float64) *float64 { return &v }
