@@ -87,9 +87,11 @@ type Interval struct {
 	Transactions int64         `json:"transactions"`
 	TPS          float64       `json:"tps"`
 	Failed       int64         `json:"failed"`
-	P50          int64         `json:"p50_ns"`
-	P99          int64         `json:"p99_ns"`
-	Max          int64         `json:"max_ns"`
+	// Retries counts transactions tried again after a conflict.
+	Retries int64 `json:"retries,omitempty"`
+	P50     int64 `json:"p50_ns"`
+	P99     int64 `json:"p99_ns"`
+	Max     int64 `json:"max_ns"`
 	// ReplayLagBytes is the largest distance of any standby's replay
 	// position behind the primary's current WAL position at the end of the
 	// interval (-1 when no standby is visible).

@@ -84,7 +84,11 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	}
 	rec := newRecorder()
 	res.Start = time.Now()
-	loadTime, stopReason := drive(ctx, spec, clients, rec, func(iv Interval) Interval {
+	sessions := make([]session, len(clients))
+	for i, c := range clients {
+		sessions[i] = c
+	}
+	loadTime, stopReason := drive(ctx, spec, sessions, rec, func(iv Interval) Interval {
 		iv.ReplayLagBytes = -1
 		if !res.Server.InRecovery {
 			iv.ReplayLagBytes = sb.sample(ctx, mon)
@@ -226,7 +230,7 @@ func finishWAL(ctx context.Context, mon *monitor, start string, w *WAL, tx int64
 
 // drive runs the clients and cuts intervals until the run ends, and returns
 // the load's duration and why it stopped.
-func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tick func(Interval) Interval) (time.Duration, string) {
+func drive(ctx context.Context, spec Spec, clients []session, rec *recorder, tick func(Interval) Interval) (time.Duration, string) {
 	var stop atomic.Bool
 	var tickets atomic.Int64
 	// Queries are cancelled at Ctrl-C, or StopGrace after the end.
@@ -238,7 +242,7 @@ func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tic
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(qctx, &stop, &tickets, spec.MaxTransactions, rec)
+			loop(c, qctx, &stop, &tickets, spec.MaxTransactions, rec)
 		}()
 	}
 	done := make(chan struct{})
@@ -254,10 +258,10 @@ func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tic
 	cut := func() {
 		now := time.Since(start)
 		rec.mu.Lock()
-		iv := Interval{Start: last, End: now, Transactions: rec.ivTx, Failed: rec.ivFailed,
+		iv := Interval{Start: last, End: now, Transactions: rec.ivTx, Failed: rec.ivFailed, Retries: rec.ivRetries,
 			P50: rec.interval.ValueAtQuantile(50) * 1000, P99: rec.interval.ValueAtQuantile(99) * 1000, Max: rec.interval.Max() * 1000}
 		rec.interval.Reset()
-		rec.ivTx, rec.ivFailed = 0, 0
+		rec.ivTx, rec.ivFailed, rec.ivRetries = 0, 0, 0
 		rec.mu.Unlock()
 		if d := now - last; d > 0 {
 			iv.TPS = float64(iv.Transactions) / d.Seconds()
