@@ -33,6 +33,9 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.MySQL() {
+		return runMySQL(ctx, spec, obs)
+	}
 	cfg, err := parseDSN(spec)
 	if err != nil {
 		return nil, err
@@ -101,28 +104,7 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	})
 	res.Duration, res.StoppedBy = loadTime, stopReason
 
-	// The end: measure before anything else runs.
-	rec.mu.Lock()
-	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
-	res.Latency = summarize(rec)
-	rec.mu.Unlock()
-	if res.Duration > 0 {
-		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
-	}
-	if n := res.Transactions + res.Failed.Total; n > 0 {
-		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
-	}
-	if len(spec.Nodes) > 0 {
-		res.Nodes = nm.stop(res.Transactions)
-	}
-	switch {
-	case lerr != nil:
-		res.Local.Error = cleanErr(lerr)
-	default:
-		if err := lm.stop(&res.Local, res.Transactions); err != nil {
-			res.Local.Error = cleanErr(err)
-		}
-	}
+	measureEnd(res, rec, spec, nm, lm, lerr)
 	// The monitor's last queries must run even after Ctrl-C.
 	endCtx := context.WithoutCancel(ctx)
 	if !res.Server.InRecovery {
@@ -144,6 +126,34 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	return res, nil
 }
 
+// measureEnd fills what the load did from the recorder and this and the
+// lab's nodes' counters, at once when it ends.
+func measureEnd(res *Result, rec *recorder, spec Spec, nm *nodeMeter, lm *localMeter, lerr error) {
+	rec.mu.Lock()
+	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
+	res.Retries = rec.retries
+	res.Latency = summarize(rec)
+	rec.mu.Unlock()
+	if res.Duration > 0 {
+		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
+	}
+	if n := res.Transactions + res.Failed.Total; n > 0 {
+		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
+	}
+	if len(spec.Nodes) > 0 {
+		res.Nodes = nm.stop(res.Transactions)
+		res.Lab = sumNodes(res.Nodes, res.Transactions)
+	}
+	switch {
+	case lerr != nil:
+		res.Local.Error = cleanErr(lerr)
+	default:
+		if err := lm.stop(&res.Local, res.Transactions); err != nil {
+			res.Local.Error = cleanErr(err)
+		}
+	}
+}
+
 // interrupted reports a Ctrl-C during the set-up as such, not as the
 // failure it caused.
 func interrupted(ctx context.Context, err error) error {
@@ -157,6 +167,7 @@ func prepareServer(ctx context.Context, mon *monitor, spec Spec, s *Server) erro
 	if err := mon.info(ctx, s); err != nil {
 		return errorf(ErrConnect, "read server settings: %s", cleanErr(err))
 	}
+	s.Product = "PostgreSQL"
 	if s.InRecovery && (spec.Init || spec.Workload != SelectOnly) {
 		return errorf(ErrTables, "the server is a standby (read-only): name the primary in --dsn, or use --workload select-only without --init")
 	}

@@ -22,6 +22,11 @@ func userDataDir(lab string) string {
 	return filepath.Join(UserDataRoot, lab+"-"+hex.EncodeToString(sum[:4]))
 }
 
+// serviceDir is the directory of a service of node, in the lab's.
+func serviceDir(lab, node, kind string) string {
+	return filepath.Join(labDir(lab), node, kind)
+}
+
 // serviceUserDir is the directory of a service of node that runs as its
 // own user: the lab's directory when other users can pass every directory
 // above it (the default state directory, /run/interlink/labs), else the

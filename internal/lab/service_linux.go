@@ -26,9 +26,6 @@ func passwordFile(lab string) string { return filepath.Join(labDir(lab), "postgr
 func galeraPasswordFile(lab string) string {
 	return filepath.Join(labDir(lab), "galera.password")
 }
-func serviceDir(lab, node, kind string) string {
-	return filepath.Join(labDir(lab), node, kind)
-}
 func agentLog(dir string) string { return filepath.Join(dir, "agent.log") }
 
 // checkPackages returns, before anything is built, the one-line error for

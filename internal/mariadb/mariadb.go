@@ -140,12 +140,11 @@ func (c *Config) defaults() error {
 		c.Listen = "127.0.0.1"
 	}
 	if c.Port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p, err := FreePort()
 		if err != nil {
-			return fmt.Errorf("mariadb: free port: %w", err)
+			return err
 		}
-		c.Port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		c.Port = p
 	}
 	if c.User == "" {
 		c.User = "mysql"
@@ -175,6 +174,16 @@ func (c *Config) defaults() error {
 		return errors.New("mariadb: a Galera member needs its address and the members'")
 	}
 	return nil
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("mariadb: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // DSN is the mysql:// URL of the server's account and database at

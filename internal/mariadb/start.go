@@ -131,11 +131,12 @@ func (c *Config) writeInit() error {
 	return nil
 }
 
-// Connector returns a connector to the server over its Unix socket as the
-// SQL account (the socket is a file: it works from any namespace).
+// Connector returns a connector to the server's database over its Unix
+// socket as the SQL account (the socket is a file: it works from any
+// namespace).
 func (s *Server) Connector() (driver.Connector, error) {
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = s.SQLUser, s.Password, "unix", Socket(s.Dir), ""
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = s.SQLUser, s.Password, "unix", Socket(s.Dir), s.Database
 	cfg.Timeout = 2 * time.Second
 	return mysql.NewConnector(cfg)
 }

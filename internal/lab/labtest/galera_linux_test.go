@@ -19,6 +19,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/interlink/interlink/internal/db"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/mariadb"
 )
@@ -168,6 +169,8 @@ func TestGaleraLab(t *testing.T) {
 	}
 	t.Logf("wsrep_incoming_addresses %s", fromAddr)
 
+	benchGalera(t, name, st)
+
 	if r := run(t, "lab", "down", name); r.code != 0 {
 		t.Fatalf("lab down: %d %s", r.code, r.stderr)
 	}
@@ -175,6 +178,100 @@ func TestGaleraLab(t *testing.T) {
 	if ps := processesUnder(dir); len(ps) > 0 {
 		t.Errorf("processes left after lab down: %v", ps)
 	}
+}
+
+// benchGalera runs `db bench` from the client node over the three members
+// and kills db3's mariadbd halfway: every member committed transactions,
+// the survivors replicated and received write sets over the cluster
+// network, conflicts were counted, db3 is reported lost and the run went
+// on against db1 and db2.
+func benchGalera(t *testing.T, name string, st lab.Status) {
+	t.Helper()
+	db3 := service(t, st, "db3", "galera")
+	dsns := []string{"--dsn", service(t, st, "db1", "galera").DSN, "--dsn", service(t, st, "db2", "galera").DSN, "--dsn", db3.DSN}
+	// The tables first, so the measured run starts at once.
+	if r := run(t, append(append([]string{"lab", "exec", name, "client", "--", binary, "db", "bench"}, dsns...),
+		"--init", "--table-size", "1000", "--clients", "3", "--time", "500ms")...); r.code > 1 {
+		t.Fatalf("db bench --init: exit %d: %s", r.code, r.stderr)
+	}
+	// Galera evicts a member that stopped answering after
+	// evs.suspect_timeout (5 s): the cluster waits until then, and goes on
+	// with two after.
+	const secs, killAt = 10, 2 * time.Second
+	kill := time.AfterFunc(killAt, func() { syscall.Kill(db3.PID, syscall.SIGKILL) })
+	defer kill.Stop()
+	r := run(t, append(append([]string{"lab", "exec", name, "client", "--", binary, "db", "bench"}, dsns...),
+		"--clients", "6", "--time", strconv.Itoa(secs)+"s", "--interval", "500ms", "--json")...)
+	if r.code != 0 && r.code != 1 { // 1: some transactions failed (db3's, when it died)
+		t.Fatalf("db bench: exit %d: %s", r.code, r.stderr)
+	}
+	var res db.Result
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Members) != 3 || res.StoppedBy != db.StopTime || res.Galera == nil {
+		t.Fatalf("members %+v, stopped by %s, galera %+v", res.Members, res.StoppedBy, res.Galera)
+	}
+	var conflicts int64
+	for i, m := range res.Members {
+		conflicts += m.Conflicts
+		if m.Clients != 2 || m.Transactions <= 0 || m.Name != "db"+strconv.Itoa(i+1) {
+			t.Errorf("member %s (%s): %d clients, %d transactions", m.Name, m.Address, m.Clients, m.Transactions)
+		}
+		if i == 2 {
+			continue
+		}
+		g := m.Galera
+		if m.Error != "" || g == nil || g.Replicated <= 0 || g.ReplicatedBytes <= 0 || g.Received <= 0 || g.ReceivedBytes <= 0 {
+			t.Errorf("member %s: error %q, galera %+v", m.Name, m.Error, g)
+			continue
+		}
+		// Each local certification failure reached one of its clients as
+		// error 1213; the cluster lost db3 and is two now.
+		if m.Conflicts < g.CertFailures || g.ClusterSizeStart != 3 || g.ClusterSizeEnd != 2 || g.ClusterStatus != "Primary" || m.LostAt != 0 {
+			t.Errorf("member %s: %d conflicts, galera %+v, lost at %d", m.Name, m.Conflicts, g, m.LostAt)
+		}
+	}
+	lost := res.Members[2]
+	// The run started less than killAt before the kill (lab exec and the
+	// connections take their time).
+	if lost.LostAt <= 0 || lost.LostAt > int64(killAt+time.Second) || lost.Error == "" || lost.ConnectionLost < 1 {
+		t.Errorf("db3 killed at %v: lost at %v (%q), %d connections lost, end error %q", killAt,
+			time.Duration(lost.LostAt), lost.LostError, lost.ConnectionLost, lost.Error)
+	}
+	if last := res.Intervals[len(res.Intervals)-1]; last.Transactions <= 0 {
+		t.Errorf("the run did not go on after db3: last interval %+v", last)
+	}
+	g := res.Galera
+	if conflicts != res.Conflicts || res.Conflicts <= 0 || res.Retries > res.Conflicts || g.Members != 2 || g.ReplicatedBytesPerTx <= 0 || g.WriteSets <= 0 {
+		t.Errorf("conflicts %d (members %d), retries %d; galera %+v", res.Conflicts, conflicts, res.Retries, g)
+	}
+	// The write sets crossed the cluster network (eth1 of the members);
+	// the clients' statements stayed on the public one (the client node
+	// has no eth1).
+	ic := map[string]db.IfaceCost{}
+	for _, n := range res.Nodes {
+		for _, f := range n.Interfaces {
+			ic[n.Node+"/"+f.Name] = f
+		}
+		if strings.HasPrefix(n.Node, "db") && n.Node != "db3" && n.ProcessCPU <= 0 {
+			t.Errorf("node %s: processes' cpu %d ns", n.Node, n.ProcessCPU)
+		}
+	}
+	for _, node := range []string{"db1", "db2"} {
+		if f := ic[node+"/eth1"]; f.TxBytes < uint64(res.Members[0].Galera.ReplicatedBytes)/2 || f.RxPackets == 0 {
+			t.Errorf("%s eth1: tx %d bytes, rx %d packets; db1 replicated %d bytes", node, f.TxBytes, f.RxPackets, res.Members[0].Galera.ReplicatedBytes)
+		}
+	}
+	if c := ic["client/eth0"]; c.TxPackets < uint64(res.Transactions) {
+		t.Errorf("client eth0: %d packets out for %d transactions", c.TxPackets, res.Transactions)
+	}
+	if l := res.Lab; l == nil || l.Interfaces["eth1"].PacketsPerTx <= 0 || l.ProcessCPUPerTx <= 0 {
+		t.Errorf("lab sums %+v", l)
+	}
+	t.Logf("%d tx, %.0f tps, %d conflicts (%.1f/s), %d retries, %d failed; replicated %.0f B/tx; eth1 %.1f packets/tx; db3 lost at %v: %s",
+		res.Transactions, res.TPS, res.Conflicts, res.ConflictsPerSec, res.Retries, res.Failed.Total, g.ReplicatedBytesPerTx,
+		res.Lab.Interfaces["eth1"].PacketsPerTx, time.Duration(lost.LostAt), lost.LostError)
 }
 
 // TestGaleraLabKilledMidStart kills `lab up galera` (SIGKILL) with db1
