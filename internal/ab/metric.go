@@ -80,6 +80,7 @@ var knownMetrics = map[string]known{
 	"cert_failures_per_sec":   {"interlink.db/v1", []string{"", "galera", "cert_failures_per_sec"}, false, UnitPerSec, true, "Galera certification failures per second, all servers (db bench)"},
 	"flow_control_paused":     {"interlink.db/v1", []string{"", "galera", "flow_control_paused_ns"}, false, UnitNs, true, "longest time a Galera server was paused by flow control (db bench)"},
 	"replicated_bytes_per_tx": {"interlink.db/v1", []string{"", "galera", "replicated_bytes_per_tx"}, false, UnitNone, true, "Galera write-set bytes replicated per transaction (db bench)"},
+	"lab_tcp_segs_per_tx":     {"interlink.db/v1", []string{"", "lab", "tcp_out_segs_per_tx"}, false, UnitNone, true, "TCP segments the lab's nodes sent per transaction (db bench --lab)"},
 	"lab_cpu_per_tx":          {"interlink.db/v1", []string{"", "lab", "process_cpu_ns_per_tx"}, false, UnitNs, true, "CPU of the lab nodes' processes per transaction (db bench --lab)"},
 	// interlink storage bench (interlink.storage/v1), from the top.
 	"storage_time":           {"interlink.storage/v1", []string{"", "duration_ns"}, false, UnitNs, true, "duration of the storage bench run"},

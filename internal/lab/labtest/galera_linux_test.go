@@ -266,7 +266,7 @@ func benchGalera(t *testing.T, name string, st lab.Status) {
 	if c := ic["client/eth0"]; c.TxPackets < uint64(res.Transactions) {
 		t.Errorf("client eth0: %d packets out for %d transactions", c.TxPackets, res.Transactions)
 	}
-	if l := res.Lab; l == nil || l.Interfaces["eth1"].PacketsPerTx <= 0 || l.ProcessCPUPerTx <= 0 {
+	if l := res.Lab; l == nil || l.Interfaces["eth1"].PacketsPerTx <= 0 || l.ProcessCPUPerTx <= 0 || l.TCPOutSegsPerTx < l.Interfaces["eth1"].PacketsPerTx/2 {
 		t.Errorf("lab sums %+v", l)
 	}
 	t.Logf("%d tx, %.0f tps, %d conflicts (%.1f/s), %d retries, %d failed; replicated %.0f B/tx; eth1 %.1f packets/tx; db3 lost at %v: %s",
