@@ -157,7 +157,11 @@ func splitHost(h string) (string, int, error) {
 func mysqlHint(t mysqlTarget, err error) string {
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
-		return t.addr + ": " + cleanErr(err)
+		msg := cleanErr(err)
+		if !strings.Contains(msg, t.addr) { // dial errors name it already
+			msg = t.addr + ": " + msg
+		}
+		return msg
 	}
 	where := fmt.Sprintf("database %q as user %q on %s", t.cfg.DBName, t.cfg.User, t.addr)
 	switch me.Number {
