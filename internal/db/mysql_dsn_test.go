@@ -2,6 +2,7 @@ package db
 
 import (
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,30 @@ func TestNormalizeMySQL(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)
 		}
 	}
+}
+
+// FuzzParseMySQL: whatever follows the password, parsing never panics, a
+// target's address is HOST:PORT, and an error never holds the password.
+func FuzzParseMySQL(f *testing.F) {
+	for _, s := range []string{"h:3306/db", "h1,h2:3307,[fd00::1]/db?tls=true", "[::1", "h/db/x", "h:x", "h,,h", "h/db?a=b", "@h", "h%zz/db"} {
+		f.Add(s)
+	}
+	const pw = "Pw-7f3a9c"
+	f.Fuzz(func(t *testing.T, rest string) {
+		if strings.Contains(rest, pw) {
+			return
+		}
+		ts, err := parseMySQL([]string{"mysql://user:" + pw + "@" + rest}, time.Second)
+		if err != nil {
+			if strings.Contains(err.Error(), pw) {
+				t.Fatalf("%q: the password in the error: %v", rest, err)
+			}
+			return
+		}
+		for _, tg := range ts {
+			if _, _, err := net.SplitHostPort(tg.addr); err != nil {
+				t.Fatalf("%q: target address %q: %v", rest, tg.addr, err)
+			}
+		}
+	})
 }

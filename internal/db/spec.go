@@ -1,13 +1,18 @@
 // Package db runs a pgbench-like OLTP workload against a PostgreSQL server
-// over pgx and measures what a DBA looks at during the run: transactions per
-// second, latency percentiles, failed transactions by reason, the WAL the
-// server generated, each standby's progress and lag (pg_stat_replication),
-// and on the local node the network and CPU cost from /proc.
+// over pgx, or sysbench's oltp_read_write against MySQL or MariaDB servers
+// (a Galera cluster's members) over go-sql-driver/mysql, and measures what a
+// DBA looks at during the run: transactions per second, latency
+// percentiles, failed transactions by reason and conflicts retried, the WAL
+// the server generated and each standby's progress and lag
+// (pg_stat_replication), or each MySQL server's share and its Galera
+// counters (wsrep_*), and the network and CPU cost on the local node and on
+// every lab node from /proc.
 //
 // Run takes a Spec and returns a *Result (schema interlink.db/v1); WriteText
 // renders it. The tables are pgbench's (pgbench_accounts, _branches,
-// _tellers, _history) with its scale factor, so pgbench and interlink can
-// run against the same database.
+// _tellers, _history) with its scale factor, or sysbench's (sbtest1..N), so
+// pgbench or sysbench and interlink can run against the same database. Both
+// drivers' clients are sessions (session.go) driven by the same loop.
 package db
 
 import (
