@@ -75,6 +75,13 @@ var knownMetrics = map[string]known{
 	"cpu_per_tx":       {"interlink.db/v1", []string{"", "local", "cpu_ns_per_tx"}, false, UnitNs, true, "host CPU (user, system, softirq) per transaction (db bench)"},
 	"tcp_retransmits":  {"interlink.db/v1", []string{"", "local", "tcp_retrans_segs"}, false, UnitCount, true, "TCP segments retransmitted during the run (db bench)"},
 	"ip_fragments":     {"interlink.db/v1", []string{"", "local", "ip_frag_creates"}, false, UnitCount, true, "IP fragments created during the run (db bench)"},
+	// db bench against MySQL or a Galera cluster, and the lab's nodes.
+	"conflicts_per_sec":       {"interlink.db/v1", []string{"", "conflicts_per_sec"}, false, UnitPerSec, true, "conflicts retried or failed per second (db bench, MySQL error 1213)"},
+	"cert_failures_per_sec":   {"interlink.db/v1", []string{"", "galera", "cert_failures_per_sec"}, false, UnitPerSec, true, "Galera certification failures per second, all servers (db bench)"},
+	"flow_control_paused":     {"interlink.db/v1", []string{"", "galera", "flow_control_paused_ns"}, false, UnitNs, true, "longest time a Galera server was paused by flow control (db bench)"},
+	"replicated_bytes_per_tx": {"interlink.db/v1", []string{"", "galera", "replicated_bytes_per_tx"}, false, UnitNone, true, "Galera write-set bytes replicated per transaction (db bench)"},
+	"lab_tcp_segs_per_tx":     {"interlink.db/v1", []string{"", "lab", "tcp_out_segs_per_tx"}, false, UnitNone, true, "TCP segments the lab's nodes sent per transaction (db bench --lab)"},
+	"lab_cpu_per_tx":          {"interlink.db/v1", []string{"", "lab", "process_cpu_ns_per_tx"}, false, UnitNs, true, "CPU of the lab nodes' processes per transaction (db bench --lab)"},
 	// interlink storage bench (interlink.storage/v1), from the top.
 	"storage_time":           {"interlink.storage/v1", []string{"", "duration_ns"}, false, UnitNs, true, "duration of the storage bench run"},
 	"cpu_per_io":             {"interlink.storage/v1", []string{"", "cpu_ns_per_io"}, false, UnitNs, true, "interlink's CPU per I/O (storage bench)"},
@@ -95,6 +102,7 @@ var DefaultMetrics = map[string][]string{
 	"":       {"wall"},
 	// Other interlink commands, by schema.
 	"interlink.db/v1":          {"tps", "latency_p50", "latency_p99", "packets_per_tx", "cpu_per_tx"},
+	"interlink.db/v1 galera":   {"tps", "latency_p50", "latency_p99", "conflicts_per_sec", "flow_control_paused", "replicated_bytes_per_tx"},
 	"interlink.storage/v1":     {"storage_time", "cpu_per_io"},
 	"interlink.storage/v1 nfs": {"storage_time", "rpc_calls", "getattr_calls", "commit_calls", "write_calls"},
 }

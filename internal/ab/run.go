@@ -259,6 +259,9 @@ func chooseMetrics(out []byte) []Metric {
 			if s == "interlink.storage/v1" && lookup(doc, []string{"emulation"}) != nil {
 				mode = "interlink.storage/v1 nfs"
 			}
+			if s == "interlink.db/v1" && lookup(doc, []string{"galera"}) != nil {
+				mode = "interlink.db/v1 galera"
+			}
 		}
 	}
 	names, ok := DefaultMetrics[mode]

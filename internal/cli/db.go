@@ -18,7 +18,9 @@ func init() { commands = append(commands, newDBCmd) }
 
 func newDBCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
-		Use:   "db",
+		Use: "db",
+		// The README's command table is generated from this line; it
+		// changes with the README (see docs/galera.md for MySQL).
 		Short: "Database workloads (PostgreSQL) with the interconnect's cost during the run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,7 +47,7 @@ func labProbes(name string) ([]db.NodeProbe, error) {
 				return err
 			})
 			return s, err
-		}})
+		}, CPU: n.ProcessCPU})
 	}
 	return out, nil
 }
@@ -58,11 +60,16 @@ func newDBBenchCmd(e *env) *cobra.Command {
 		asJSON   bool
 	)
 	c := &cobra.Command{
+		// Use and Short make the README's command table: they change with
+		// the README (MySQL: see docs/galera.md and the long help).
 		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
 		Short: "Run a pgbench-like OLTP load and measure TPS, latency, WAL, standbys and network cost",
 		Long: `Run pgbench's transactions against the PostgreSQL server named by --dsn (a libpq URL
-or key=value string), one connection per client, prepared statements, until --time or
---transactions, and report what a DBA measures during the run:
+or key=value string), or sysbench's oltp_read_write against MySQL or MariaDB servers
+(mysql:// URLs), one connection per client, prepared statements, until --time or
+--transactions, and report what a DBA measures during the run.
+
+PostgreSQL workloads:
 
   tpcb           pgbench's default TPC-B-like transaction (account, teller, branch, history)
   simple-update  pgbench -N: without the teller and branch updates
@@ -79,6 +86,21 @@ retransmits, and host CPU (user, system, softirq) per transaction.
 --init creates pgbench's tables at --scale (100,000 accounts each, at most 100) and
 marks them as interlink's; it refuses to drop tables it did not create. Without
 --init the run uses the existing pgbench tables (from an earlier --init or pgbench -i).
+
+MySQL and MariaDB (--dsn mysql://USER:PASSWORD@HOST:PORT/DB; the password may come from
+MYSQL_PWD instead, so it need not be on a command line): oltp-read-write, sysbench's
+transaction (10 point selects, a simple, sum, order and distinct range of 100 rows, an
+index and a non-index update, a delete and an insert of one row) on sbtest1..N, which
+--init creates with --tables (default 1) of --table-size rows (default 10000). Give
+several servers (--dsn again, or HOST:PORT,HOST:PORT in one URL): the clients are spread
+over all of them, client i on server i mod N, as for a Galera cluster whose every
+member takes writes. A conflict the server asks to retry (error 1213: a Galera
+certification failure or a deadlock) is tried again, at most 10 times, and counted;
+latency runs from the first try. A client whose server is lost goes on against the
+next that answers, and the server is reported lost. From each server: its committed
+transactions and conflicts and, with Galera, its wsrep counters over the run: write
+sets and bytes replicated and received (per transaction), certification failures and
+brute-force aborts (per second), the time flow control paused replication.
 
 Inside a lab ('interlink lab exec LAB NODE -- interlink db bench ...', or --lab LAB) it
 also reads every node's own /proc/net before and after the load: each interface's bytes
@@ -137,13 +159,15 @@ stream), IP fragments and TCP retransmits.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&spec.DSN, "dsn", "", "PostgreSQL to run against: postgres://USER:PASSWORD@HOST:PORT/DB or 'host=... dbname=...' (libpq; PGPASSWORD etc. apply)")
-	f.StringVar(&workload, "workload", "tpcb", "tpcb, simple-update (pgbench -N) or select-only (pgbench -S)")
+	f.StringArrayVar(&spec.DSNs, "dsn", nil, "server to run against: postgres://USER:PASSWORD@HOST:PORT/DB or 'host=... dbname=...' (libpq; PGPASSWORD etc. apply), or mysql://USER:PASSWORD@HOST:PORT[,HOST:PORT...]/DB (MYSQL_PWD applies); again for more MySQL servers")
+	f.StringVar(&workload, "workload", "", "PostgreSQL: tpcb (default), simple-update (pgbench -N) or select-only (pgbench -S); MySQL: oltp-read-write (default)")
 	f.IntVar(&spec.Clients, "clients", 1, "connections, each running transactions back to back")
 	f.DurationVar(&spec.Duration, "time", 10*time.Second, "how long to run (at most 1h)")
 	f.Int64Var(&spec.MaxTransactions, "transactions", 0, "stop after this many transactions in all (0: only --time bounds the run)")
-	f.IntVar(&spec.Scale, "scale", 0, "with --init: scale factor (100,000 accounts each; default 1, at most 100)")
-	f.BoolVar(&spec.Init, "init", false, "create and fill pgbench's tables first (drops interlink's earlier ones, never others)")
+	f.IntVar(&spec.Scale, "scale", 0, "PostgreSQL, with --init: scale factor (100,000 accounts each; default 1, at most 100)")
+	f.IntVar(&spec.Tables, "tables", 0, "MySQL, with --init: sbtest tables to create (default 1, at most 64)")
+	f.IntVar(&spec.TableSize, "table-size", 0, "MySQL, with --init: rows in each table (default 10000; at most 10,000,000 in all)")
+	f.BoolVar(&spec.Init, "init", false, "create and fill pgbench's (or sysbench's) tables first (drops interlink's earlier ones, never others)")
 	f.DurationVar(&spec.Interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
 	f.DurationVar(&spec.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after (unless the DSN sets connect_timeout)")
 	f.StringVar(&labName, "lab", "", "also measure every node of this lab (default: $INTERLINK_LAB, set by lab exec)")

@@ -30,7 +30,9 @@ in front of one), from --sources consecutive source addresses starting at --sour
 (loopback: 127.0.0.0/8 is all local; in a lab, addresses the node owns). Each client
 connects and logs on: --protocol tcp sends one line and waits for any reply;
 --protocol postgres runs PostgreSQL's startup and authentication (--user, --database,
-the password from $PGPASSWORD) until the server is ready for queries. Reports connect
+the password from $PGPASSWORD) until the server is ready for queries; --protocol mysql
+reads MySQL's greeting and authenticates (MySQL, MariaDB, a Galera member: --user,
+--database, the password from $MYSQL_PWD) until the server's OK. Reports connect
 time, time to the first server byte and logon time (percentiles since the release),
 errors by kind, a timeline, and Jain's fairness index across sources.
 
@@ -40,6 +42,9 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`,
 			spec.Target = args[0]
 			spec.Protocol = storm.Protocol(protocol)
 			spec.Password = os.Getenv("PGPASSWORD")
+			if spec.Protocol == storm.MySQL {
+				spec.Password = os.Getenv("MYSQL_PWD")
+			}
 			if cmd.Flags().Changed("sources") || sourceBase != "" {
 				base := sourceBase
 				if base == "" {
@@ -77,9 +82,9 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`,
 	fs.IntVar(&spec.Clients, "clients", 100, "clients released at once")
 	fs.IntVar(&sources, "sources", 1, "source addresses to spread the clients over")
 	fs.StringVar(&sourceBase, "source-base", "", "first source address (default 127.0.0.1 with --sources)")
-	fs.StringVar(&protocol, "protocol", "tcp", "tcp or postgres")
-	fs.StringVar(&spec.User, "user", "", "PostgreSQL user (password from $PGPASSWORD)")
-	fs.StringVar(&spec.Database, "database", "", "PostgreSQL database (default: the user's name)")
+	fs.StringVar(&protocol, "protocol", "tcp", "tcp, postgres or mysql")
+	fs.StringVar(&spec.User, "user", "", "PostgreSQL or MySQL user (password from $PGPASSWORD or $MYSQL_PWD)")
+	fs.StringVar(&spec.Database, "database", "", "database (PostgreSQL default: the user's name; MySQL: none)")
 	fs.DurationVar(&spec.Timeout, "timeout", time.Minute, "bound on each client from the release to its logon")
 	fs.DurationVar(&spec.Hold, "hold", 0, "keep each connection open this long after logon, as a pool would")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.storm/v1)")

@@ -15,6 +15,7 @@ func TestStormBadInput(t *testing.T) {
 		{[]string{"storm", "127.0.0.1:1", "--clients", "1000000"}, "--clients 1000000"},
 		{[]string{"storm", "127.0.0.1:1", "--protocol", "http"}, `--protocol "http"`},
 		{[]string{"storm", "127.0.0.1:1", "--protocol", "postgres"}, "needs --user"},
+		{[]string{"storm", "127.0.0.1:1", "--protocol", "mysql"}, "--protocol mysql needs --user"},
 		{[]string{"storm", "127.0.0.1:1", "--sources", "0"}, "--sources 0"},
 		{[]string{"storm", "127.0.0.1:1", "--sources", "2", "--source-base", "x"}, `--source-base "x"`},
 		{[]string{"storm", "127.0.0.1:1", "--timeout", "0s"}, "--timeout must be positive"},

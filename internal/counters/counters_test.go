@@ -122,3 +122,17 @@ func formatSNMP(t Table) string {
 	}
 	return b.String()
 }
+
+func TestParseProcStatCPU(t *testing.T) {
+	// A command name with a space and a parenthesis; utime 1200, stime 34.
+	line := "4242 (mari adbd) x) S 1 4242 4242 0 -1 4194624 5000 0 0 0 1200 34 0 0 20 0 40 0 100 1000 200 18446744073709551615\n"
+	d, err := ParseProcStatCPU([]byte(line))
+	if err != nil || d != 12340*time.Millisecond {
+		t.Errorf("got %v, %v; want 12.34s", d, err)
+	}
+	for _, bad := range []string{"4242 mariadbd S 1", "1 (x) S 1 2 3", "1 (x) S 1 1 1 0 -1 4194624 5000 0 0 0 abc 34 0"} {
+		if _, err := ParseProcStatCPU([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/interlink/interlink/internal/counters"
 	"github.com/interlink/interlink/internal/units"
@@ -15,6 +16,9 @@ import (
 type NodeProbe struct {
 	Name string
 	Take func() (*counters.Snapshot, error)
+	// CPU, when not nil, returns the CPU time of each process in the node
+	// by PID (lab.Node.ProcessCPU).
+	CPU func() (map[int]time.Duration, error)
 }
 
 // NodeCost is the network cost on one node during the run, from the
@@ -29,7 +33,33 @@ type NodeCost struct {
 	ReasmFails     int64       `json:"ip_reasm_fails"`
 	TCPOutSegs     int64       `json:"tcp_out_segs"`
 	TCPRetransSegs int64       `json:"tcp_retrans_segs"`
-	Error          string      `json:"error,omitempty"`
+	// ProcessCPU is the CPU time (user + system) the node's processes
+	// spent during the run (those alive at its end), in all and per
+	// committed transaction; not measured without NodeProbe.CPU.
+	ProcessCPU      int64   `json:"process_cpu_ns"`
+	ProcessCPUPerTx float64 `json:"process_cpu_ns_per_tx"`
+	Error           string  `json:"error,omitempty"`
+}
+
+// LabCost adds up the lab's nodes: each interface name over every node
+// (a packet between two nodes counts at both ends), IP fragments, TCP
+// segments sent and retransmitted, and the nodes' processes' CPU.
+//
+// On veth, TCP's segmentation offload hands a link 64 KiB super-packets
+// whatever the MTU, and the interface counts each as one packet; TCP
+// counts the MSS-sized segments each becomes (what a real NIC puts on the
+// wire), so TCPOutSegs shows what a smaller MTU costs where the
+// interfaces' packet counts do not.
+type LabCost struct {
+	Interfaces      map[string]IfaceCost `json:"interfaces"`
+	FragCreates     int64                `json:"ip_frag_creates"`
+	ReasmReqds      int64                `json:"ip_reasm_reqds"`
+	ReasmFails      int64                `json:"ip_reasm_fails"`
+	TCPOutSegs      int64                `json:"tcp_out_segs"`
+	TCPOutSegsPerTx float64              `json:"tcp_out_segs_per_tx"`
+	TCPRetransSegs  int64                `json:"tcp_retrans_segs"`
+	ProcessCPU      int64                `json:"process_cpu_ns"`
+	ProcessCPUPerTx float64              `json:"process_cpu_ns_per_tx"`
 }
 
 // IfaceCost is one interface's traffic during the run.
@@ -50,15 +80,34 @@ type IfaceCost struct {
 type nodeMeter struct {
 	probes []NodeProbe
 	before []*counters.Snapshot
+	cpu    []map[int]time.Duration
 	errs   []error
 }
 
 func startNodes(probes []NodeProbe) *nodeMeter {
-	m := &nodeMeter{probes: probes, before: make([]*counters.Snapshot, len(probes)), errs: make([]error, len(probes))}
+	m := &nodeMeter{probes: probes, before: make([]*counters.Snapshot, len(probes)), errs: make([]error, len(probes)),
+		cpu: make([]map[int]time.Duration, len(probes))}
 	for i, p := range probes {
 		m.before[i], m.errs[i] = p.Take()
+		if p.CPU != nil && m.errs[i] == nil {
+			m.cpu[i], m.errs[i] = p.CPU()
+		}
 	}
 	return m
+}
+
+// cpuDelta is what the processes alive at the end spent since the start
+// (all of it for those started since).
+func cpuDelta(before, after map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, t := range after {
+		if t0, ok := before[pid]; ok && t0 <= t {
+			d += t - t0
+		} else if !ok {
+			d += t
+		}
+	}
+	return d
 }
 
 // stop returns each node's cost since startNodes; a node whose counters
@@ -97,9 +146,52 @@ func (m *nodeMeter) stop(tx int64) []NodeCost {
 		g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
 		c.FragCreates, c.ReasmReqds, c.ReasmFails = g("Ip", "FragCreates"), g("Ip", "ReasmReqds"), g("Ip", "ReasmFails")
 		c.TCPOutSegs, c.TCPRetransSegs = g("Tcp", "OutSegs"), g("Tcp", "RetransSegs")
+		if p.CPU != nil {
+			cpu, err := p.CPU()
+			if err != nil {
+				c.Error = "process cpu: " + cleanErr(err)
+			}
+			c.ProcessCPU = cpuDelta(m.cpu[i], cpu).Nanoseconds()
+			if tx > 0 {
+				c.ProcessCPUPerTx = float64(c.ProcessCPU) / float64(tx)
+			}
+		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// sumNodes adds up the lab's nodes that were measured.
+func sumNodes(nodes []NodeCost, tx int64) *LabCost {
+	l := &LabCost{Interfaces: map[string]IfaceCost{}}
+	for _, n := range nodes {
+		if n.Error != "" && len(n.Interfaces) == 0 {
+			continue
+		}
+		for _, f := range n.Interfaces {
+			s := l.Interfaces[f.Name]
+			s.Name = f.Name
+			s.RxBytes, s.TxBytes, s.RxPackets, s.TxPackets = s.RxBytes+f.RxBytes, s.TxBytes+f.TxBytes, s.RxPackets+f.RxPackets, s.TxPackets+f.TxPackets
+			s.RxDropped, s.TxDropped = s.RxDropped+f.RxDropped, s.TxDropped+f.TxDropped
+			l.Interfaces[f.Name] = s
+		}
+		l.FragCreates += n.FragCreates
+		l.ReasmReqds += n.ReasmReqds
+		l.ReasmFails += n.ReasmFails
+		l.TCPOutSegs += n.TCPOutSegs
+		l.TCPRetransSegs += n.TCPRetransSegs
+		l.ProcessCPU += n.ProcessCPU
+	}
+	if tx > 0 {
+		for name, s := range l.Interfaces {
+			s.PacketsPerTx = float64(s.RxPackets+s.TxPackets) / float64(tx)
+			s.BytesPerTx = float64(s.RxBytes+s.TxBytes) / float64(tx)
+			l.Interfaces[name] = s
+		}
+		l.ProcessCPUPerTx = float64(l.ProcessCPU) / float64(tx)
+		l.TCPOutSegsPerTx = float64(l.TCPOutSegs) / float64(tx)
+	}
+	return l
 }
 
 // writeNodes prints one line per interface of each node that moved bytes.
@@ -120,7 +212,31 @@ func writeNodes(w io.Writer, nodes []NodeCost, tx int64) {
 			fmt.Fprintf(w, "  node %s %s: rx %s in %d packets, tx %s in %d packets%s; dropped %d\n", n.Node, f.Name,
 				units.FormatBytes(float64(f.RxBytes)), f.RxPackets, units.FormatBytes(float64(f.TxBytes)), f.TxPackets, per, f.RxDropped+f.TxDropped)
 		}
-		fmt.Fprintf(w, "  node %s ip/tcp: %d fragments created, %d reassemblies (%d failed); %d segments out, %d retransmitted\n",
-			n.Node, n.FragCreates, n.ReasmReqds, n.ReasmFails, n.TCPOutSegs, n.TCPRetransSegs)
+		fmt.Fprintf(w, "  node %s ip/tcp: %d fragments created, %d reassemblies (%d failed); %d segments out, %d retransmitted", n.Node,
+			n.FragCreates, n.ReasmReqds, n.ReasmFails, n.TCPOutSegs, n.TCPRetransSegs)
+		if n.ProcessCPU > 0 {
+			fmt.Fprintf(w, "; processes' cpu %s (%.1f us per transaction)", msec(n.ProcessCPU), n.ProcessCPUPerTx/1e3)
+		}
+		fmt.Fprintln(w)
 	}
+}
+
+// writeLab prints the lab's sums: per interface name, then fragments,
+// retransmits and the nodes' processes' CPU.
+func writeLab(w io.Writer, l *LabCost) {
+	if l == nil {
+		return
+	}
+	names := make([]string, 0, len(l.Interfaces))
+	for n := range l.Interfaces {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := l.Interfaces[n]
+		fmt.Fprintf(w, "  lab, every node's %s: %d packets, %s = %.1f packets, %s per transaction (each packet counted at both ends)\n",
+			n, f.RxPackets+f.TxPackets, units.FormatBytes(float64(f.RxBytes+f.TxBytes)), f.PacketsPerTx, units.FormatBytes(f.BytesPerTx))
+	}
+	fmt.Fprintf(w, "  lab: %d fragments created, %d reassemblies (%d failed); %d TCP segments sent = %.1f per transaction, %d retransmitted; the nodes' processes' cpu %s = %.1f us per transaction\n",
+		l.FragCreates, l.ReasmReqds, l.ReasmFails, l.TCPOutSegs, l.TCPOutSegsPerTx, l.TCPRetransSegs, msec(l.ProcessCPU), l.ProcessCPUPerTx/1e3)
 }

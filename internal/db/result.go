@@ -37,30 +37,48 @@ type Result struct {
 	// CancelledAtEnd counts transactions in flight when the run stopped
 	// that did not finish within StopGrace (or at Ctrl-C); they are
 	// neither committed nor failed.
-	CancelledAtEnd int64      `json:"cancelled_at_end,omitempty"`
-	Intervals      []Interval `json:"intervals"`
+	CancelledAtEnd int64 `json:"cancelled_at_end,omitempty"`
+	// Conflicts counts tries that hit a conflict the database asks the
+	// client to retry (MySQL error 1213: a Galera certification failure or
+	// an InnoDB deadlock; 1205, 1020); Retries of them were tried again
+	// (at most MaxTries per transaction), the others are in Failed.
+	Conflicts       int64      `json:"conflicts"`
+	ConflictsPerSec float64    `json:"conflicts_per_sec"`
+	Retries         int64      `json:"retries"`
+	Intervals       []Interval `json:"intervals"`
 
 	WAL      WAL       `json:"wal"`
 	Standbys []Standby `json:"standbys"`
 	Local    Local     `json:"local"`
 	// Nodes is the network cost on the other nodes the run could see
 	// (Spec.Nodes: a lab's nodes), in their order.
-	Nodes  []NodeCost `json:"nodes,omitempty"`
-	Errors []string   `json:"errors,omitempty"` // sections that failed (partial result)
+	Nodes []NodeCost `json:"nodes,omitempty"`
+	// Lab adds up Nodes (nil without them).
+	Lab *LabCost `json:"lab,omitempty"`
+	// Members are the MySQL servers the clients were spread over, in
+	// --dsn order; Galera sums their wsrep counters (nil when none runs
+	// Galera).
+	Members []Member `json:"members,omitempty"`
+	Galera  *Galera  `json:"galera,omitempty"`
+	Errors  []string `json:"errors,omitempty"` // sections that failed (partial result)
 }
 
 // Server is what the run learnt about the server it ran against.
 type Server struct {
+	Product string `json:"product"` // PostgreSQL, MariaDB or MySQL
 	Address string `json:"address"` // host:port (or socket) the clients reached
 	Version string `json:"version"` // server_version
 	// InRecovery is true for a standby (read-only: select-only works).
-	InRecovery               bool   `json:"in_recovery"`
-	SynchronousCommit        string `json:"synchronous_commit"`
-	SynchronousStandbyNames  string `json:"synchronous_standby_names"`
-	Scale                    int    `json:"scale"`
-	InitDuration             int64  `json:"init_ns,omitempty"` // --init's time
-	InitBytes                int64  `json:"init_bytes,omitempty"`
-	TablesCreatedByInterlink bool   `json:"tables_created_by_interlink"`
+	InRecovery              bool   `json:"in_recovery"`
+	SynchronousCommit       string `json:"synchronous_commit"`
+	SynchronousStandbyNames string `json:"synchronous_standby_names"`
+	Scale                   int    `json:"scale"`
+	// MySQL's sbtest tables: how many, and rows in each.
+	Tables                   int   `json:"tables,omitempty"`
+	TableSize                int   `json:"table_size,omitempty"`
+	InitDuration             int64 `json:"init_ns,omitempty"` // --init's time
+	InitBytes                int64 `json:"init_bytes,omitempty"`
+	TablesCreatedByInterlink bool  `json:"tables_created_by_interlink"`
 }
 
 // Latency is the distribution of committed transactions' latency, in ns,
@@ -73,7 +91,7 @@ type Failed struct {
 	Total          int64   `json:"total"`
 	Percent        float64 `json:"percent"`         // of committed + failed
 	Serialization  int64   `json:"serialization"`   // SQLSTATE 40001
-	Deadlock       int64   `json:"deadlock"`        // SQLSTATE 40P01
+	Deadlock       int64   `json:"deadlock"`        // SQLSTATE 40P01; MySQL 1213 after the last try
 	ConnectionLost int64   `json:"connection_lost"` // closed socket, class 08, admin shutdown
 	Other          int64   `json:"other"`
 	// LastError is the last failure's text (for the reason of "other").
@@ -87,9 +105,11 @@ type Interval struct {
 	Transactions int64         `json:"transactions"`
 	TPS          float64       `json:"tps"`
 	Failed       int64         `json:"failed"`
-	P50          int64         `json:"p50_ns"`
-	P99          int64         `json:"p99_ns"`
-	Max          int64         `json:"max_ns"`
+	// Retries counts transactions tried again after a conflict.
+	Retries int64 `json:"retries,omitempty"`
+	P50     int64 `json:"p50_ns"`
+	P99     int64 `json:"p99_ns"`
+	Max     int64 `json:"max_ns"`
 	// ReplayLagBytes is the largest distance of any standby's replay
 	// position behind the primary's current WAL position at the end of the
 	// interval (-1 when no standby is visible).

@@ -33,6 +33,9 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.MySQL() {
+		return runMySQL(ctx, spec, obs)
+	}
 	cfg, err := parseDSN(spec)
 	if err != nil {
 		return nil, err
@@ -84,7 +87,11 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	}
 	rec := newRecorder()
 	res.Start = time.Now()
-	loadTime, stopReason := drive(ctx, spec, clients, rec, func(iv Interval) Interval {
+	sessions := make([]session, len(clients))
+	for i, c := range clients {
+		sessions[i] = c
+	}
+	loadTime, stopReason := drive(ctx, spec, sessions, rec, func(iv Interval) Interval {
 		iv.ReplayLagBytes = -1
 		if !res.Server.InRecovery {
 			iv.ReplayLagBytes = sb.sample(ctx, mon)
@@ -97,28 +104,7 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	})
 	res.Duration, res.StoppedBy = loadTime, stopReason
 
-	// The end: measure before anything else runs.
-	rec.mu.Lock()
-	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
-	res.Latency = summarize(rec)
-	rec.mu.Unlock()
-	if res.Duration > 0 {
-		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
-	}
-	if n := res.Transactions + res.Failed.Total; n > 0 {
-		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
-	}
-	if len(spec.Nodes) > 0 {
-		res.Nodes = nm.stop(res.Transactions)
-	}
-	switch {
-	case lerr != nil:
-		res.Local.Error = cleanErr(lerr)
-	default:
-		if err := lm.stop(&res.Local, res.Transactions); err != nil {
-			res.Local.Error = cleanErr(err)
-		}
-	}
+	measureEnd(res, rec, spec, nm, lm, lerr)
 	// The monitor's last queries must run even after Ctrl-C.
 	endCtx := context.WithoutCancel(ctx)
 	if !res.Server.InRecovery {
@@ -140,6 +126,34 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 	return res, nil
 }
 
+// measureEnd fills what the load did from the recorder and this and the
+// lab's nodes' counters, at once when it ends.
+func measureEnd(res *Result, rec *recorder, spec Spec, nm *nodeMeter, lm *localMeter, lerr error) {
+	rec.mu.Lock()
+	res.Transactions, res.Failed, res.CancelledAtEnd = rec.committed, rec.failed, rec.cancelled
+	res.Retries = rec.retries
+	res.Latency = summarize(rec)
+	rec.mu.Unlock()
+	if res.Duration > 0 {
+		res.TPS = float64(res.Transactions) / res.Duration.Seconds()
+	}
+	if n := res.Transactions + res.Failed.Total; n > 0 {
+		res.Failed.Percent = 100 * float64(res.Failed.Total) / float64(n)
+	}
+	if len(spec.Nodes) > 0 {
+		res.Nodes = nm.stop(res.Transactions)
+		res.Lab = sumNodes(res.Nodes, res.Transactions)
+	}
+	switch {
+	case lerr != nil:
+		res.Local.Error = cleanErr(lerr)
+	default:
+		if err := lm.stop(&res.Local, res.Transactions); err != nil {
+			res.Local.Error = cleanErr(err)
+		}
+	}
+}
+
 // interrupted reports a Ctrl-C during the set-up as such, not as the
 // failure it caused.
 func interrupted(ctx context.Context, err error) error {
@@ -153,6 +167,7 @@ func prepareServer(ctx context.Context, mon *monitor, spec Spec, s *Server) erro
 	if err := mon.info(ctx, s); err != nil {
 		return errorf(ErrConnect, "read server settings: %s", cleanErr(err))
 	}
+	s.Product = "PostgreSQL"
 	if s.InRecovery && (spec.Init || spec.Workload != SelectOnly) {
 		return errorf(ErrTables, "the server is a standby (read-only): name the primary in --dsn, or use --workload select-only without --init")
 	}
@@ -226,7 +241,7 @@ func finishWAL(ctx context.Context, mon *monitor, start string, w *WAL, tx int64
 
 // drive runs the clients and cuts intervals until the run ends, and returns
 // the load's duration and why it stopped.
-func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tick func(Interval) Interval) (time.Duration, string) {
+func drive(ctx context.Context, spec Spec, clients []session, rec *recorder, tick func(Interval) Interval) (time.Duration, string) {
 	var stop atomic.Bool
 	var tickets atomic.Int64
 	// Queries are cancelled at Ctrl-C, or StopGrace after the end.
@@ -238,7 +253,7 @@ func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tic
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(qctx, &stop, &tickets, spec.MaxTransactions, rec)
+			loop(c, qctx, &stop, &tickets, spec.MaxTransactions, rec)
 		}()
 	}
 	done := make(chan struct{})
@@ -254,10 +269,10 @@ func drive(ctx context.Context, spec Spec, clients []*client, rec *recorder, tic
 	cut := func() {
 		now := time.Since(start)
 		rec.mu.Lock()
-		iv := Interval{Start: last, End: now, Transactions: rec.ivTx, Failed: rec.ivFailed,
+		iv := Interval{Start: last, End: now, Transactions: rec.ivTx, Failed: rec.ivFailed, Retries: rec.ivRetries,
 			P50: rec.interval.ValueAtQuantile(50) * 1000, P99: rec.interval.ValueAtQuantile(99) * 1000, Max: rec.interval.Max() * 1000}
 		rec.interval.Reset()
-		rec.ivTx, rec.ivFailed = 0, 0
+		rec.ivTx, rec.ivFailed, rec.ivRetries = 0, 0, 0
 		rec.mu.Unlock()
 		if d := now - last; d > 0 {
 			iv.TPS = float64(iv.Transactions) / d.Seconds()

@@ -20,6 +20,10 @@ type Observer struct {
 
 // WriteHeader prints the line that opens a run, as `interlink bench` does.
 func WriteHeader(w io.Writer, r *Result) {
+	if len(r.Members) > 0 {
+		writeMySQLHeader(w, r)
+		return
+	}
 	s := r.Spec
 	fmt.Fprintf(w, "interlink db bench %s (PostgreSQL %s", termtext.Clean(r.Server.Address), termtext.Clean(r.Server.Version))
 	if r.Server.InRecovery {
@@ -45,6 +49,9 @@ func WriteInterval(w io.Writer, iv Interval) {
 	if iv.Failed > 0 {
 		line += fmt.Sprintf("  failed %d", iv.Failed)
 	}
+	if iv.Retries > 0 {
+		line += fmt.Sprintf("  retried %d", iv.Retries)
+	}
 	if iv.ReplayLagBytes >= 0 {
 		line += "  standby replay lag " + units.FormatBytes(float64(iv.ReplayLagBytes))
 	}
@@ -64,12 +71,22 @@ func WriteSummary(w io.Writer, r *Result) {
 	if r.CancelledAtEnd > 0 {
 		fmt.Fprintf(w, "  %d transaction(s) in flight at the end were cancelled (neither committed nor failed)\n", r.CancelledAtEnd)
 	}
+	if r.Conflicts > 0 || len(r.Members) > 0 {
+		fmt.Fprintf(w, "  conflicts: %d = %.1f per second (%d tried again, at most %d tries a transaction)\n",
+			r.Conflicts, r.ConflictsPerSec, r.Retries, MaxTries)
+	}
 	if f.LastError != "" {
 		fmt.Fprintf(w, "  last failure: %s\n", termtext.Clean(f.LastError))
 	}
 	l := r.Latency
 	fmt.Fprintf(w, "  latency: min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (mean %s)\n",
 		ms(l.Min), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), ms(int64(l.Mean)))
+	if len(r.Members) > 0 {
+		writeMembers(w, r)
+		writeLocal(w, r)
+		writeErrors(w, r)
+		return
+	}
 	switch wal := r.WAL; {
 	case wal.Error != "":
 		fmt.Fprintf(w, "  wal: not measured: %s\n", termtext.Clean(wal.Error))
@@ -96,6 +113,10 @@ func WriteSummary(w io.Writer, r *Result) {
 			ms(s.WriteLag), ms(s.FlushLag), ms(s.ReplayLag), ms(s.MaxReplayLag))
 	}
 	writeLocal(w, r)
+	writeErrors(w, r)
+}
+
+func writeErrors(w io.Writer, r *Result) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "  not measured: %s\n", termtext.Clean(e))
 	}
@@ -128,6 +149,7 @@ func writeLocal(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "  cpu host (%d CPUs): user %s, sys %s, softirq %s (%.0f %% busy) = %.1f us per transaction; interlink itself %s (%.1f us per transaction)\n",
 		l.NCPU, msec(l.CPUUserNs), msec(l.CPUSystemNs), msec(l.CPUSoftIRQNs), pct, l.CPUNsPerTx/1e3, msec(l.ClientCPUNs), l.ClientCPUNsPerTx/1e3)
 	writeNodes(w, r.Nodes, r.Transactions)
+	writeLab(w, r.Lab)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }

@@ -42,6 +42,10 @@
 //	           client eth0 .9 ::9; switch ic (9000): primary eth1 198.18.10.1 fd00:10::1,
 //	           standby eth1 .2 ::2; services: PostgreSQL primary on primary, its
 //	           synchronous standby on standby (replicating over ic), an agent on each node
+//	galera     switch pub (1500): db1 eth0 198.18.99.1 fd00:99::1, db2 .2 ::2, db3 .3 ::3,
+//	           client eth0 .9 ::9; switch ic (9000): db1..db3 eth1 198.18.10.1..3 fd00:10::1..3;
+//	           services: a Galera member on db1..db3 replicating over ic (db1 bootstraps),
+//	           an agent on each node
 //
 // Services (a node's services list; service.go): kind agent (interlink
 // agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
@@ -49,9 +53,18 @@
 // package, run as the postgres user, data in StateDir/NAME.d/NODE/postgres,
 // listening on all the node's addresses on port 5432; a standby is a
 // pg_basebackup of its primary over the switch named by via, synchronous
-// unless sync: false). Up starts them after the network, recording each
-// before it starts; Down stops them (PostgreSQL with a fast shutdown) and
-// removes their files, also after Up was killed.
+// unless sync: false), and kind galera (MariaDB with the Galera provider,
+// Debian's mariadb-server and galera-4, run as the mysql user, listening on
+// every address on port 3306; every galera node of a lab, at least three,
+// is a member of one cluster replicating over the switch named by via; the
+// first in topology order bootstraps it, the others join by rsync state
+// transfer; the account interlink with the password in
+// StateDir/NAME.d/galera.password, and database sbtest). A galera member's
+// data is in StateDir/NAME.d/NODE/galera when the mysql user can pass every
+// directory above the state directory, else in UserDataRoot/NAME-HASH.
+// Up starts them after the network, recording each before it starts; Down
+// stops them (PostgreSQL with a fast shutdown, Galera members together by
+// SIGTERM) and removes their files, also after Up was killed.
 //
 // A built-in's lab is named after it; set Topology.Name before Up to run
 // one under another name (tests do, to keep their labs apart).

@@ -80,7 +80,7 @@ func down(name string, cfg downConfig) error {
 		}
 	}
 	var files []string // what a killed writer can leave besides the state
-	for _, f := range []string{statePath(name) + ".tmp", labDir(name)} {
+	for _, f := range labFiles(name) {
 		if _, serr := os.Lstat(f); serr == nil {
 			files = append(files, f)
 		}

@@ -155,7 +155,7 @@ func Labs() ([]string, error) {
 // leftovers lists the files of lab name other than its record.
 func leftovers(name string) []string {
 	var out []string
-	for _, f := range []string{statePath(name) + ".tmp", labDir(name)} {
+	for _, f := range labFiles(name) {
 		if _, err := os.Lstat(f); err == nil {
 			out = append(out, f)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"time"
 )
 
 // Labs are built from Linux network namespaces; elsewhere every operation
@@ -34,3 +35,8 @@ func (n *Node) Start(cmd *exec.Cmd) error { return fmt.Errorf("lab: %w", errors.
 
 // Inspect is not supported on this system.
 func Inspect(name string) (*Status, error) { return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported) }
+
+// ProcessCPU is not supported on this system.
+func (n *Node) ProcessCPU() (map[int]time.Duration, error) {
+	return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported)
+}

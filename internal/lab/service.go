@@ -11,17 +11,28 @@ const (
 	KindAgent    = "agent"    // interlink agent with the lab's token
 	KindPostgres = "postgres" // a PostgreSQL server (Role primary or standby)
 	KindNFS      = "nfs"      // nfs-ganesha exporting a directory of the lab over NFSv3
+	KindGalera   = "galera"   // a MariaDB Galera member (every galera node of the lab: one cluster)
 	RolePrimary  = "primary"
 	RoleStandby  = "standby"
 	// Default ports of the services, in the node's own namespace.
 	AgentPort    = 7471
 	PostgresPort = 5432
 	NFSPort      = 2049
+	GaleraPort   = 3306
+	// MinGalera is the smallest Galera cluster a lab builds: with three
+	// members the other two keep quorum when one is lost.
+	MinGalera = 3
 )
 
 // ServiceSpec is a service a node runs while the lab is up: started by Up
 // inside the node's namespace (after every link exists), stopped by Down.
 // A node runs at most one service of each kind.
+//
+// Every node with a galera service is a member of the lab's one Galera
+// cluster; the first in topology order bootstraps it, the others join by
+// state transfer from a member. Via names the switch the cluster's
+// replication crosses (the first switch every member has an address on
+// when empty); clients reach each member on Port at every address.
 //
 // For a standby, Primary names the node whose PostgreSQL it copies and
 // follows, Via the switch the base backup and the WAL stream cross (the
@@ -83,10 +94,17 @@ func (s *ServiceSpec) check() string {
 			return fmt.Sprintf("an nfs service listens on %d (port %d: the lab's ganesha uses the NFS port)", NFSPort, s.Port)
 		}
 		s.Port = NFSPort
+	case KindGalera:
+		if s.Role != "" || s.Primary != "" || s.Sync {
+			return "a galera service takes only kind, via and port"
+		}
+		if s.Port == 0 {
+			s.Port = GaleraPort
+		}
 	case "":
-		return "missing kind: agent, postgres (or primary, standby), nfs"
+		return "missing kind: agent, postgres (or primary, standby), nfs, galera"
 	default:
-		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby, nfs)", s.Kind)
+		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby, nfs, galera)", s.Kind)
 	}
 	if s.Port < 1 || s.Port > 65535 {
 		return fmt.Sprintf("port %d out of range 1..65535", s.Port)
@@ -151,4 +169,16 @@ func synchronousStandbyNames(names []string) string {
 		q[i] = `"` + n + `"`
 	}
 	return "'FIRST 1 (" + strings.Join(q, ", ") + ")'"
+}
+
+// galeraNodes returns the nodes with a galera service, in topology order:
+// the first bootstraps the cluster.
+func (t *Topology) galeraNodes() []*NodeSpec {
+	var out []*NodeSpec
+	for i := range t.Nodes {
+		if t.Nodes[i].Service(KindGalera) != nil {
+			out = append(out, &t.Nodes[i])
+		}
+	}
+	return out
 }

@@ -16,14 +16,15 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab/service"
+	"github.com/interlink/interlink/internal/mariadb"
 	"github.com/interlink/interlink/internal/pgserver"
 )
 
 // Files of a lab's services, in its directory (Lab.Dir).
 func tokenFile(lab string) string    { return AgentTokenFile(lab) }
 func passwordFile(lab string) string { return filepath.Join(labDir(lab), "postgres.password") }
-func serviceDir(lab, node, kind string) string {
-	return filepath.Join(labDir(lab), node, kind)
+func galeraPasswordFile(lab string) string {
+	return filepath.Join(labDir(lab), "galera.password")
 }
 func agentLog(dir string) string { return filepath.Join(dir, "agent.log") }
 
@@ -42,6 +43,14 @@ func checkPackages(t *Topology) error {
 			}
 			if _, err := user.Lookup("postgres"); err != nil {
 				return fmt.Errorf("lab %s: node %s runs PostgreSQL: no postgres user (install the server: apt-get install -y postgresql)", t.Name, n.Name)
+			}
+		}
+		if n.Service(KindGalera) != nil {
+			if err := service.GaleraInstalled(); err != nil {
+				return fmt.Errorf("lab %s: node %s runs a Galera member: %w", t.Name, n.Name, err)
+			}
+			if _, err := user.Lookup("mysql"); err != nil {
+				return fmt.Errorf("lab %s: node %s runs a Galera member: no mysql user (install the server: apt-get install -y mariadb-server galera-4 rsync)", t.Name, n.Name)
 			}
 		}
 	}
@@ -64,7 +73,7 @@ func (b *builder) services(ctx context.Context) error {
 	if err := os.Chmod(dir, 0o711); err != nil {
 		return fmt.Errorf("lab %s: %w", t.Name, err)
 	}
-	var password string
+	var password, galeraPassword string
 	for _, n := range t.Nodes {
 		if s := n.Service(KindAgent); s != nil && !fileExists(tokenFile(t.Name)) {
 			if err := service.NewToken(tokenFile(t.Name)); err != nil {
@@ -79,17 +88,31 @@ func (b *builder) services(ctx context.Context) error {
 				return fmt.Errorf("lab %s: %w", t.Name, err)
 			}
 		}
+		if s := n.Service(KindGalera); s != nil && galeraPassword == "" {
+			r := make([]byte, 12)
+			rand.Read(r)
+			galeraPassword = hex.EncodeToString(r)
+			if err := os.WriteFile(galeraPasswordFile(t.Name), []byte(galeraPassword+"\n"), 0o600); err != nil {
+				return fmt.Errorf("lab %s: %w", t.Name, err)
+			}
+		}
 	}
 	l := newLab(t)
 	for _, pass := range []func(*ServiceSpec) bool{
 		func(s *ServiceSpec) bool { return s.Kind == KindAgent || s.Kind == KindNFS },
 		func(s *ServiceSpec) bool { return s.Kind == KindPostgres && s.Role == RolePrimary },
 		func(s *ServiceSpec) bool { return s.Kind == KindPostgres && s.Role == RoleStandby },
+		// Galera members in topology order: the first bootstraps.
+		func(s *ServiceSpec) bool { return s.Kind == KindGalera },
 	} {
 		for i := range t.Nodes {
 			for j := range t.Nodes[i].Services {
 				if s := &t.Nodes[i].Services[j]; pass(s) {
-					if err := b.service(ctx, l.nodes[i], s, password); err != nil {
+					pw := password
+					if s.Kind == KindGalera {
+						pw = galeraPassword
+					}
+					if err := b.service(ctx, l.nodes[i], s, pw); err != nil {
 						return err
 					}
 				}
@@ -102,11 +125,17 @@ func (b *builder) services(ctx context.Context) error {
 func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password string) error {
 	t := b.t
 	dir := serviceDir(t.Name, n.Name(), s.Kind)
+	if s.Kind == KindGalera {
+		dir = serviceUserDir(t.Name, n.Name(), s.Kind)
+	}
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return fmt.Errorf("lab %s: %w", t.Name, err)
 	}
-	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
-		return fmt.Errorf("lab %s: %w", t.Name, err)
+	// Its user passes the directories the lab made on the way.
+	for d := filepath.Dir(dir); d != stateDir() && d != UserDataRoot && d != filepath.Dir(d); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o711); err != nil {
+			return fmt.Errorf("lab %s: %w", t.Name, err)
+		}
 	}
 	b.st.Services = append(b.st.Services, serviceState{Node: n.Name(), Kind: s.Kind, Dir: dir})
 	rec := &b.st.Services[len(b.st.Services)-1]
@@ -158,6 +187,18 @@ func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password
 		if pid == 0 {
 			pid = service.PostgresPID(dir, 0)
 		}
+	case KindGalera:
+		members := t.galeraNodes()
+		var addrs []netip.Addr
+		for _, m := range members {
+			addrs = append(addrs, firstAddrOn(m, s.Via))
+		}
+		pid, err = service.StartGalera(ctx, service.Galera{Dir: dir, Cluster: t.Name, Name: n.Name(),
+			Address: firstAddrOn(n.spec, s.Via), Members: addrs, Bootstrap: members[0].Name == n.Name(),
+			Port: s.Port, Password: password}, n.Start)
+		if pid == 0 {
+			pid = service.GaleraPID(dir, 0)
+		}
 	}
 	if pid != 0 {
 		rec.PID = pid
@@ -202,10 +243,21 @@ func (n *Node) dial(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // stopServices stops the recorded services before their namespaces'
-// processes are killed: PostgreSQL with a fast shutdown (standbys first),
-// so its files are closed cleanly. What does not stop is killed after.
+// processes are killed: Galera members together (SIGTERM: each leaves the
+// cluster), PostgreSQL with a fast shutdown (standbys first), so their
+// files are closed cleanly. What does not stop is killed after. Only
+// directories of this lab are acted on, whatever the state file says.
 func stopServices(st *state) error {
 	var errs []error
+	var members []mariadb.Target
+	for _, s := range st.Services {
+		if s.Kind == KindGalera && (within(s.Dir, labDir(st.Name)) || within(s.Dir, userDataDir(st.Name))) {
+			members = append(members, mariadb.Target{Dir: s.Dir, PID: s.PID})
+		}
+	}
+	if err := service.StopGalera(20*time.Second, members...); err != nil {
+		errs = append(errs, fmt.Errorf("galera: %w", err))
+	}
 	for i := len(st.Services) - 1; i >= 0; i-- {
 		s := st.Services[i]
 		if s.Kind == KindPostgres && strings.HasPrefix(s.Dir, labDir(st.Name)) {
@@ -215,103 +267,4 @@ func stopServices(st *state) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// inspectServices fills each node's Services from the state and what runs.
-func inspectServices(st *state, s *Status, problem func(string, ...any)) {
-	t := st.Topology
-	l := newLab(t)
-	password := ""
-	if b, err := os.ReadFile(passwordFile(t.Name)); err == nil {
-		password = strings.TrimSpace(string(b))
-	}
-	for i, n := range t.Nodes {
-		for _, spec := range n.Services {
-			ss := ServiceStatus{Kind: spec.Kind, Role: spec.Role, State: ServiceNotStarted, Listen: []string{}}
-			addrs := addrsOf(&t.Nodes[i], "")
-			for _, a := range addrs {
-				ss.Listen = append(ss.Listen, netip.AddrPortFrom(a, uint16(spec.Port)).String())
-			}
-			first := firstAddr(&t.Nodes[i])
-			if first.IsValid() {
-				ss.Address = netip.AddrPortFrom(first, uint16(spec.Port)).String()
-			}
-			var rec *serviceState
-			for k := range st.Services {
-				if st.Services[k].Node == n.Name && st.Services[k].Kind == spec.Kind {
-					rec = &st.Services[k]
-				}
-			}
-			probe := ss.Address
-			switch spec.Kind {
-			case KindAgent:
-				ss.TokenFile = tokenFile(t.Name)
-				probe = "127.0.0.1:" + strconv.Itoa(spec.Port)
-				if rec != nil {
-					ss.Dir, ss.Log = rec.Dir, agentLog(rec.Dir)
-					if service.Alive(rec.PID, tokenFile(t.Name)) {
-						ss.PID = rec.PID
-					}
-				}
-			case KindNFS:
-				if first.IsValid() {
-					ss.URL = "nfs://" + first.String() + service.NFSExport(serviceDir(t.Name, n.Name, KindNFS))
-				}
-				ss.Detail = "nfs-ganesha, NFSv3 over TCP"
-				if rec != nil {
-					ss.Dir, ss.Log = rec.Dir, service.NFSLog(rec.Dir)
-					if service.Alive(rec.PID, rec.Dir) {
-						ss.PID = rec.PID
-					}
-				}
-			case KindPostgres:
-				if first.IsValid() && password != "" {
-					ss.DSN = service.DSN(first, spec.Port, password)
-				}
-				ss.Detail = "primary"
-				if names := t.syncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
-					ss.Detail += ", commits wait for " + strings.Join(names, " or ") + " (synchronous)"
-				}
-				if spec.Role == RoleStandby {
-					kind := "asynchronous"
-					if spec.Sync {
-						kind = "synchronous"
-					}
-					ss.Detail = fmt.Sprintf("%s standby of %s via %s", kind, spec.Primary, spec.Via)
-				}
-				if rec != nil {
-					ss.Dir, ss.Log = rec.Dir, service.LogFile(rec.Dir)
-					ss.PID = service.PostgresPID(rec.Dir, rec.PID)
-				}
-			}
-			if rec != nil {
-				ss.State = ServiceStopped
-				if ss.PID != 0 && probe != "" {
-					if c, err := l.nodes[i].dial(context.Background(), "tcp", probe); err == nil {
-						c.Close()
-						ss.State = ServiceRunning
-					}
-				}
-			}
-			if st.Complete && ss.State != ServiceRunning {
-				problem("node %s: service %s is %s", n.Name, spec.Kind, ss.State)
-			}
-			s.Nodes[i].Services = append(s.Nodes[i].Services, ss)
-		}
-	}
-}
-
-// firstAddr is the node's first IPv4 address in topology order, else its
-// first address.
-func firstAddr(n *NodeSpec) netip.Addr {
-	all := addrsOf(n, "")
-	for _, a := range all {
-		if a.Is4() {
-			return a
-		}
-	}
-	if len(all) > 0 {
-		return all[0]
-	}
-	return netip.Addr{}
 }

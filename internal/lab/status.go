@@ -46,7 +46,7 @@ type NodeStatus struct {
 
 // ServiceStatus is a service of a node as found now.
 type ServiceStatus struct {
-	Kind  string `json:"kind"`           // agent, postgres or nfs
+	Kind  string `json:"kind"`           // agent, postgres, nfs or galera
 	Role  string `json:"role,omitempty"` // postgres: primary or standby
 	State string `json:"state"`          // ServiceRunning, ServiceStopped, ServiceNotStarted
 	PID   int    `json:"pid,omitempty"`
@@ -54,8 +54,9 @@ type ServiceStatus struct {
 	// first link); Listen lists every address it serves.
 	Address string   `json:"address"`
 	Listen  []string `json:"listen"`
-	// DSN is a postgres:// URL (superuser "postgres", its password) usable
-	// from the lab's nodes; TokenFile is the agent's token.
+	// DSN is a postgres:// URL (superuser "postgres", its password) or, for
+	// a galera member, a mysql:// URL (account interlink, database sbtest)
+	// usable from the lab's nodes; TokenFile is the agent's token.
 	DSN string `json:"dsn,omitempty"`
 	// URL is an nfs://SERVER/EXPORT for `storage bench` (nfs service).
 	URL       string `json:"url,omitempty"`

@@ -204,6 +204,9 @@ func (v *validator) services() *TopologyError {
 			kinds[s.Kind] = true
 		}
 	}
+	if err := v.galera(); err != nil {
+		return err
+	}
 	nodes := map[string]*NodeSpec{}
 	for i := range t.Nodes {
 		nodes[t.Nodes[i].Name] = &t.Nodes[i]
@@ -244,6 +247,58 @@ func (v *validator) services() *TopologyError {
 				return v.bad(f, "via %q: %s and %s need addresses on that switch", s.Via, n.Name, s.Primary)
 			}
 		}
+	}
+	return nil
+}
+
+// galera checks the lab's Galera cluster: at least MinGalera members, each
+// with an address on the one switch the cluster's replication crosses (Via,
+// filled in on every member when none names it).
+func (v *validator) galera() *TopologyError {
+	members := v.t.galeraNodes()
+	if len(members) == 0 {
+		return nil
+	}
+	field := func(n *NodeSpec) string {
+		for j := range n.Services {
+			if n.Services[j].Kind == KindGalera {
+				return fmt.Sprintf("nodes.%s.services[%d]", n.Name, j)
+			}
+		}
+		return "nodes." + n.Name
+	}
+	if len(members) < MinGalera {
+		return v.bad(field(members[0]), "a Galera cluster needs at least %d nodes with a galera service (two keep quorum when one is lost); the lab has %d", MinGalera, len(members))
+	}
+	via := ""
+	for _, n := range members {
+		if s := n.Service(KindGalera); s.Via != "" {
+			if via != "" && s.Via != via {
+				return v.bad(field(n), "via %q: the lab's galera nodes form one cluster over one switch, and another names %q", s.Via, via)
+			}
+			via = s.Via
+		}
+	}
+	if via == "" {
+		for _, l := range members[0].Links {
+			all := true
+			for _, n := range members {
+				all = all && len(addrsOf(n, l.Switch)) > 0
+			}
+			if all {
+				via = l.Switch
+				break
+			}
+		}
+		if via == "" {
+			return v.bad(field(members[0]), "no switch connects every galera node with addresses on all of them")
+		}
+	}
+	for _, n := range members {
+		if len(addrsOf(n, via)) == 0 {
+			return v.bad(field(n), "via %q: node %s needs an address on that switch (the cluster's replication crosses it)", via, n.Name)
+		}
+		n.Service(KindGalera).Via = via
 	}
 	return nil
 }

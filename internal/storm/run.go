@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/interlink/interlink/internal/counters"
@@ -97,6 +98,8 @@ func one(ctx context.Context, spec Spec, c *Client, t0 time.Time) {
 	switch spec.Protocol {
 	case Postgres:
 		err = logonPG(ctx, spec, dial, c, since)
+	case MySQL:
+		err = logonMySQL(ctx, spec, dial, c, since)
 	default:
 		err = logonTCP(ctx, spec, dial, c, since)
 	}
@@ -153,6 +156,28 @@ func logonPG(ctx context.Context, spec Spec, dial func(context.Context, string, 
 	return nil
 }
 
+// logonMySQL runs MySQL's handshake and authentication (go-sql-driver:
+// mysql_native_password, caching_sha2_password, ed25519 and the others it
+// knows) until the server's OK.
+func logonMySQL(ctx context.Context, spec Spec, dial func(context.Context, string, string) (net.Conn, error), c *Client, since func() int64) error {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.DBName = spec.User, spec.Password, spec.Database
+	cfg.Net, cfg.Addr, cfg.DialFunc = "tcp", spec.Target, dial
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	dc, err := conn.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	c.LogonNs = since()
+	c.EndNs = c.LogonNs
+	hold(ctx, spec.Hold)
+	dc.Close()
+	return nil
+}
+
 func hold(ctx context.Context, d time.Duration) {
 	if d <= 0 {
 		return
@@ -195,8 +220,22 @@ func classify(err error) (kind, detail string) {
 		}
 		return KindOther, detail
 	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1040, 1203: // too many connections, max_user_connections
+			return KindTooMany, detail
+		case 1045, 1044, 1698: // access denied
+			return KindAuth, detail
+		case 1047, 1053: // WSREP not ready (a Galera node not synced), shutdown
+			return KindStarting, detail
+		}
+		return KindOther, detail
+	}
 	var ne net.Error
 	switch {
+	case errors.Is(err, mysql.ErrInvalidConn):
+		return KindClosed, detail
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return KindRefused, detail
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -1,6 +1,7 @@
 // Package storm generates a connection storm: N clients released at one
 // instant from many source addresses, each connecting and logging on (plain
-// TCP, or PostgreSQL's startup and authentication), recording connect time,
+// TCP, PostgreSQL's startup and authentication, or MySQL's handshake and
+// authentication), recording connect time,
 // time to the first server byte and logon time, with errors by kind. It is
 // what application servers do to a database when they start at once, and
 // what `interlink gate` is there to absorb.
@@ -20,10 +21,14 @@ var ErrSpec = errors.New("storm: invalid request")
 type Protocol string
 
 // Protocols: TCP sends one line and waits for any reply; Postgres runs
-// PostgreSQL's startup message and authentication until ReadyForQuery.
+// PostgreSQL's startup message and authentication until ReadyForQuery;
+// MySQL reads the server's greeting and authenticates (MySQL, MariaDB,
+// Galera) until the server's OK. MySQL's server speaks first: its first
+// byte is the greeting, before any authentication.
 const (
 	TCP      Protocol = "tcp"
 	Postgres Protocol = "postgres"
+	MySQL    Protocol = "mysql"
 )
 
 // Spec describes a storm.
@@ -32,7 +37,7 @@ type Spec struct {
 	Clients  int      `json:"clients"`
 	Sources  []string `json:"sources,omitempty"` // local addresses to connect from, round-robin
 	Protocol Protocol `json:"protocol"`
-	// User, Password and Database for Postgres.
+	// User, Password and Database for Postgres and MySQL.
 	User     string `json:"user,omitempty"`
 	Password string `json:"-"`
 	Database string `json:"database,omitempty"`
@@ -65,10 +70,10 @@ func (s *Spec) Validate() error {
 		return bad("--clients %d: want 1 to %d", s.Clients, MaxClients)
 	case len(s.Sources) > MaxSources:
 		return bad("%d sources: at most %d", len(s.Sources), MaxSources)
-	case s.Protocol != TCP && s.Protocol != Postgres:
-		return bad("--protocol %q: want tcp or postgres", s.Protocol)
-	case s.Protocol == Postgres && s.User == "":
-		return bad("--protocol postgres needs --user")
+	case s.Protocol != TCP && s.Protocol != Postgres && s.Protocol != MySQL:
+		return bad("--protocol %q: want tcp, postgres or mysql", s.Protocol)
+	case s.Protocol != TCP && s.User == "":
+		return bad("--protocol %s needs --user", s.Protocol)
 	case s.Timeout < 0 || s.Hold < 0 || s.Timeout > time.Hour || s.Hold > time.Hour:
 		return bad("--timeout and --hold: want 0 to 1h")
 	}

@@ -156,6 +156,7 @@ func TestValidate(t *testing.T) {
 		{Spec{Clients: 1}, "no target"},
 		{Spec{Target: "x:1"}, "--clients 0"},
 		{Spec{Target: "x:1", Clients: 1, Protocol: "http"}, `--protocol "http"`},
+		{Spec{Target: "x:1", Clients: 1, Protocol: MySQL}, "--protocol mysql needs --user"},
 		{Spec{Target: "x:1", Clients: 1, Protocol: Postgres}, "needs --user"},
 		{Spec{Target: "x:1", Clients: 1, Sources: []string{"nope"}}, `source "nope"`},
 	} {

@@ -1,6 +1,7 @@
 // Package service starts and stops the processes a lab node runs: the
 // interlink agent with the lab's token, PostgreSQL primaries and streaming
-// standbys (package pgserver), and an NFS server. It knows nothing of labs:
+// standbys (package pgserver), Galera members (package mariadb), and an
+// NFS server. It knows nothing of labs:
 // the caller (package lab, or a test) passes the function that starts a
 // command inside a node, the directories under the lab's state directory,
 // and the addresses; a lab records every service before starting it, so
