@@ -21,7 +21,7 @@ func newDBCmd(e *env) *cobra.Command {
 		Use: "db",
 		// The README's command table is generated from this line; it
 		// changes with the README (see docs/galera.md for MySQL).
-		Short: "Database workloads (PostgreSQL) with the interconnect's cost during the run",
+		Short: "Database workloads (PostgreSQL, MySQL/MariaDB Galera) with the interconnect's cost during the run",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
@@ -63,7 +63,7 @@ func newDBBenchCmd(e *env) *cobra.Command {
 		// Use and Short make the README's command table: they change with
 		// the README (MySQL: see docs/galera.md and the long help).
 		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
-		Short: "Run a pgbench-like OLTP load and measure TPS, latency, WAL, standbys and network cost",
+		Short: "Run an OLTP load (pgbench-like, or sysbench oltp_read_write on MySQL) and measure TPS, latency, replication and network cost",
 		Long: `Run pgbench's transactions against the PostgreSQL server named by --dsn (a libpq URL
 or key=value string), or sysbench's oltp_read_write against MySQL or MariaDB servers
 (mysql:// URLs), one connection per client, prepared statements, until --time or
