@@ -1,0 +1,253 @@
+package gc
+
+import "time"
+
+// tick does what is due at now: hellos, phase changes, lost blocks and
+// their questions, pings and new requests.
+func (e *engine) tick(now time.Time) {
+	switch e.phase {
+	case phaseSetup:
+		ready := true
+		for p := range e.peers {
+			if e.proven[p] && e.heard[p] {
+				continue
+			}
+			ready = false
+			if e.peers[p].live() && now.Sub(e.hello[p]) >= helloEvery {
+				e.sendHello(p, now)
+			}
+		}
+		if ready || now.Sub(e.start) >= setupTimeout {
+			for p := range e.peers {
+				if !e.proven[p] {
+					e.res.Unproven = append(e.res.Unproven, p)
+				}
+			}
+			e.phase, e.issueStart, e.issueEnd = phaseIssue, now, now.Add(e.spec.Duration)
+			for t := range e.pings {
+				e.pings[t][0].next = now.Add(e.spec.PingInterval * time.Duration(t) / time.Duration(e.n))
+			}
+		}
+	case phaseIssue:
+		if !now.Before(e.issueEnd) {
+			e.phase = phaseDrain
+			e.res.IssueNs = now.Sub(e.issueStart).Nanoseconds()
+		}
+	}
+	if e.phase == phaseIssue || e.phase == phaseDrain {
+		e.expire(now)
+		if !e.spec.NoPing {
+			e.pingTick(now)
+		}
+	}
+	if e.phase == phaseIssue {
+		e.issue(now)
+	}
+	if e.phase == phaseDrain && e.busy == 0 && len(e.qs) == 0 && !e.pinging() {
+		e.phase = phaseServe
+		if e.onDrained != nil {
+			e.onDrained()
+		}
+	}
+}
+
+func (e *engine) sendHello(p int, now time.Time) {
+	e.hello[p] = now
+	m := msg{Type: msgHello, Requester: uint8(e.self)}
+	if e.proven[p] {
+		m.Flags |= flagHeard
+	}
+	if e.heard[p] {
+		m.Flags |= flagDone
+	}
+	e.emit(p, HeaderLen, &m)
+}
+
+// issue fills the free slots with new requests. A block found in the
+// node's own cache is a local hit and takes no slot; the picks per call
+// are bounded so that a node holding most blocks does not spin.
+func (e *engine) issue(now time.Time) {
+	for tries := 0; e.busy < len(e.slots) && tries < 4*len(e.slots); tries++ {
+		b, cur := e.pick.next()
+		mode := 0
+		if cur {
+			mode = 1
+		}
+		m := masterOf(b, e.n)
+		to := m
+		if m == e.self {
+			to = int(e.holder[b])
+		}
+		if to == e.self || m != e.self && e.isHeld(b) {
+			e.res.Local[mode]++
+			continue
+		}
+		i := e.freeSlot()
+		e.gens[i]++
+		id := e.gens[i]<<slotBits | uint64(i)
+		e.slots[i] = slot{id: id, sent: now, block: b, master: m, to: to, current: cur, busy: true}
+		e.busy++
+		e.res.Requests++
+		if !e.proven[to] || !e.peers[to].live() {
+			e.slots[i].noPath = true
+			continue
+		}
+		out := msg{Type: msgRequest, Requester: uint8(e.self), Block: b, ID: id, Hops: 2}
+		if cur {
+			out.Flags = flagCurrent
+		}
+		if m == e.self {
+			// The requester masters the block: it asks the holder itself.
+			out.Type = msgForward
+			e.routes[e.self][i] = route{gen: genOf(id), server: uint8(to), set: true}
+			e.res.Routed[e.self][to]++
+			if cur {
+				e.holder[b] = uint8(e.self)
+			}
+		}
+		e.emit(to, e.spec.Request, &out)
+	}
+}
+
+func (e *engine) freeSlot() int {
+	for i := range e.slots {
+		if !e.slots[i].busy {
+			return i
+		}
+	}
+	panic("gc: no free slot")
+}
+
+// expire declares the blocks not whole in time lost and asks their masters
+// where the requests went; questions unanswered after queryTries count the
+// loss against the master, unconfirmed.
+func (e *engine) expire(now time.Time) {
+	for i := range e.slots {
+		s := &e.slots[i]
+		if !s.busy || now.Sub(s.sent) < e.spec.Timeout {
+			continue
+		}
+		s.busy = false
+		e.busy--
+		if s.current {
+			e.res.LostByMode[1]++
+		} else {
+			e.res.LostByMode[0]++
+		}
+		from := &e.res.From
+		switch {
+		case s.noPath:
+			(*from)[s.to].Lost.NoPath++
+		case s.master == e.self:
+			(*from)[e.routes[e.self][i].server].Lost.Block++
+		case len(e.qs) >= 4*len(e.slots):
+			(*from)[s.master].Lost.Unconfirmed++
+		default:
+			e.qs = append(e.qs, query{id: s.id, block: s.block, master: s.master, sent: now, tries: 1})
+			e.emit(s.master, HeaderLen, &msg{Type: msgLostQ, Requester: uint8(e.self), Block: s.block, ID: s.id})
+		}
+	}
+	kept := e.qs[:0]
+	for _, q := range e.qs {
+		if now.Sub(q.sent) < queryEvery {
+			kept = append(kept, q)
+			continue
+		}
+		if q.tries >= queryTries || !e.peers[q.master].live() {
+			e.res.From[q.master].Lost.Unconfirmed++
+			continue
+		}
+		q.tries++
+		q.sent = now
+		e.emit(q.master, HeaderLen, &msg{Type: msgLostQ, Requester: uint8(e.self), Block: q.block, ID: q.id})
+		kept = append(kept, q)
+	}
+	e.qs = kept
+}
+
+// pingTick sends the small pings that are due (each followed by a large
+// one when it comes back) and gives up on pings older than the timeout.
+func (e *engine) pingTick(now time.Time) {
+	for t := range e.pings {
+		for c := range 2 {
+			p := &e.pings[t][c]
+			if p.waiting && now.Sub(p.sent) >= e.spec.Timeout {
+				p.waiting = false
+				e.res.Pings[t][c].Lost++
+				if c == 0 && e.phase == phaseIssue {
+					e.sendPing(t, 1, now)
+				}
+			}
+		}
+		p := &e.pings[t][0]
+		if e.phase == phaseIssue && !p.waiting && !e.pings[t][1].waiting && !now.Before(p.next) {
+			for !now.Before(p.next) {
+				p.next = p.next.Add(e.spec.PingInterval)
+			}
+			e.sendPing(t, 0, now)
+		}
+	}
+}
+
+func (e *engine) sendPing(t, c int, now time.Time) {
+	if !e.proven[t] || !e.peers[t].live() {
+		return
+	}
+	e.pingID++
+	e.pings[t][c] = ping{id: e.pingID, sent: now, waiting: true, next: e.pings[t][c].next}
+	size := PingSmall
+	if c == 1 {
+		size = PingLarge
+	}
+	e.emit(t, size, &msg{Type: msgPing, Requester: uint8(e.self), ID: e.pingID, Stamp: now.UnixNano()})
+}
+
+func (e *engine) pinging() bool {
+	for t := range e.pings {
+		if e.pings[t][0].waiting || e.pings[t][1].waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// deadline is when tick has work next (at the latest a hello interval from
+// now during the setup).
+func (e *engine) deadline(now time.Time) time.Time {
+	dl := now.Add(time.Second)
+	at := func(t time.Time) {
+		if t.Before(dl) {
+			dl = t
+		}
+	}
+	switch e.phase {
+	case phaseSetup:
+		at(now.Add(helloEvery))
+		return dl
+	case phaseIssue:
+		at(e.issueEnd)
+	case phaseServe:
+		return dl
+	}
+	for i := range e.slots {
+		if e.slots[i].busy {
+			at(e.slots[i].sent.Add(e.spec.Timeout))
+		}
+	}
+	for _, q := range e.qs {
+		at(q.sent.Add(queryEvery))
+	}
+	if !e.spec.NoPing {
+		for t := range e.pings {
+			for c := range 2 {
+				if p := e.pings[t][c]; p.waiting {
+					at(p.sent.Add(e.spec.Timeout))
+				}
+			}
+			if e.phase == phaseIssue {
+				at(e.pings[t][0].next)
+			}
+		}
+	}
+	return dl
+}
