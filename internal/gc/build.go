@@ -79,6 +79,21 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 	for _, p := range r.Pairs {
 		t.Requested += p.Requested
 	}
+	var sum, count [2]float64
+	for _, p := range r.Pings {
+		if p.Node != p.Target {
+			for c, f := range []Pings{p.Small, p.Large} {
+				sum[c] += f.AvgNs * float64(f.Count)
+				count[c] += float64(f.Count)
+			}
+		}
+	}
+	if count[0] > 0 {
+		t.Ping500AvgNs = sum[0] / count[0]
+	}
+	if count[1] > 0 {
+		t.Ping8KAvgNs = sum[1] / count[1]
+	}
 	t.TwoWay, t.ThreeWay = summary(hist[0]), summary(hist[1])
 	if t.Received > 0 {
 		t.ThreeWayPercent = 100 * float64(hist[1].TotalCount()) / float64(t.Received)

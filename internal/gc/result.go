@@ -161,6 +161,10 @@ type Total struct {
 	CPUNsPerBlock     float64  `json:"cpu_ns_per_block"` // user + system
 	FragmentsPerBlock float64  `json:"fragments_per_block"`
 	PacketsPerBlock   float64  `json:"packets_per_block"`
+	// Ping500AvgNs and Ping8KAvgNs are the mean round trips of every ping
+	// from a node to another (the control pings to itself left out).
+	Ping500AvgNs float64 `json:"ping_500b_avg_ns,omitempty"`
+	Ping8KAvgNs  float64 `json:"ping_8k_avg_ns,omitempty"`
 }
 
 // Verdicts and problems.
