@@ -44,20 +44,17 @@ type slot struct {
 	noPath  bool // not sent: the node it was for was never proven
 	got     uint32
 	busy    bool
+	// lost: not whole in time; the slot waits for the master to say
+	// where the request went (asked, tries questions so far).
+	lost  bool
+	asked time.Time
+	tries int
 }
 
 type route struct {
 	gen    uint64
 	server uint8
 	set    bool
-}
-
-type query struct {
-	id     uint64
-	block  uint32
-	master int
-	sent   time.Time
-	tries  int
 }
 
 type ping struct {
@@ -98,7 +95,6 @@ type engine struct {
 	slots  []slot
 	gens   []uint64
 	busy   int
-	qs     []query
 	pings  [][2]ping
 	pingID uint64
 
@@ -220,7 +216,12 @@ func (e *engine) emit(to, size int, m *msg) {
 	e.pktsOut++
 	e.bytesOut += int64(size)
 	if m.Type != msgBlock {
-		e.res.OtherPackets += int64(traffic.PacketsPerDatagram(size, e.mtu))
+		// What a node sends itself crosses its loopback device, whole.
+		pkts := 1
+		if to != e.self {
+			pkts = traffic.PacketsPerDatagram(size, e.mtu)
+		}
+		e.res.OtherPackets += int64(pkts)
 	}
 }
 

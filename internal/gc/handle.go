@@ -113,7 +113,7 @@ func (e *engine) onBlock(s int, m *msg, now time.Time) bool {
 		return false
 	}
 	sl := &e.slots[i]
-	if !sl.busy || sl.id != m.ID || sl.block != m.Block {
+	if !sl.busy || sl.lost || sl.id != m.ID || sl.block != m.Block {
 		e.res.From[s].Late++
 		return true
 	}
@@ -160,22 +160,19 @@ func (e *engine) onLostQ(r int, m *msg) bool {
 
 // onLostA settles a lost block with its master's answer.
 func (e *engine) onLostA(master int, m *msg) bool {
-	if int(m.Requester) != e.self || int(m.Server) >= e.n {
+	i := slotOf(m.ID)
+	if int(m.Requester) != e.self || int(m.Server) >= e.n || i >= len(e.slots) {
 		return false
 	}
-	for i, q := range e.qs {
-		if q.id != m.ID || q.master != master {
-			continue
-		}
-		if m.Flags&flagSeen != 0 {
-			e.res.From[m.Server].Lost.Block++
-		} else {
-			e.res.From[master].Lost.Request++
-		}
-		e.qs = append(e.qs[:i], e.qs[i+1:]...)
-		return true
+	if s := &e.slots[i]; !s.busy || !s.lost || s.id != m.ID || s.master != master {
+		return true // a repeated answer
 	}
-	return true // a repeated answer
+	if m.Flags&flagSeen != 0 {
+		e.settle(i, &e.res.From[m.Server].Lost.Block)
+	} else {
+		e.settle(i, &e.res.From[master].Lost.Request)
+	}
+	return true
 }
 
 func (e *engine) onPong(t, size int, m *msg, now time.Time) bool {

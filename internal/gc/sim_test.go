@@ -15,11 +15,12 @@ import (
 // datagram takes one step (hop) to arrive, unless drop says it is lost.
 // Nothing here is measured from a clock, so the tests are exact.
 type sim struct {
+	t    *testing.T
 	es   []*engine
 	addr []netip.AddrPort
 	now  time.Time
 	q    []simPkt
-	drop func(from, to, size int) bool
+	drop func(from, to int, data []byte) bool
 }
 
 type simPkt struct {
@@ -41,7 +42,7 @@ func newSim(t *testing.T, n int, spec Spec) *sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sim{now: time.Unix(1_000_000, 0), addr: make([]netip.AddrPort, n)}
+	s := &sim{t: t, now: time.Unix(1_000_000, 0), addr: make([]netip.AddrPort, n)}
 	peers := make([][]Peer, n)
 	for i := range s.addr {
 		s.addr[i] = netip.AddrPortFrom(netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}), 9000)
@@ -75,15 +76,20 @@ func (s *sim) step() {
 	q := s.q
 	s.q = nil
 	for _, p := range q {
-		if s.drop != nil && s.drop(p.from, p.to, len(p.data)) {
+		if s.drop != nil && s.drop(p.from, p.to, p.data) {
 			continue
 		}
 		s.es[p.to].receive(p.data, s.addr[p.from], s.now)
 	}
-	for _, e := range s.es {
+	for i, e := range s.es {
 		e.flush()
 		e.tick(s.now)
 		e.flush()
+		// Once tick has done what was due, the next work is later: a
+		// deadline not after now would spin the node's loop.
+		if dl := e.deadline(s.now); !dl.After(s.now) {
+			s.t.Fatalf("node %d in phase %d: deadline %v is not after now", i, e.phase, s.now.Sub(dl))
+		}
 	}
 }
 
@@ -175,8 +181,9 @@ func TestSimTwoNodesNoThreeWay(t *testing.T) {
 // answers put each loss on the node that was to ship the block, even when
 // the master (node1 or node3) forwarded the request to node2.
 func TestSimBlackhole(t *testing.T) {
-	s := newSim(t, 3, Spec{Duration: 400 * time.Millisecond, Blocks: 100, Outstanding: 16, CurrentShare: 0.5, Timeout: 20 * time.Millisecond})
-	s.drop = func(from, to, size int) bool { return (from == 1 || to == 1) && from != to && size > 1500 }
+	s := newSim(t, 3, Spec{Duration: 400 * time.Millisecond, Blocks: 100, Outstanding: 16, CurrentShare: 0.5, Timeout: 20 * time.Millisecond,
+		PingInterval: 10 * time.Millisecond}) // a lost ping outlives the interval
+	s.drop = func(from, to int, data []byte) bool { return (from == 1 || to == 1) && from != to && len(data) > 1500 }
 	r := s.run(t)
 	for _, p := range r.Pairs {
 		involves := p.Requester == "node2" || p.Server == "node2"
@@ -212,7 +219,7 @@ func TestSimBlackhole(t *testing.T) {
 func TestSimRequestsLost(t *testing.T) {
 	s := newSim(t, 2, Spec{Duration: 100 * time.Millisecond, Blocks: 100, Outstanding: 2, Timeout: 10 * time.Millisecond, Request: 300, NoPing: true,
 		CurrentSet: true}) // no ownership moves: node1 never forwards to node2
-	s.drop = func(from, to, size int) bool { return from == 0 && to == 1 && size == 300 }
+	s.drop = func(from, to int, data []byte) bool { return from == 0 && to == 1 && len(data) == 300 }
 	r := s.run(t)
 	p := pairOf(r, "node1", "node2")
 	if p.Lost == 0 || p.LostBy.Request != p.Lost || !p.Balanced || p.Received != 0 {
@@ -235,6 +242,30 @@ func TestSimSixteenNodesFitAFrame(t *testing.T) {
 		}
 		if i == 0 {
 			t.Logf("node result of 16: %d bytes; %d blocks in all", len(b), r.Total.Received)
+		}
+	}
+}
+
+// TestSimLostQuestions loses every first question about a lost block (and
+// every block node2 ships): the second question, sent after the requester
+// could have reused the slot, must still find the master's record of the
+// route, so each loss goes to node2's pairs and every pair balances.
+func TestSimLostQuestions(t *testing.T) {
+	s := newSim(t, 3, Spec{Duration: 200 * time.Millisecond, Blocks: 100, Outstanding: 8, CurrentShare: 0.5, Timeout: 20 * time.Millisecond, NoPing: true})
+	asked := map[uint64]bool{}
+	s.drop = func(from, to int, data []byte) bool {
+		var m msg
+		if m.parse(data[wire.HeaderLen:]) == nil && m.Type == msgLostQ && !asked[m.ID<<8|uint64(from)] {
+			asked[m.ID<<8|uint64(from)] = true
+			return true
+		}
+		return from == 1 && len(data) > 1500
+	}
+	r := s.run(t)
+	for _, p := range r.Pairs {
+		t.Logf("%s <- %s: requested %d, received %d, lost %d %+v", p.Requester, p.Server, p.Requested, p.Received, p.Lost, p.LostBy)
+		if !p.Balanced || p.LostBy.Request+p.LostBy.NoPath != 0 || (p.Server == "node2") != (p.Lost > 0) {
+			t.Errorf("%s <- %s: not as expected", p.Requester, p.Server)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func (e *engine) tick(now time.Time) {
 	if e.phase == phaseIssue {
 		e.issue(now)
 	}
-	if e.phase == phaseDrain && e.busy == 0 && len(e.qs) == 0 && !e.pinging() {
+	if e.phase == phaseDrain && e.busy == 0 && !e.pinging() {
 		e.phase = phaseServe
 		if e.onDrained != nil {
 			e.onDrained()
@@ -119,50 +119,51 @@ func (e *engine) freeSlot() int {
 }
 
 // expire declares the blocks not whole in time lost and asks their masters
-// where the requests went; questions unanswered after queryTries count the
-// loss against the master, unconfirmed.
+// where the requests went. A lost request keeps its slot until it is
+// settled (its master answered, or queryTries questions went unanswered:
+// the loss is then the master's, unconfirmed), so that the master's record
+// of the slot's last route still describes it when a question comes late.
 func (e *engine) expire(now time.Time) {
 	for i := range e.slots {
 		s := &e.slots[i]
-		if !s.busy || now.Sub(s.sent) < e.spec.Timeout {
-			continue
-		}
-		s.busy = false
-		e.busy--
-		if s.current {
-			e.res.LostByMode[1]++
-		} else {
-			e.res.LostByMode[0]++
-		}
-		from := &e.res.From
 		switch {
-		case s.noPath:
-			(*from)[s.to].Lost.NoPath++
-		case s.master == e.self:
-			(*from)[e.routes[e.self][i].server].Lost.Block++
-		case len(e.qs) >= 4*len(e.slots):
-			(*from)[s.master].Lost.Unconfirmed++
-		default:
-			e.qs = append(e.qs, query{id: s.id, block: s.block, master: s.master, sent: now, tries: 1})
-			e.emit(s.master, HeaderLen, &msg{Type: msgLostQ, Requester: uint8(e.self), Block: s.block, ID: s.id})
+		case !s.busy:
+		case !s.lost && now.Sub(s.sent) >= e.spec.Timeout:
+			s.lost = true
+			if s.current {
+				e.res.LostByMode[1]++
+			} else {
+				e.res.LostByMode[0]++
+			}
+			switch {
+			case s.noPath:
+				e.settle(i, &e.res.From[s.to].Lost.NoPath)
+			case s.master == e.self:
+				e.settle(i, &e.res.From[e.routes[e.self][i].server].Lost.Block)
+			default:
+				e.ask(s, now)
+			}
+		case s.lost && now.Sub(s.asked) >= queryEvery:
+			if s.tries >= queryTries || !e.peers[s.master].live() {
+				e.settle(i, &e.res.From[s.master].Lost.Unconfirmed)
+				continue
+			}
+			e.ask(s, now)
 		}
 	}
-	kept := e.qs[:0]
-	for _, q := range e.qs {
-		if now.Sub(q.sent) < queryEvery {
-			kept = append(kept, q)
-			continue
-		}
-		if q.tries >= queryTries || !e.peers[q.master].live() {
-			e.res.From[q.master].Lost.Unconfirmed++
-			continue
-		}
-		q.tries++
-		q.sent = now
-		e.emit(q.master, HeaderLen, &msg{Type: msgLostQ, Requester: uint8(e.self), Block: q.block, ID: q.id})
-		kept = append(kept, q)
-	}
-	e.qs = kept
+}
+
+func (e *engine) ask(s *slot, now time.Time) {
+	s.asked = now
+	s.tries++
+	e.emit(s.master, HeaderLen, &msg{Type: msgLostQ, Requester: uint8(e.self), Block: s.block, ID: s.id})
+}
+
+// settle frees slot i, counting its lost block where counter says.
+func (e *engine) settle(i int, counter *int64) {
+	*counter++
+	e.slots[i].busy = false
+	e.busy--
 }
 
 // pingTick sends the small pings that are due (each followed by a large
@@ -230,12 +231,12 @@ func (e *engine) deadline(now time.Time) time.Time {
 		return dl
 	}
 	for i := range e.slots {
-		if e.slots[i].busy {
-			at(e.slots[i].sent.Add(e.spec.Timeout))
+		switch s := &e.slots[i]; {
+		case s.busy && s.lost:
+			at(s.asked.Add(queryEvery))
+		case s.busy:
+			at(s.sent.Add(e.spec.Timeout))
 		}
-	}
-	for _, q := range e.qs {
-		at(q.sent.Add(queryEvery))
 	}
 	if !e.spec.NoPing {
 		for t := range e.pings {
@@ -244,7 +245,8 @@ func (e *engine) deadline(now time.Time) time.Time {
 					at(p.sent.Add(e.spec.Timeout))
 				}
 			}
-			if e.phase == phaseIssue {
+			// The next small ping waits for the last large one.
+			if e.phase == phaseIssue && !e.pings[t][0].waiting && !e.pings[t][1].waiting {
 				at(e.pings[t][0].next)
 			}
 		}
