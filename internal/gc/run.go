@@ -64,7 +64,7 @@ func Run(ctx context.Context, nodes []mesh.Node, spec Spec, opt Options) (*Repor
 	parallel(len(nodes), func(i int) {
 		dctx, cancel := context.WithTimeout(ctx, agent.HandshakeTimeout)
 		defer cancel()
-		clients[i], errs[i] = agent.Dial(dctx, nodes[i].Agent, opt.Token, agent.DialOptions{Software: opt.Software})
+		clients[i], errs[i] = agent.Dial(dctx, nodes[i].Agent, opt.Token, agent.DialOptions{Software: opt.Software, Dial: dial})
 	})
 	var ms []*member
 	defer func() {

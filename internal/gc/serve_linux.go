@@ -180,7 +180,7 @@ func serveConnect(ctx context.Context, s *agent.Session, body json.RawMessage) (
 }
 
 func (r *run) dial(ctx context.Context, s *agent.Session, j int, m Member) error {
-	c, err := agent.Dial(ctx, m.Agent, s.Token(), agent.DialOptions{Software: s.Software + " (for gc)"})
+	c, err := agent.Dial(ctx, m.Agent, s.Token(), agent.DialOptions{Software: s.Software + " (for gc)", Dial: dial})
 	if err != nil {
 		return fmt.Errorf("node %d: %w", j, err)
 	}
