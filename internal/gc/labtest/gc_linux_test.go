@@ -8,6 +8,7 @@ package labtest
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,5 +233,100 @@ func TestLabBlackhole(t *testing.T) {
 	}
 	if limit := 2*time.Second + gc.Grace(r.Spec) + 2*time.Second; took > limit {
 		t.Errorf("took %v, more than %v", took, limit)
+	}
+}
+
+// blocksRTT runs bench --mode blocks from node1 to node2's agent with
+// requests and blocks of size, and returns the round trips' mean and,
+// with selfTest, the tool's floor (the same exchange on loopback, p50).
+func (c *cluster) blocksRTT(t *testing.T, size string, selfTest bool) (mean, floor float64) {
+	t.Helper()
+	cmd := exec.Command(bin, "bench", c.addrs[1], "--mode", "blocks", "--request", size, "--block", size, "--time", "700ms",
+		"--token-file", c.tok, "--json", fmt.Sprintf("--self-test=%v", selfTest))
+	out, errOut, code := testlab.Exec(t, c.nodes[0], cmd, time.Minute)
+	var r struct {
+		Flows []struct {
+			Summary struct {
+				RTT *latency.Summary `json:"rtt"`
+			} `json:"summary"`
+		} `json:"flows"`
+		SelfTest *struct {
+			RTT *latency.Summary `json:"rtt"`
+		} `json:"self_test"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Flows) == 0 || r.Flows[0].Summary.RTT == nil {
+		t.Fatalf("bench --mode blocks %s: exit %d, %v\n%s", size, code, err, errOut)
+	}
+	if selfTest && r.SelfTest != nil && r.SelfTest.RTT != nil {
+		floor = float64(r.SelfTest.RTT.P50)
+	}
+	return r.Flows[0].Summary.RTT.Mean, floor
+}
+
+// spread is the best (lowest) of vs and how far apart they are.
+func spread(vs []float64) (best, width float64) {
+	best, hi := vs[0], vs[0]
+	for _, v := range vs {
+		best, hi = min(best, v), max(hi, v)
+	}
+	return best, hi - best
+}
+
+// TestLabPingAgreesWithBlocks: the ping table's 500 B and 8 KiB averages
+// (a node to the other, echoed at the ping's size) agree with bench
+// --mode blocks round trips of the same sizes (request and block both
+// 500 B, both 8 KiB) between the same nodes of the same lab, within the
+// tool's own noise.
+//
+// The runs alternate, three rounds, and each method's best round counts (a
+// round that lost the CPU to something else on this shared machine says
+// nothing about the path, as in traffic's lab tests). The noise is the
+// larger spread of the two methods over the rounds, plus what the tool and
+// the host add to a round trip by themselves: the larger of bench's floor
+// (its loopback self-test) and the ping table's control rows (each node's
+// pings to itself, which cross no network). The workload beside the
+// pings is one request in flight per node, between the same two nodes: it
+// keeps their threads busy, as a blocks run does (a ping every 10 ms to
+// idle threads would find them asleep, and on this virtual machine waking
+// one costs tens of us), and a ping waits behind little work (under a full
+// workload it waits behind more, as Oracle's pings do).
+func TestLabPingAgreesWithBlocks(t *testing.T) {
+	c := up(t, builtin(t, "jumbo"), "t23-ping")
+	const rounds = 3
+	var blocks, pings, control [2][]float64
+	floor := 0.0
+	for k := 0; k < rounds; k++ {
+		for i, size := range []string{"500", "8K"} {
+			m, f := c.blocksRTT(t, size, k == 0 && i == 0)
+			blocks[i] = append(blocks[i], m)
+			floor = max(floor, f)
+		}
+		r, _ := c.gcRun(t, []int{0, 1}, "--time", "1500ms", "--outstanding", "1", "--ping-interval", "10ms")
+		if r.Total.Ping500AvgNs == 0 || r.Total.Ping8KAvgNs == 0 {
+			t.Fatalf("round %d: no ping averages: %+v", k, r.Total)
+		}
+		pings[0] = append(pings[0], r.Total.Ping500AvgNs)
+		pings[1] = append(pings[1], r.Total.Ping8KAvgNs)
+		var self [2]float64
+		for _, p := range r.Pings {
+			if p.Node == p.Target {
+				self[0], self[1] = max(self[0], p.Small.AvgNs), max(self[1], p.Large.AvgNs)
+			}
+		}
+		control[0], control[1] = append(control[0], self[0]), append(control[1], self[1])
+	}
+	if floor == 0 {
+		t.Fatal("bench's self-test gave no floor")
+	}
+	for i, size := range []string{"500 B", "8 KiB"} {
+		bb, bw := spread(blocks[i])
+		pb, pw := spread(pings[i])
+		cb, _ := spread(control[i])
+		noise := max(bw, pw) + max(floor, cb)
+		t.Logf("%s: ping averages %.1f us (best; spread %.1f), blocks means %.1f us (best; spread %.1f); floor %.1f us, control %.1f us: difference %.1f, noise %.1f us",
+			size, pb/1e3, pw/1e3, bb/1e3, bw/1e3, floor/1e3, cb/1e3, (pb-bb)/1e3, noise/1e3)
+		if math.Abs(pb-bb) > noise {
+			t.Errorf("%s: the ping average %.1f us and the blocks round trip %.1f us differ by more than the noise (%.1f us)", size, pb/1e3, bb/1e3, noise/1e3)
+		}
 	}
 }
