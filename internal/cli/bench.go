@@ -51,7 +51,8 @@ sends, and what it costs at both ends:
           sealed with per-pair session keys. Blocks (--blocks, --skew) are mastered
           by hash: the master ships a block it holds (2-way) or forwards the request
           to the holder, which ships it (3-way); --current-share of the requests
-          move ownership; --outstanding in flight per node. Per pair: blocks/s,
+          move ownership; --outstanding in flight per node, paced to --rate
+          requests per second per node when given. Per pair: blocks/s,
           2-way and 3-way receive times, lost blocks (requested = received + lost);
           per node: cpu, fragments and packets per block, AWR's wait events, and
           AWR's "Interconnect Ping Latency Stats" (500 B and 8 KiB pings to every
@@ -79,7 +80,7 @@ the wire limit for the path MTU when the link rate is known.`,
 				if !cmd.Flags().Changed("outstanding") {
 					outstanding = gc.DefaultOutstanding
 				}
-				return runGC(e, cmd, args, gcArgs{tokenFile: tokenFile, request: request, block: block, dur: dur,
+				return runGC(e, cmd, args, gcArgs{tokenFile: tokenFile, request: request, block: block, rate: rate, dur: dur,
 					timeout: timeout, outstanding: outstanding, asJSON: asJSON, out: out}, gcf)
 			}
 			spec := traffic.Spec{Mode: traffic.Mode(mode), Duration: dur, Interval: interval, Parallel: parallel,
@@ -238,7 +239,7 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&length, "len", "", "tcp write size (default 128K) or udp datagram size (default 8K, may exceed the MTU)")
 	f.BoolVar(&reverse, "reverse", false, "tcp, udp: the peer sends")
 	f.BoolVar(&bidir, "bidir", false, "tcp: both directions at once")
-	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced)")
+	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced); gc: requests per second per node (default: as fast as --outstanding allows)")
 	f.StringVar(&request, "request", "", "blocks, gc: request size (default 256)")
 	f.StringVar(&block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")

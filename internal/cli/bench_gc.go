@@ -41,7 +41,7 @@ func (g *gcFlags) add(f *pflag.FlagSet) {
 // that mean nothing in it.
 var (
 	gcOnly    = []string{"nodes", "blocks", "skew", "current-share", "ping-interval"}
-	gcIgnores = []string{"len", "rate", "parallel", "reverse", "bidir", "cpu", "peer-cpu", "link-rate", "link-overhead", "interval", "self-test"}
+	gcIgnores = []string{"len", "parallel", "reverse", "bidir", "cpu", "peer-cpu", "link-rate", "link-overhead", "interval", "self-test"}
 )
 
 // checkGCFlags refuses gc's flags outside --mode gc, and the others in it.
@@ -64,11 +64,11 @@ func checkGCFlags(f *pflag.FlagSet, mode string) error {
 
 // gcArgs are the values runGC reads from bench's own flags.
 type gcArgs struct {
-	tokenFile, request, block string
-	dur, timeout              time.Duration
-	outstanding               int
-	asJSON                    bool
-	out                       outputFlags
+	tokenFile, request, block, rate string
+	dur, timeout                    time.Duration
+	outstanding                     int
+	asJSON                          bool
+	out                             outputFlags
 }
 
 func parseSkew(s string) (float64, error) {
@@ -139,6 +139,11 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		return usageError("bench: --time, --blocks and --outstanding must be more than 0")
 	}
 	var err error
+	if a.rate != "" {
+		if spec.RatePerSec, err = strconv.ParseFloat(a.rate, 64); err != nil || spec.RatePerSec <= 0 {
+			return usageError("bench: --rate %q: in --mode gc, requests per second per node (more than 0)", a.rate)
+		}
+	}
 	if spec.Skew, err = parseSkew(g.skew); err != nil {
 		return usageError("bench: --skew %v", err)
 	}

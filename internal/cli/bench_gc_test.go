@@ -56,6 +56,8 @@ func TestBenchGCUsage(t *testing.T) {
 		gc("--cpu", "0"),
 		gc("--interval", "2s"),
 		gc("--ping-interval", "1ms"),
+		gc("--rate", "1gbit"),
+		gc("--rate", "0"),
 		gc("--nodes", "/nonexistent"),
 		{"bench", "--mode", "gc", "--token-file", tok, nodes[0]},
 		append([]string{"bench", "--mode", "gc", "--token-file", tok}, many...),

@@ -197,7 +197,7 @@ func pair(ri, s int, rr *NodeRun, runs []*NodeRun, name func(int) string) Pair {
 }
 
 func pingFigures(s PingStats) Pings {
-	p := Pings{Count: s.Count, Lost: s.Lost, MinNs: s.MinNs, MaxNs: s.MaxNs}
+	p := Pings{Count: s.Count, Lost: s.Lost, MinNs: s.MinNs, P50Ns: s.P50Ns, MaxNs: s.MaxNs}
 	if s.Count > 0 {
 		c := float64(s.Count)
 		p.AvgNs = float64(s.SumNs) / c

@@ -61,7 +61,13 @@ type ping struct {
 	id      uint64
 	sent    time.Time
 	waiting bool
-	next    time.Time // small pings: when the next is due
+}
+
+// round is a target's pings: the next round is due at next; first is the
+// size that went first in the last one, sent how many of its two went.
+type round struct {
+	next        time.Time
+	first, sent int
 }
 
 // outMsg is a datagram waiting to be sent: buf[:n] to node to.
@@ -96,9 +102,11 @@ type engine struct {
 	gens   []uint64
 	busy   int
 	pings  [][2]ping
+	rounds []round
 	pingID uint64
 
 	hists    [][2]*hdrhistogram.Histogram // [server][hops-2]
+	pingHist [][2]*hdrhistogram.Histogram // [target][size]
 	nodeHist [2]*hdrhistogram.Histogram
 
 	outs  []outMsg
@@ -130,7 +138,7 @@ func newEngine(spec Spec, self int, peers []Peer, mtu int, seed uint64, now time
 		chunks: Chunks(spec.Block), pick: newPicker(spec, seed),
 		holder: make([]uint8, spec.Blocks), held: make([]uint64, (spec.Blocks+63)/64),
 		routes: make([][]route, n), slots: make([]slot, spec.Outstanding), gens: make([]uint64, spec.Outstanding),
-		pings: make([][2]ping, n), hists: make([][2]*hdrhistogram.Histogram, n),
+		pings: make([][2]ping, n), rounds: make([]round, n), hists: make([][2]*hdrhistogram.Histogram, n), pingHist: make([][2]*hdrhistogram.Histogram, n),
 		nodeHist: [2]*hdrhistogram.Histogram{newHist(), newHist()},
 		phase:    phaseSetup, start: now,
 	}

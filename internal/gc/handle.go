@@ -1,6 +1,10 @@
 package gc
 
-import "time"
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // handle processes one authenticated datagram of size bytes from node p
 // (its session verified, its source the address p announced). What does
@@ -188,9 +192,11 @@ func (e *engine) onPong(t, size int, m *msg, now time.Time) bool {
 	}
 	p.waiting = false
 	e.res.Pings[t][c].add(now.Sub(p.sent))
-	if c == 0 && e.phase == phaseIssue {
-		e.sendPing(t, 1, now)
+	if e.pingHist[t][c] == nil {
+		e.pingHist[t][c] = hdrhistogram.New(1, int64(2*time.Minute), 2)
 	}
+	e.pingHist[t][c].RecordValue(now.Sub(p.sent).Nanoseconds())
+	e.pingNext(t, now)
 	return true
 }
 
@@ -199,6 +205,13 @@ func (e *engine) finish() *NodeRun {
 	for s := range e.hists {
 		e.res.From[s].TwoWay = summary(e.hists[s][0])
 		e.res.From[s].ThreeWay = summary(e.hists[s][1])
+	}
+	for t := range e.pingHist {
+		for c, h := range e.pingHist[t] {
+			if h != nil {
+				e.res.Pings[t][c].P50Ns = h.ValueAtQuantile(50)
+			}
+		}
 	}
 	for h := range e.nodeHist {
 		e.res.Hist[h] = encodeHist(e.nodeHist[h])

@@ -92,6 +92,9 @@ func (nd *node) loop(ctx context.Context) *NodeRun {
 	hard := time.Now().Add(hardStop(e.spec))
 	now := time.Now()
 	for !nd.stop.Load() && e.err == nil && now.Before(hard) {
+		// A fresh clock: handling the last batch took time, and what tick
+		// sends (requests, pings) is timed from now.
+		now = time.Now()
 		e.tick(now)
 		e.flush()
 		s.deadline = e.deadline(now)
@@ -101,14 +104,22 @@ func (nd *node) loop(ctx context.Context) *NodeRun {
 			e.err = err
 			break
 		}
-		for i := 0; i < n; i++ {
-			if lens[i] < 0 {
-				e.res.Dropped++ // truncated: larger than anything of the run
-				continue
+		// Pings first, their echoes out before the batch's blocks: the
+		// ping table measures the path and the hosts, as Oracle's PING
+		// process does beside LMS, not this loop's queue.
+		for pass := range 2 {
+			for i := 0; i < n; i++ {
+				switch {
+				case lens[i] < 0:
+					if pass == 0 {
+						e.res.Dropped++ // truncated: larger than anything of the run
+					}
+				case isPing(bufs[i][:lens[i]]) == (pass == 0):
+					e.receive(bufs[i][:lens[i]], nameOf(&names[i]), now)
+				}
 			}
-			e.receive(bufs[i][:lens[i]], nameOf(&names[i]), now)
+			e.flush()
 		}
-		e.flush()
 	}
 	res := e.finish()
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {

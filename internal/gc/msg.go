@@ -67,6 +67,12 @@ type msg struct {
 
 var errMsg = errors.New("not a gc message")
 
+// isPing tells a ping or its echo by its type byte, before anything is
+// verified (the loop handles them first).
+func isPing(pkt []byte) bool {
+	return len(pkt) > wire.HeaderLen && (msgType(pkt[wire.HeaderLen]) == msgPing || msgType(pkt[wire.HeaderLen]) == msgPong)
+}
+
 // put writes m into b, which holds at least msgLen bytes.
 func (m *msg) put(b []byte) {
 	_ = b[msgLen-1]

@@ -106,6 +106,7 @@ type PingStats struct {
 	SumSqNs float64 `json:"sum_sq_ns"` // sum of squares, ns^2
 	MinNs   int64   `json:"min_ns"`
 	MaxNs   int64   `json:"max_ns"`
+	P50Ns   int64   `json:"p50_ns"`
 }
 
 func (p *PingStats) add(d time.Duration) {

@@ -139,6 +139,7 @@ type Pings struct {
 	AvgNs    float64 `json:"avg_ns"`
 	StddevNs float64 `json:"stddev_ns"`
 	MinNs    int64   `json:"min_ns"`
+	P50Ns    int64   `json:"p50_ns"`
 	MaxNs    int64   `json:"max_ns"`
 	Lost     int64   `json:"lost"`
 }

@@ -269,3 +269,15 @@ func TestSimLostQuestions(t *testing.T) {
 		}
 	}
 }
+
+// Paced at --rate, each node issues its requests at that rate, whatever
+// the requests in flight would allow.
+func TestSimRate(t *testing.T) {
+	s := newSim(t, 3, Spec{Duration: 200 * time.Millisecond, Outstanding: 8, RatePerSec: 5000, NoPing: true})
+	r := s.run(t)
+	for _, n := range r.Nodes {
+		if n.Requests < 995 || n.Requests > 1001 {
+			t.Errorf("%s: %d requests in 200 ms at 5000/s", n.Name, n.Requests)
+		}
+	}
+}

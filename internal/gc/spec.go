@@ -57,6 +57,7 @@ const (
 	MaxOutstanding = 1024    // requests in flight per node (slotBits)
 	MaxDuration    = time.Hour
 	MaxSkew        = 4.0
+	MaxRate        = 10e6 // requests per second per node
 	// HeaderLen is what every datagram of a run starts with: the session's
 	// tagged header and the gc header. Sizes given by the user include it.
 	HeaderLen = wire.HeaderLen + msgLen
@@ -95,8 +96,11 @@ type Spec struct {
 	// CurrentShare is meant (only consistent reads: no ownership moves).
 	CurrentShare float64 `json:"current_share"`
 	CurrentSet   bool    `json:"current_set,omitempty"`
-	// Outstanding is the requests each node keeps in flight.
-	Outstanding int `json:"outstanding"`
+	// Outstanding is the requests each node keeps in flight; RatePerSec,
+	// when not zero, paces each node's requests to that many a second (a
+	// given load, rather than as many as the cluster can carry).
+	Outstanding int     `json:"outstanding"`
+	RatePerSec  float64 `json:"rate_per_sec,omitempty"`
 	// Timeout is when a block not yet whole counts as lost (about when
 	// Oracle reports "gc cr block lost").
 	Timeout time.Duration `json:"timeout_ns"`
@@ -151,6 +155,8 @@ func (s Spec) Normalize() (Spec, error) {
 		return bad("request %d: want %d (the headers) to %d bytes", s.Request, HeaderLen, MaxChunk)
 	case math.IsNaN(s.CurrentShare) || s.CurrentShare < 0 || s.CurrentShare > 1:
 		return bad("current share %g: want 0 to 1", s.CurrentShare)
+	case math.IsNaN(s.RatePerSec) || s.RatePerSec < 0 || s.RatePerSec > MaxRate:
+		return bad("rate %g: want 0 (as fast as the requests in flight allow) to %g requests per second per node", s.RatePerSec, float64(MaxRate))
 	case s.Outstanding < 1 || s.Outstanding > MaxOutstanding:
 		return bad("outstanding %d: want 1 to %d requests in flight per node", s.Outstanding, MaxOutstanding)
 	case s.Timeout < time.Millisecond || s.Timeout > time.Minute:

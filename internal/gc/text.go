@@ -18,8 +18,12 @@ func WriteHeader(w io.Writer, spec Spec, nodes int) {
 	if s.Skew > 0 {
 		skew = fmt.Sprintf("zipf %g", s.Skew)
 	}
-	fmt.Fprintf(w, "interlink bench --mode gc: %d nodes, %s blocks, %d B requests, %d blocks (%s), %.0f %% current, %d in flight per node, %v; a block is lost after %v\n",
-		nodes, units.FormatBytes(float64(s.Block)), s.Request, s.Blocks, skew, 100*s.CurrentShare, s.Outstanding, s.Duration, s.Timeout)
+	pace := ""
+	if s.RatePerSec > 0 {
+		pace = fmt.Sprintf(" at %g requests/s", s.RatePerSec)
+	}
+	fmt.Fprintf(w, "interlink bench --mode gc: %d nodes, %s blocks, %d B requests, %d blocks (%s), %.0f %% current, %d in flight per node%s, %v; a block is lost after %v\n",
+		nodes, units.FormatBytes(float64(s.Block)), s.Request, s.Blocks, skew, 100*s.CurrentShare, s.Outstanding, pace, s.Duration, s.Timeout)
 }
 
 // msf shows ns as ms with three decimals, as AWR shows its times.

@@ -24,8 +24,8 @@ func (e *engine) tick(now time.Time) {
 				}
 			}
 			e.phase, e.issueStart, e.issueEnd = phaseIssue, now, now.Add(e.spec.Duration)
-			for t := range e.pings {
-				e.pings[t][0].next = now.Add(e.spec.PingInterval * time.Duration(t) / time.Duration(e.n))
+			for t := range e.rounds {
+				e.rounds[t].next = now.Add(e.spec.PingInterval * time.Duration(t) / time.Duration(e.n))
 			}
 		}
 	case phaseIssue:
@@ -67,7 +67,7 @@ func (e *engine) sendHello(p int, now time.Time) {
 // node's own cache is a local hit and takes no slot; the picks per call
 // are bounded so that a node holding most blocks does not spin.
 func (e *engine) issue(now time.Time) {
-	for tries := 0; e.busy < len(e.slots) && tries < 4*len(e.slots); tries++ {
+	for tries := 0; e.busy < len(e.slots) && tries < 4*len(e.slots) && !now.Before(e.nextIssue()); tries++ {
 		b, cur := e.pick.next()
 		mode := 0
 		if cur {
@@ -107,6 +107,15 @@ func (e *engine) issue(now time.Time) {
 		}
 		e.emit(to, e.spec.Request, &out)
 	}
+}
+
+// nextIssue is when the next request may go at Spec.RatePerSec (the
+// issue start when unpaced).
+func (e *engine) nextIssue() time.Time {
+	if e.spec.RatePerSec <= 0 {
+		return e.issueStart
+	}
+	return e.issueStart.Add(time.Duration(float64(e.res.Requests) / e.spec.RatePerSec * float64(time.Second)))
 }
 
 func (e *engine) freeSlot() int {
@@ -166,8 +175,10 @@ func (e *engine) settle(i int, counter *int64) {
 	e.busy--
 }
 
-// pingTick sends the small pings that are due (each followed by a large
-// one when it comes back) and gives up on pings older than the timeout.
+// pingTick starts each target's round of pings when it is due (one of
+// each size, one after the other: the size that goes first alternates, so
+// that neither always finds the threads just woken) and gives up on pings
+// older than the timeout.
 func (e *engine) pingTick(now time.Time) {
 	for t := range e.pings {
 		for c := range 2 {
@@ -175,27 +186,45 @@ func (e *engine) pingTick(now time.Time) {
 			if p.waiting && now.Sub(p.sent) >= e.spec.Timeout {
 				p.waiting = false
 				e.res.Pings[t][c].Lost++
-				if c == 0 && e.phase == phaseIssue {
-					e.sendPing(t, 1, now)
-				}
+				e.pingNext(t, now)
 			}
 		}
-		p := &e.pings[t][0]
-		if e.phase == phaseIssue && !p.waiting && !e.pings[t][1].waiting && !now.Before(p.next) {
-			for !now.Before(p.next) {
-				p.next = p.next.Add(e.spec.PingInterval)
+		r := &e.rounds[t]
+		if e.phase == phaseIssue && r.sent == 0 && !now.Before(r.next) {
+			for !now.Before(r.next) {
+				r.next = r.next.Add(e.spec.PingInterval)
 			}
-			e.sendPing(t, 0, now)
+			r.first ^= 1
+			r.sent = 1
+			e.sendPing(t, r.first, now)
 		}
+	}
+}
+
+// pingNext sends the round's second ping after its first came back (or
+// was lost), and ends the round after the second.
+func (e *engine) pingNext(t int, now time.Time) {
+	r := &e.rounds[t]
+	switch r.sent {
+	case 1:
+		r.sent = 2
+		if e.phase == phaseIssue {
+			e.sendPing(t, 1-r.first, now)
+			return
+		}
+		r.sent = 0
+	case 2:
+		r.sent = 0
 	}
 }
 
 func (e *engine) sendPing(t, c int, now time.Time) {
 	if !e.proven[t] || !e.peers[t].live() {
+		e.rounds[t].sent = 0
 		return
 	}
 	e.pingID++
-	e.pings[t][c] = ping{id: e.pingID, sent: now, waiting: true, next: e.pings[t][c].next}
+	e.pings[t][c] = ping{id: e.pingID, sent: now, waiting: true}
 	size := PingSmall
 	if c == 1 {
 		size = PingLarge
@@ -227,6 +256,15 @@ func (e *engine) deadline(now time.Time) time.Time {
 		return dl
 	case phaseIssue:
 		at(e.issueEnd)
+		if e.spec.RatePerSec > 0 && e.busy < len(e.slots) {
+			// Paced: the next request's time; should the picks of the last
+			// tick all have been local hits, a moment later.
+			next := e.nextIssue()
+			if !next.After(now) {
+				next = now.Add(time.Millisecond)
+			}
+			at(next)
+		}
 	case phaseServe:
 		return dl
 	}
@@ -245,9 +283,9 @@ func (e *engine) deadline(now time.Time) time.Time {
 					at(p.sent.Add(e.spec.Timeout))
 				}
 			}
-			// The next small ping waits for the last large one.
-			if e.phase == phaseIssue && !e.pings[t][0].waiting && !e.pings[t][1].waiting {
-				at(e.pings[t][0].next)
+			// The next round waits for the last one to end.
+			if e.phase == phaseIssue && e.rounds[t].sent == 0 {
+				at(e.rounds[t].next)
 			}
 		}
 	}
