@@ -14,6 +14,7 @@ import (
 
 	"github.com/interlink/interlink/internal/ab"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -144,6 +145,8 @@ func kind(v any) string {
 		return "bench"
 	case *ab.Result:
 		return "ab"
+	case *gc.Report:
+		return "bench --mode gc"
 	case *demo.Result:
 		return "lab demo"
 	}
@@ -182,6 +185,8 @@ func Summary(v any) string {
 		return fmt.Sprintf("%s %s, %.3g Gbit/s, %.0f msgs/s", r.Spec.Mode, r.Flows[0].Direction, f.BitsPerSec/1e9, f.PerSec)
 	case *ab.Result:
 		return fmt.Sprintf("%s, %d metrics, %d runs", r.Verdict, len(r.Stats), len(r.Runs))
+	case *gc.Report:
+		return fmt.Sprintf("gc %d nodes, %.0f blocks/s, %d lost, %s", len(r.Nodes), r.Total.BlocksPerSec, r.Total.Lost, r.Verdict)
 	case *demo.Result:
 		if r.Diagnosis == nil {
 			return "incomplete"

@@ -9,6 +9,7 @@ import (
 	"github.com/interlink/interlink/internal/ab"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -20,10 +21,10 @@ import (
 var ErrSchema = errors.New("not an interlink result")
 
 // Schemas lists the schemas Decode reads, in the order of the help.
-var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mesh/v1", "interlink.bench/v1", "interlink.ab/v1", "interlink.demo/v1", "interlink.cluster/v1"}
+var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mesh/v1", "interlink.bench/v1", "interlink.gc/v1", "interlink.ab/v1", "interlink.demo/v1", "interlink.cluster/v1"}
 
 // Decode reads one JSON result (the --json output of check, pmtu, mesh,
-// bench, ab, lab demo or cluster) by its top-level "schema" field and returns the
+// bench (with --mode gc too), ab, lab demo or cluster) by its top-level "schema" field and returns the
 // typed result and its schema. Errors wrap ErrSchema and say what was
 // wrong in one line.
 func Decode(data []byte) (any, string, error) {
@@ -52,6 +53,8 @@ func Decode(data []byte) (any, string, error) {
 		v = &demo.Result{}
 	case cluster.Schema:
 		v = &cluster.Result{}
+	case gc.Schema:
+		v = &gc.Report{}
 	default:
 		return nil, *head.Schema, fmt.Errorf("%w: schema %q is not one of %v", ErrSchema, *head.Schema, Schemas)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/interlink/interlink/internal/ab"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -25,7 +26,7 @@ type Page struct {
 	Sources []string
 	// Results are the typed results to render, in order: *mesh.Result,
 	// *pmtu.Report, *traffic.Report, *ab.Result, *rules.Result,
-	// *demo.Result, *cluster.Result.
+	// *demo.Result, *cluster.Result, *gc.Report.
 	Results []any
 }
 
@@ -34,7 +35,7 @@ type Page struct {
 // escapes; only Chart holds markup, built by svg from escaped parts.
 type section struct {
 	ID     string
-	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster
+	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster, gc
 	Title  string
 	Status string // ok, warning, critical, unknown or "" (no verdict)
 	Badge  string
@@ -137,6 +138,8 @@ func sections(r any) ([]section, error) {
 		return demoSections(v), nil
 	case *cluster.Result:
 		return clusterSections(v), nil
+	case *gc.Report:
+		return []section{gcSection(v)}, nil
 	default:
 		return nil, fmt.Errorf("report: cannot render a %T", r)
 	}
