@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,6 +328,40 @@ func TestLabPingAgreesWithBlocks(t *testing.T) {
 			size, pb/1e3, pw/1e3, bb/1e3, bw/1e3, floor/1e3, cb/1e3, (pb-bb)/1e3, noise/1e3)
 		if math.Abs(pb-bb) > noise {
 			t.Errorf("%s: the ping average %.1f us and the blocks round trip %.1f us differ by more than the noise (%.1f us)", size, pb/1e3, bb/1e3, noise/1e3)
+		}
+	}
+}
+
+// TestLabAgentsOnPublicNetwork: the built-in rac lab, agents on the public
+// network (eth0, MTU 1500) and the blocks on the interconnect (eth1, 9000),
+// as NAME=AGENT@ADDR says on a real cluster: each node's data endpoint is
+// its interconnect address, and an 8 KiB block crosses it in one packet.
+func TestLabAgentsOnPublicNetwork(t *testing.T) {
+	topo := builtin(t, "rac")
+	topo.Name = "t23-rac"
+	l := testlab.Up(t, topo)
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	for i, name := range []string{"node1", "node2"} {
+		n := testlab.Node(t, l, name)
+		pub, priv := fmt.Sprintf("198.18.99.%d", i+1), fmt.Sprintf("198.18.10.%d", i+1)
+		testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", pub, "--token-file", tok), "agent", "listening on")
+		args = append(args, fmt.Sprintf("%s=%s@%s", name, pub, priv))
+	}
+	cmd := exec.Command(bin, append([]string{"bench", "--mode", "gc", "--token-file", tok, "--json", "--time", "1s"}, args...)...)
+	out, errOut, code := testlab.Exec(t, testlab.Node(t, l, "node1"), cmd, time.Minute)
+	var r gc.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, errOut)
+	}
+	healthy(t, &r, code)
+	balanced(t, &r)
+	for i, n := range r.Nodes {
+		if want := fmt.Sprintf("198.18.10.%d:", i+1); !strings.HasPrefix(n.Addr, want) || n.MTU != 9000 || n.FragmentsPerBlock != 1 || n.Received < 100 {
+			t.Errorf("%s: data endpoint %s, MTU %d, %.2f fragments per block, %d blocks", n.Name, n.Addr, n.MTU, n.FragmentsPerBlock, n.Received)
 		}
 	}
 }
