@@ -206,8 +206,10 @@ func pingFigures(s PingStats) Pings {
 	return p
 }
 
-// judge sets the verdict from the pairs and nodes.
+// judge sets the verdict from the pairs and nodes. A run cut short
+// (Interrupted) left requests in flight: its pairs need not balance.
 func (r *Report) judge() {
+	r.Problems, r.LimitedBy = nil, nil
 	add := func(name string, crit bool, format string, a ...any) {
 		r.Problems = append(r.Problems, Problem{Problem: name, Critical: crit, Detail: fmt.Sprintf(format, a...)})
 	}
@@ -228,7 +230,7 @@ func (r *Report) judge() {
 			pct := 100 * float64(p.Lost) / float64(max(p.Requested, p.Lost))
 			add(ProblemLoss, pct > MaxLossPercent, "%s <- %s: %d of %d blocks lost (%.2f %%)", p.Requester, p.Server, p.Lost, p.Requested, pct)
 		}
-		if !p.Balanced {
+		if !p.Balanced && !r.Interrupted {
 			add(ProblemAccounting, false, "%s <- %s: %d requested, but %d received and %d lost", p.Requester, p.Server, p.Requested, p.Received, p.Lost)
 		}
 	}

@@ -153,7 +153,10 @@ func Run(ctx context.Context, nodes []mesh.Node, spec Spec, opt Options) (*Repor
 		return nil
 	})
 	rep := Build(spec, start, named, runs, unreachable)
-	rep.Interrupted = interrupted
+	if interrupted {
+		rep.Interrupted = true
+		rep.judge()
+	}
 	return rep, nil
 }
 
