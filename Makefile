@@ -60,10 +60,12 @@ cross:
 # Go benchmarks, then interlink against iperf3 and sockperf in a namespace lab
 # (root; installs the peers with apt-get if missing): interlink as users run
 # it (`interlink agent` with its defaults, `interlink bench`), alternating
-# with the peers; medians and ratios with their spread. Exits 1 naming every
-# ratio that misses its goal. Then gate against HAProxy (bench/gatecompare)
-# and mesh at 100 nodes, healthy and with one blackholed port
-# (bench/meshscale); every comparison runs even when one misses.
+# with the peers; medians and ratios with their spread; then bench --mode gc
+# on a 3-node lab at MTU 9000 and 1500 (blocks/s, agent CPU per block,
+# packets per block). Then gate against HAProxy (bench/gatecompare) and mesh
+# at 100 nodes, healthy and with one blackholed port (bench/meshscale); every
+# comparison runs even when one misses, and make bench exits 1 naming every
+# goal missed.
 BENCHFLAGS ?= -rounds 5 -time 3s
 # The Go benchmarks (lab up/down, check, pmtu verdict time) run six times
 # each and benchstat prints their medians.

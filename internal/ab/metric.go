@@ -90,6 +90,19 @@ var knownMetrics = map[string]known{
 	"commit_calls":           {"interlink.storage/v1", []string{"", "emulation", "calls", "COMMIT"}, false, UnitCount, true, "NFS COMMIT calls (storage bench nfs://)"},
 	"write_calls":            {"interlink.storage/v1", []string{"", "emulation", "calls", "WRITE"}, false, UnitCount, true, "NFS WRITE calls (storage bench nfs://)"},
 	"standby_replay_lag_max": {"interlink.db/v1", []string{"", "standbys", "0", "max_replay_lag_bytes"}, false, UnitNone, true, "first standby's largest replay lag, bytes (db bench)"},
+	// interlink bench --mode gc (interlink.gc/v1), from the top.
+	"gc_blocks_per_sec":      {"interlink.gc/v1", []string{"", "total", "blocks_per_sec"}, false, UnitPerSec, false, "blocks received per second, all nodes (bench --mode gc)"},
+	"gc_2way_mean":           {"interlink.gc/v1", []string{"", "total", "two_way", "mean_ns"}, false, UnitNs, true, "mean 2-way block receive time, all nodes (gc)"},
+	"gc_2way_p50":            {"interlink.gc/v1", []string{"", "total", "two_way", "p50_ns"}, false, UnitNs, true, "median 2-way block receive time (gc)"},
+	"gc_2way_p99":            {"interlink.gc/v1", []string{"", "total", "two_way", "p99_ns"}, false, UnitNs, true, "99th percentile 2-way block receive time (gc)"},
+	"gc_3way_mean":           {"interlink.gc/v1", []string{"", "total", "three_way", "mean_ns"}, false, UnitNs, true, "mean 3-way block receive time, all nodes (gc; 3 nodes or more)"},
+	"gc_3way_p50":            {"interlink.gc/v1", []string{"", "total", "three_way", "p50_ns"}, false, UnitNs, true, "median 3-way block receive time (gc)"},
+	"gc_3way_p99":            {"interlink.gc/v1", []string{"", "total", "three_way", "p99_ns"}, false, UnitNs, true, "99th percentile 3-way block receive time (gc)"},
+	"gc_lost":                {"interlink.gc/v1", []string{"", "total", "lost"}, false, UnitCount, true, "blocks lost, all pairs (gc)"},
+	"gc_cpu_per_block":       {"interlink.gc/v1", []string{"", "total", "cpu_ns_per_block"}, false, UnitNs, true, "agents' cpu (user + system) per block received (gc)"},
+	"gc_fragments_per_block": {"interlink.gc/v1", []string{"", "total", "fragments_per_block"}, false, UnitNone, true, "IP packets per block shipped (gc)"},
+	"gc_ping_500b_avg":       {"interlink.gc/v1", []string{"", "total", "ping_500b_avg_ns"}, false, UnitNs, true, "mean 500 B ping to another node (gc)"},
+	"gc_ping_8k_avg":         {"interlink.gc/v1", []string{"", "total", "ping_8k_avg_ns"}, false, UnitNs, true, "mean 8 KiB ping to another node (gc)"},
 }
 
 // DefaultMetrics are taken from an interlink run when no --metric is
@@ -105,6 +118,8 @@ var DefaultMetrics = map[string][]string{
 	"interlink.db/v1 galera":   {"tps", "latency_p50", "latency_p99", "conflicts_per_sec", "flow_control_paused", "replicated_bytes_per_tx"},
 	"interlink.storage/v1":     {"storage_time", "cpu_per_io"},
 	"interlink.storage/v1 nfs": {"storage_time", "rpc_calls", "getattr_calls", "commit_calls", "write_calls"},
+	// 3-way figures exist from 3 nodes on: ask for them with --metric.
+	"interlink.gc/v1": {"gc_blocks_per_sec", "gc_2way_p50", "gc_lost", "gc_cpu_per_block"},
 }
 
 // KnownNames returns the metric names interlink understands, with their

@@ -244,8 +244,8 @@ func lastLine(stderr []byte) string {
 }
 
 // chooseMetrics picks the metrics for an experiment run without --metric:
-// from the first run's interlink JSON (bench by mode, db and storage by
-// schema), or the wall time of any other command.
+// from the first run's interlink JSON (bench by mode, bench --mode gc, db
+// and storage by schema), or the wall time of any other command.
 func chooseMetrics(out []byte) []Metric {
 	mode := ""
 	// interlink's own JSON says what it is, whether the arm ran interlink
@@ -254,7 +254,7 @@ func chooseMetrics(out []byte) []Metric {
 		switch s, _ := lookup(doc, []string{"schema"}).(string); s {
 		case "interlink.bench/v1":
 			mode, _ = lookup(doc, []string{"spec", "mode"}).(string)
-		case "interlink.db/v1", "interlink.storage/v1":
+		case "interlink.db/v1", "interlink.storage/v1", "interlink.gc/v1":
 			mode = s
 			if s == "interlink.storage/v1" && lookup(doc, []string{"emulation"}) != nil {
 				mode = "interlink.storage/v1 nfs"

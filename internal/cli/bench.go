@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
@@ -27,10 +28,11 @@ func newBenchCmd(e *env) *cobra.Command {
 		parallel, outstanding, cpu, peerCPU, overhead           int
 		reverse, bidir, asJSON, selfTest                        bool
 		out                                                     outputFlags
+		gcf                                                     gcFlags
 	)
 	c := &cobra.Command{
-		Use:   "bench PEER --mode tcp|udp|blocks --token-file FILE",
-		Short: "Measure what the interconnect delivers to an agent: TCP, paced UDP, 8 KiB blocks",
+		Use:   "bench PEER --mode tcp|udp|blocks | --mode gc NODE... --token-file FILE",
+		Short: "Measure what the interconnect delivers: TCP, paced UDP, 8 KiB blocks to an agent; Cache Fusion across every node",
 		Long: `Measure the path to PEER, where 'interlink agent' runs, with the traffic a cluster
 sends, and what it costs at both ends:
 
@@ -42,18 +44,49 @@ sends, and what it costs at both ends:
   blocks  Cache Fusion: a --request answered by a --block (8K; up to 1M, split into
           datagrams above 64 KiB), --outstanding in flight; blocks/s and round-trip
           p50/p90/p99/p99.9/max; a block not whole within --timeout is lost
+  gc      Cache Fusion across the cluster: 'bench --mode gc NODE NODE...' (or --nodes
+          FILE; NODE is [NAME=]AGENT[:PORT][@ADDR], ADDR the interconnect address)
+          runs requesters and block servers on every node's agent at once; the
+          agents exchange --request messages and --block blocks directly over UDP,
+          sealed with per-pair session keys. Blocks (--blocks, --skew) are mastered
+          by hash: the master ships a block it holds (2-way) or forwards the request
+          to the holder, which ships it (3-way); --current-share of the requests
+          move ownership; --outstanding in flight per node, paced to --rate
+          requests per second per node when given. Per pair: blocks/s,
+          2-way and 3-way receive times, lost blocks (requested = received + lost);
+          per node: cpu, fragments and packets per block, AWR's wait events, and
+          AWR's "Interconnect Ping Latency Stats" (500 B and 8 KiB pings to every
+          node every --ping-interval while the workload runs). JSON schema
+          interlink.gc/v1. Exit 2 when a pair lost over 1 % of its blocks, 3 when
+          a node could not be reached (the others are measured), 1 for any other
+          loss or a send limit that held the run back.
 
 Every result carries, for both ends: CPU (user and system of the test's threads,
 host softirq) per GiB and per block, IP packets and fragments per message and
 reassembly counters from the kernel, loss split by where it happened (sender
 queue, network, receiver socket buffer, reassembly), and goodput as a share of
 the wire limit for the path MTU when the link rate is known.`,
-		Args: exactArgs(1, "a PEER (host or host:port of an interlink agent)"),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if m, _ := cmd.Flags().GetString("mode"); m == "gc" {
+				return nil // the nodes: checked by runGC
+			}
+			return exactArgs(1, "a PEER (host or host:port of an interlink agent)")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkGCFlags(cmd.Flags(), mode); err != nil {
+				return err
+			}
+			if mode == "gc" {
+				if !cmd.Flags().Changed("outstanding") {
+					outstanding = gc.DefaultOutstanding
+				}
+				return runGC(e, cmd, args, gcArgs{tokenFile: tokenFile, request: request, block: block, rate: rate, dur: dur,
+					timeout: timeout, outstanding: outstanding, asJSON: asJSON, out: out}, gcf)
+			}
 			spec := traffic.Spec{Mode: traffic.Mode(mode), Duration: dur, Interval: interval, Parallel: parallel,
 				Reverse: reverse, Bidir: bidir, Outstanding: outstanding, BlockTimeout: timeout, LinkOverheadBytes: overhead}
 			if mode != "tcp" && mode != "udp" && mode != "blocks" {
-				return usageError("bench: --mode %q: want tcp, udp or blocks", mode)
+				return usageError("bench: --mode %q: want tcp, udp, blocks or gc", mode)
 			}
 			if tokenFile == "" {
 				return usageError("bench: --token-file FILE is required (the agent's shared token)")
@@ -198,7 +231,7 @@ the wire limit for the path MTU when the link rate is known.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&mode, "mode", "tcp", "tcp, udp or blocks")
+	f.StringVar(&mode, "mode", "tcp", "tcp, udp, blocks or gc")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the agent's shared token")
 	f.DurationVar(&dur, "time", 10*time.Second, "how long to send (at most 1h)")
 	f.DurationVar(&interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
@@ -206,17 +239,18 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&length, "len", "", "tcp write size (default 128K) or udp datagram size (default 8K, may exceed the MTU)")
 	f.BoolVar(&reverse, "reverse", false, "tcp, udp: the peer sends")
 	f.BoolVar(&bidir, "bidir", false, "tcp: both directions at once")
-	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced)")
-	f.StringVar(&request, "request", "", "blocks: request size (default 256)")
-	f.StringVar(&block, "block", "", "blocks: block size (default 8K, at most 1M)")
-	f.IntVar(&outstanding, "outstanding", 1, "blocks: requests in flight")
+	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced); gc: requests per second per node (default: as fast as --outstanding allows)")
+	f.StringVar(&request, "request", "", "blocks, gc: request size (default 256)")
+	f.StringVar(&block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
+	f.IntVar(&outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")
 	f.BoolVar(&selfTest, "self-test", true, "blocks: after the run, measure the tool's own floor on loopback (0.5 s)")
-	f.DurationVar(&timeout, "timeout", 500*time.Millisecond, "blocks: a block not whole by then is lost")
+	f.DurationVar(&timeout, "timeout", 500*time.Millisecond, "blocks, gc: a block not whole by then is lost")
 	f.IntVar(&cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")
 	f.StringVar(&linkRate, "link-rate", "auto", "line rate for the wire limit (auto: sysfs speed; 0: unknown)")
 	f.IntVar(&overhead, "link-overhead", traffic.EthernetOverhead, "bytes per packet the link rate counts beyond IP (38 Ethernet, 14 for a tbf shaper)")
-	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.bench/v1)")
+	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.bench/v1; interlink.gc/v1 with --mode gc)")
+	gcf.add(f)
 	out.add(f)
 	return c
 }

@@ -11,8 +11,8 @@ import (
 
 // benchModeFlags are the flags that mean something in only some modes.
 var benchModeFlags = map[string][]string{
-	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp"},
-	"--request": {"blocks"}, "--block": {"blocks"}, "--outstanding": {"blocks"}, "--timeout": {"blocks"},
+	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp", "gc"},
+	"--request": {"blocks", "gc"}, "--block": {"blocks", "gc"}, "--outstanding": {"blocks", "gc"}, "--timeout": {"blocks", "gc"},
 }
 
 // checkBenchFlags refuses, before anything connects, values that the

@@ -24,12 +24,13 @@ func newReportCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT.json... -o FILE",
 		Short: "Render saved --json results as one self-contained HTML report",
-		Long: `report reads results saved with --json (check, pmtu, mesh, bench, ab, lab demo, cluster; each
+		Long: `report reads results saved with --json (check, pmtu, mesh, bench, bench --mode gc, ab, lab demo, cluster; each
 file's "schema" field says which) and writes them, in the order given, as one HTML file:
 no scripts, nothing fetched (it works offline and prints as shown), charts drawn as SVG:
 the mesh as a heatmap with the verdict of every path, bench intervals as time series
 and the round-trip distribution as a CDF, fragments and CPU per message as bars, an
-A/B experiment's runs in order with its verdict and interval, check findings grouped
+A/B experiment's runs in order with its verdict and interval, a gc run's pairs as heatmaps
+(blocks/s, 2-way and 3-way receive times, lost blocks) with AWR's tables, check findings grouped
 by severity with evidence and fix. "-" reads a result from standard input.
 
 The same report comes straight from a command with --html FILE.

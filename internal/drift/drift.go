@@ -18,6 +18,7 @@ import (
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -175,6 +176,8 @@ func kind(v any) string {
 		return "bench"
 	case *ab.Result:
 		return "ab"
+	case *gc.Report:
+		return "bench --mode gc"
 	case *demo.Result:
 		return "lab demo"
 	case *cluster.Result:
@@ -223,6 +226,8 @@ func Summary(v any) string {
 		return awrSummary(r)
 	case *awr.Diff:
 		return awrDiffSummary(r)
+	case *gc.Report:
+		return fmt.Sprintf("gc %d nodes, %.0f blocks/s, %d lost, %s", len(r.Nodes), r.Total.BlocksPerSec, r.Total.Lost, r.Verdict)
 	case *demo.Result:
 		if r.Diagnosis == nil {
 			return "incomplete"

@@ -10,6 +10,7 @@ import (
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -21,10 +22,10 @@ import (
 var ErrSchema = errors.New("not an interlink result")
 
 // Schemas lists the schemas Decode reads, in the order of the help.
-var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mesh/v1", "interlink.bench/v1", "interlink.ab/v1", "interlink.demo/v1", "interlink.cluster/v1", awr.Schema, awr.DiffSchema}
+var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mesh/v1", "interlink.bench/v1", "interlink.gc/v1", "interlink.ab/v1", "interlink.demo/v1", "interlink.cluster/v1", awr.Schema, awr.DiffSchema}
 
 // Decode reads one JSON result (the --json output of check, pmtu, mesh,
-// bench, ab, lab demo, cluster, awr or awr diff) by its top-level "schema" field and returns the
+// bench (with --mode gc too), ab, lab demo, cluster, awr or awr diff) by its top-level "schema" field and returns the
 // typed result and its schema. Errors wrap ErrSchema and say what was
 // wrong in one line.
 func Decode(data []byte) (any, string, error) {
@@ -57,6 +58,8 @@ func Decode(data []byte) (any, string, error) {
 		v = &awr.Result{}
 	case awr.DiffSchema:
 		v = &awr.Diff{}
+	case gc.Schema:
+		v = &gc.Report{}
 	default:
 		return nil, *head.Schema, fmt.Errorf("%w: schema %q is not one of %v", ErrSchema, *head.Schema, Schemas)
 	}

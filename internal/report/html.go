@@ -10,6 +10,7 @@ import (
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/demo"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
@@ -26,7 +27,7 @@ type Page struct {
 	Sources []string
 	// Results are the typed results to render, in order: *mesh.Result,
 	// *pmtu.Report, *traffic.Report, *ab.Result, *rules.Result,
-	// *demo.Result, *cluster.Result, *awr.Result, *awr.Diff.
+	// *demo.Result, *cluster.Result, *awr.Result, *awr.Diff, *gc.Report.
 	Results []any
 }
 
@@ -35,7 +36,7 @@ type Page struct {
 // escapes; only Chart holds markup, built by svg from escaped parts.
 type section struct {
 	ID     string
-	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster, awr
+	Kind   string // mesh, pmtu, bench, ab, check, demo, cluster, awr, gc
 	Title  string
 	Status string // ok, warning, critical, unknown or "" (no verdict)
 	Badge  string
@@ -142,6 +143,8 @@ func sections(r any) ([]section, error) {
 		return awrSections(v), nil
 	case *awr.Diff:
 		return []section{awrDiffSection(v)}, nil
+	case *gc.Report:
+		return []section{gcSection(v)}, nil
 	default:
 		return nil, fmt.Errorf("report: cannot render a %T", r)
 	}

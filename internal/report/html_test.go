@@ -20,7 +20,9 @@ import (
 // The fixtures under testdata are real --json outputs, captured from one
 // run of the demo lab (three nodes, node3's switch port at 1500): lab
 // demo, then pmtu, bench (udp, blocks, tcp), mesh, check and an ab over
-// the interconnect MTU, run inside its nodes.
+// the interconnect MTU, run inside its nodes; lab-gc.json is bench --mode
+// gc on the jumbo lab with node2's switch port set to 1500 (the blackhole
+// built-in).
 func fixture(t *testing.T, name string) any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))

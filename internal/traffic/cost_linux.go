@@ -26,7 +26,14 @@ func (m *meter) stop() (Counters, int64, error) {
 	if err != nil {
 		return Counters{}, 0, err
 	}
-	d := counters.Sub(m.before, after)
+	c, softirq := DeltaCounters(m.before, after)
+	return c, softirq, nil
+}
+
+// DeltaCounters returns the counters of a namespace between two snapshots
+// of it and the host's softirq time between them, in ns.
+func DeltaCounters(before, after *counters.Snapshot) (Counters, int64) {
+	d := counters.Sub(before, after)
 	g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
 	c := Counters{
 		IPInReceives: g("Ip", "InReceives"), IPOutRequests: g("Ip", "OutRequests"), IPOutDiscards: g("Ip", "OutDiscards"),
@@ -37,7 +44,7 @@ func (m *meter) stop() (Counters, int64, error) {
 		TCPInSegs: g("Tcp", "InSegs"), TCPOutSegs: g("Tcp", "OutSegs"), TCPRetransSegs: g("Tcp", "RetransSegs"),
 	}
 	softirq := int64(d.CPU.SoftIRQ) * int64(time.Second/counters.TicksPerSecond)
-	return c, softirq, nil
+	return c, softirq
 }
 
 // threadResult is what a hot thread reports when it ends.

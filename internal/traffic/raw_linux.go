@@ -86,9 +86,8 @@ func takeRaw(conn interface {
 	syscall.Conn
 	Close() error
 }) (fd int, release func(), ok bool) {
-	select {
-	case rawSlots <- struct{}{}:
-	default:
+	free, ok := TakeRawSlot()
+	if !ok {
 		return -1, func() {}, false
 	}
 	dup := -1
@@ -97,14 +96,29 @@ func takeRaw(conn interface {
 		dup, err = unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 		return err
 	}); err != nil {
-		<-rawSlots
+		free()
 		return -1, func() {}, false
 	}
 	conn.Close()
 	return dup, func() {
 		unix.Close(dup)
-		<-rawSlots
+		free()
 	}, true
+}
+
+// TakeRawSlot reserves one of the process's raw slots for a hot loop of
+// another package that, like rawConn, sleeps in the kernel through
+// syscall.RawSyscall and so keeps its P: the slots (GOMAXPROCS-1) are
+// shared by every such loop of the process, so that the rest of it always
+// has a P. release frees the slot. Without a free slot (ok false) the loop
+// must block through syscall.Syscall, which lets the runtime use its P.
+func TakeRawSlot() (release func(), ok bool) {
+	select {
+	case rawSlots <- struct{}{}:
+		return func() { <-rawSlots }, true
+	default:
+		return func() {}, false
+	}
 }
 
 func (c *rawConn) SetReadDeadline(t time.Time) error {

@@ -1,0 +1,152 @@
+package gc
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/interlink/interlink/internal/latency"
+	"github.com/interlink/interlink/internal/traffic"
+)
+
+// NodeRun is what one node's engine measured in a run: the agent's answer
+// to gc.result, from which Build makes the Report. Slices indexed by node
+// have one entry per node of the run.
+type NodeRun struct {
+	Index int    `json:"index"`
+	Addr  string `json:"addr"` // the node's data endpoint
+	MTU   int    `json:"mtu"`  // of the interface that holds it
+	// IssueNs is how long the node issued requests.
+	IssueNs int64 `json:"issue_ns"`
+	// Requests counts the requests the node sent (to masters, or to a
+	// holder when it is the block's master itself); Local the blocks it
+	// found in its own cache, by mode (cr, current).
+	Requests int64    `json:"requests"`
+	Local    [2]int64 `json:"local"`
+	// LostByMode counts the node's lost blocks by mode (cr, current).
+	LostByMode [2]int64 `json:"lost_by_mode"`
+	// From is the node as requester, per server.
+	From []FromStats `json:"from"`
+	// Routed is the node as master: requests of [requester] it routed to
+	// [server] (itself, or the holder it forwarded to).
+	Routed [][]int64 `json:"routed"`
+	// Served is the node as server: blocks shipped to [requester] by hops
+	// (2-way, 3-way).
+	Served [][2]int64 `json:"served"`
+	// Events are the node's receive times by [mode][hops-2] (AWR's wait
+	// events "gc cr block 2-way", ...).
+	Events [2][2]EventStats `json:"events"`
+	// Pings are the node's pings to [target] by size (PingSmall, PingLarge).
+	Pings [][2]PingStats `json:"pings"`
+	// Hist is the node's receive times by hops (2-way, 3-way), HDR
+	// histograms in their compressed V2 encoding, for the cluster figures.
+	Hist [2]string `json:"hist"`
+
+	// Host is the node's boot id: nodes on one host (a lab) share its
+	// softirq time, which each of them measures whole.
+	Host     string           `json:"host"`
+	CPU      traffic.CPU      `json:"cpu"`
+	Counters traffic.Counters `json:"counters"`
+	// OtherPackets are the IP packets of every datagram the node sent
+	// that was not a block (requests, forwards, pings, ...), from their
+	// sizes and the MTU; BlocksServed and ChunksServed what it shipped.
+	OtherPackets int64 `json:"other_packets"`
+	BlocksServed int64 `json:"blocks_served"`
+	ChunksServed int64 `json:"chunks_served"`
+	// Unproven lists peers no authenticated datagram came from during
+	// the setup: nothing was sent to them but hellos.
+	Unproven []int `json:"unproven,omitempty"`
+	// Dropped counts datagrams refused: not sealed for a live session of
+	// the run, from another address than the peer announced, malformed.
+	Dropped int64 `json:"dropped"`
+	// RateWaitedNs is how long the node's sends waited for the agent's
+	// send limit.
+	RateWaitedNs int64  `json:"rate_waited_ns"`
+	Error        string `json:"error,omitempty"`
+}
+
+// FromStats is what a requester received from one server.
+type FromStats struct {
+	Received int64            `json:"received"`
+	Late     int64            `json:"late"` // datagrams of blocks already counted lost
+	Lost     Lost             `json:"lost"`
+	TwoWay   *latency.Summary `json:"two_way,omitempty"`
+	ThreeWay *latency.Summary `json:"three_way,omitempty"`
+}
+
+// Lost splits lost blocks by what the master knew of them.
+type Lost struct {
+	// Block: the master routed the request (to this server), the block
+	// did not arrive whole in time.
+	Block int64 `json:"block"`
+	// Request: the master never saw the request (counted against the
+	// master).
+	Request int64 `json:"request"`
+	// Unconfirmed: the master did not answer where the request went
+	// (counted against the master).
+	Unconfirmed int64 `json:"unconfirmed"`
+	// NoPath: never sent, the master's data address was never proven.
+	NoPath int64 `json:"no_path"`
+}
+
+// Total adds up the stages.
+func (l Lost) Total() int64 { return l.Block + l.Request + l.Unconfirmed + l.NoPath }
+
+// EventStats is a count of receive times and their sum.
+type EventStats struct {
+	Count int64 `json:"count"`
+	SumNs int64 `json:"sum_ns"`
+}
+
+// PingStats are the round trips of one ping size to one target.
+type PingStats struct {
+	Count   int64   `json:"count"`
+	Lost    int64   `json:"lost"`
+	SumNs   int64   `json:"sum_ns"`
+	SumSqNs float64 `json:"sum_sq_ns"` // sum of squares, ns^2
+	MinNs   int64   `json:"min_ns"`
+	MaxNs   int64   `json:"max_ns"`
+	P50Ns   int64   `json:"p50_ns"`
+}
+
+func (p *PingStats) add(d time.Duration) {
+	ns := d.Nanoseconds()
+	if p.Count == 0 || ns < p.MinNs {
+		p.MinNs = ns
+	}
+	p.MaxNs = max(p.MaxNs, ns)
+	p.Count++
+	p.SumNs += ns
+	p.SumSqNs += float64(ns) * float64(ns)
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(2*time.Minute), 3) }
+
+func encodeHist(h *hdrhistogram.Histogram) string {
+	if h.TotalCount() == 0 {
+		return ""
+	}
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// addHist adds an encoded histogram to h; what does not decode adds nothing.
+func addHist(h *hdrhistogram.Histogram, enc string) {
+	if enc == "" {
+		return
+	}
+	if d, err := hdrhistogram.Decode([]byte(enc)); err == nil {
+		h.Merge(d)
+	}
+}
+
+func summary(h *hdrhistogram.Histogram) *latency.Summary {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	s := latency.FromHistogram(h, 1)
+	return &s
+}

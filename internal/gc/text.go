@@ -1,0 +1,154 @@
+package gc
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/interlink/interlink/internal/latency"
+	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
+)
+
+// WriteHeader writes the line that says what runs.
+func WriteHeader(w io.Writer, spec Spec, nodes int) {
+	s, _ := spec.Normalize()
+	skew := "uniform"
+	if s.Skew > 0 {
+		skew = fmt.Sprintf("zipf %g", s.Skew)
+	}
+	pace := ""
+	if s.RatePerSec > 0 {
+		pace = fmt.Sprintf(" at %g requests/s", s.RatePerSec)
+	}
+	fmt.Fprintf(w, "interlink bench --mode gc: %d nodes, %s blocks, %d B requests, %d blocks (%s), %.0f %% current, %d in flight per node%s, %v; a block is lost after %v\n",
+		nodes, units.FormatBytes(float64(s.Block)), s.Request, s.Blocks, skew, 100*s.CurrentShare, s.Outstanding, pace, s.Duration, s.Timeout)
+}
+
+// msf shows ns as ms with three decimals, as AWR shows its times.
+func msf(ns float64) string { return fmt.Sprintf("%.3f", ns/1e6) }
+
+func lat(l *latency.Summary) []string {
+	if l == nil {
+		return []string{"-", "-", "-", "-"}
+	}
+	return []string{msf(l.Mean), msf(float64(l.P50)), msf(float64(l.P99)), msf(float64(l.Max))}
+}
+
+func row(w io.Writer, cells ...string) { fmt.Fprintln(w, strings.Join(cells, "\t")+"\t") }
+
+// WriteText writes the report for a person: transfers per pair, nodes,
+// AWR's wait events and ping table, lost blocks, the verdict.
+func (r *Report) WriteText(w io.Writer) {
+	clean := termtext.Clean
+	t := r.Total
+	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %.1f %% of blocks took 3 hops\n",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent)
+	for _, e := range []struct {
+		name string
+		l    *latency.Summary
+	}{{"2-way", t.TwoWay}, {"3-way", t.ThreeWay}} {
+		if e.l != nil {
+			fmt.Fprintf(w, "  %s receive time: mean %s ms, p50 %s, p99 %s, max %s (%d blocks)\n", e.name, msf(e.l.Mean), msf(float64(e.l.P50)), msf(float64(e.l.P99)), msf(float64(e.l.Max)), e.l.Count)
+		}
+	}
+	fmt.Fprintf(w, "  cost per block received: %.1f us cpu (user %.1f, system %.1f), %.1f us softirq; %.2f fragments per block shipped, %.2f packets sent per block\n",
+		t.CPUNsPerBlock/1e3, t.CPUPerBlock.UserNs/1e3, t.CPUPerBlock.SystemNs/1e3, t.CPUPerBlock.SoftIRQNs/1e3, t.FragmentsPerBlock, t.PacketsPerBlock)
+
+	fmt.Fprintln(w, "\nBlock transfers, requester <- server (receive times in ms: mean, p50, p99, max):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row(tw, "requester", "server", "blocks/s", "requested", "received", "lost", "2-way mean", "p50", "p99", "max", "3-way mean", "p50", "p99", "max")
+	for _, p := range r.Pairs {
+		cells := []string{clean(p.Requester), clean(p.Server), fmt.Sprintf("%.0f", p.BlocksPerSec), fmt.Sprint(p.Requested), fmt.Sprint(p.Received), fmt.Sprint(p.Lost)}
+		cells = append(cells, lat(p.TwoWay)...)
+		row(tw, append(cells, lat(p.ThreeWay)...)...)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nNodes (cpu and packets per block received; fragments per block shipped):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row(tw, "node", "MTU", "received/s", "served", "local", "lost", "user us", "sys us", "softirq us", "frags/block", "packets/block")
+	for _, n := range r.Nodes {
+		soft := fmt.Sprintf("%.1f", n.CPUPerBlock.SoftIRQNs/1e3)
+		if n.SharedHost > 1 {
+			soft += "*"
+		}
+		row(tw, clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
+			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
+			fmt.Sprintf("%.2f", n.FragmentsPerBlock), fmt.Sprintf("%.2f", n.PacketsPerBlock))
+	}
+	tw.Flush()
+	for _, n := range r.Nodes {
+		if n.SharedHost > 1 {
+			fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", n.SharedHost)
+			break
+		}
+	}
+
+	fmt.Fprintln(w, "\nGlobal cache wait events (AWR form; avg ms):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row(tw, "node", "event", "waits", "avg ms")
+	for _, n := range r.Nodes {
+		for _, e := range n.Events {
+			if e.Waits > 0 {
+				row(tw, clean(n.Name), e.Event, fmt.Sprint(e.Waits), msf(e.AvgNs))
+			}
+		}
+	}
+	tw.Flush()
+
+	if len(r.Pings) > 0 {
+		fmt.Fprintln(w, "\nInterconnect Ping Latency Stats (AWR form; ms, measured while the workload ran):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		row(tw, "node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
+		for _, p := range r.Pings {
+			row(tw, clean(p.Node), clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
+				fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
+		}
+		tw.Flush()
+	}
+
+	first := true
+	for _, n := range r.Nodes {
+		if n.LostWhere == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nLost blocks, where the receiving node's kernel saw them go:")
+			first = false
+		}
+		lw := n.LostWhere
+		fmt.Fprintf(w, "  %s: %d nothing seen (lost before this node), %d receive buffer full, %d reassembly failed\n", clean(n.Name), lw.NothingSeen, lw.ReceiveBuffer, lw.Reassembly)
+	}
+	for _, p := range r.Pairs {
+		if l := p.LostBy; l.Request+l.Unconfirmed+l.NoPath > 0 {
+			fmt.Fprintf(w, "  %s <- %s: %d requests never reached the master, %d unconfirmed (the master did not answer), %d never sent (no path)\n",
+				clean(p.Requester), clean(p.Server), l.Request, l.Unconfirmed, l.NoPath)
+		}
+	}
+	if len(r.Unreachable) > 0 {
+		fmt.Fprintln(w)
+		for _, u := range r.Unreachable {
+			when := "not measured"
+			if u.During {
+				when = "its result was lost"
+			}
+			fmt.Fprintf(w, "UNREACHABLE: %s (%s): %s; %s\n", clean(u.Node), clean(u.Agent), clean(u.Cause), when)
+		}
+	}
+	for _, p := range r.Problems {
+		tag := "WARNING"
+		if p.Critical {
+			tag = "FAILED"
+		}
+		fmt.Fprintf(w, "%s: %s: %s\n", tag, p.Problem, clean(p.Detail))
+	}
+	for _, l := range r.LimitedBy {
+		fmt.Fprintf(w, "WARNING: limited: %s\n", clean(l))
+	}
+	if r.Interrupted {
+		fmt.Fprintln(w, "interrupted: the figures cover the time until then")
+	}
+	fmt.Fprintf(w, "verdict: %s\n", r.Verdict)
+}
