@@ -210,7 +210,12 @@ func (r *route) doneHandshake() {
 	r.mu.Lock()
 	r.inflight--
 	r.m.inflight.Set(float64(r.inflight))
-	r.cond.Broadcast()
+	// Only the admission loop waits for a handshake slot, and only with a
+	// bound and someone queued: waking it otherwise costs a thread wake-up
+	// (a futex) on every connection's path for nothing.
+	if r.cfg.MaxInflight > 0 && r.q.len() > 0 {
+		r.cond.Broadcast()
+	}
 	r.mu.Unlock()
 }
 
