@@ -60,8 +60,9 @@ cross:
 # Go benchmarks, then interlink against iperf3 and sockperf in a namespace lab
 # (root; installs the peers with apt-get if missing): interlink as users run
 # it (`interlink agent` with its defaults, `interlink bench`), alternating
-# with the peers; medians and ratios with their spread. Exits 1 naming every
-# ratio that misses its goal.
+# with the peers; medians and ratios with their spread; then interlink gate
+# against HAProxy on loopback (bench/gatecompare: time per connection and
+# streaming). Each exits 1 naming every ratio that misses its goal.
 BENCHFLAGS ?= -rounds 5 -time 3s
 # The Go benchmarks (lab up/down, check, pmtu verdict time) run six times
 # each and benchstat prints their medians.
