@@ -37,10 +37,6 @@ const (
 	tagWake     = -2
 )
 
-// acceptBatch bounds the connections accepted per wake-up, so that those
-// already admitted keep moving during a storm.
-const acceptBatch = 64
-
 type loop struct {
 	r       *route
 	ep      int
@@ -277,25 +273,29 @@ func (l *loop) closeListener() {
 	close(l.stopped)
 }
 
+// accept takes one client per wake-up, as nginx does by default: the
+// listener is level-triggered, so the next epoll_wait reports it again
+// while more are waiting, and no accept4 fails with EAGAIN on the way of
+// a connection.
 func (l *loop) accept() {
-	for i := 0; i < acceptBatch && l.armed; i++ {
+	for {
 		// The syscall package's accept4: x/sys/unix's asks the socket's
 		// protocol (a getsockopt) on every IPv4 accept.
 		fd, sa, err := syscall.Accept4(l.lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
 		switch err {
 		case nil:
 			l.arrival(fd, sa)
-		case syscall.EAGAIN:
-			return
 		case syscall.EINTR, syscall.ECONNABORTED:
+			continue
+		case syscall.EAGAIN:
 		default:
 			// Out of descriptors or memory: the kernel's backlog holds
 			// the clients until the next try.
 			l.r.log.Warn("accept", "route", l.r.cfg.Name, "err", os.NewSyscallError("accept4", err))
 			l.retry = time.Now().Add(10 * time.Millisecond)
 			l.arm()
-			return
 		}
+		return
 	}
 }
 

@@ -70,12 +70,12 @@ func (l *loop) proxy(cfd int, dialTimeout time.Duration, now time.Time) {
 	}
 	p.u.fd = ufd
 	l.track(&p.u)
-	setSockopts(ufd)
 	err = unix.Connect(ufd, l.up)
 	if err != nil && err != unix.EINPROGRESS {
 		l.dialFailed(p, os.NewSyscallError("connect", err))
 		return
 	}
+	setSockopts(ufd) // while the SYN is on its way: nothing is sent before the connect completes
 	for _, e := range []*end{&p.c, &p.u} {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(e.fd), Pad: e.gen}
 		if rerr := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, e.fd, &ev); rerr != nil {
@@ -90,6 +90,37 @@ func (l *loop) proxy(cfd int, dialTimeout time.Duration, now time.Time) {
 	p.connecting = true
 	if dialTimeout > 0 {
 		l.timers.set(p, now.Add(dialTimeout))
+	}
+	l.forwardEarly(p)
+}
+
+// forwardEarly sends what the client has sent so far while the connect is
+// in progress. Over loopback (and often a LAN) the connect has completed
+// within the connect call and the client's first bytes are there, which
+// saves a round through epoll_wait; a socket still connecting refuses
+// them (EAGAIN) and they wait in the pipe for the connect to complete.
+func (l *loop) forwardEarly(p *pair) {
+	c := &p.c
+	pp, err := l.getPipe()
+	if err != nil {
+		return // the usual way, once connected, says why
+	}
+	c.pipe = pp
+	n, err := unix.Splice(c.fd, nil, pp.w, nil, pipeSize, spliceFlags)
+	if err != nil || n <= 0 {
+		l.putPipe(c) // nothing yet, or the client's end: the usual way sees it
+		return
+	}
+	c.n = int(n)
+	n, err = unix.Splice(pp.r, nil, p.u.fd, nil, c.n, spliceFlags)
+	switch {
+	case n > 0:
+		c.n -= int(n)
+		l.connected(p, time.Now())
+	case err != unix.EAGAIN && err != unix.EINTR:
+		// The error is the connect's: reading it clears it from the
+		// socket, so it is reported here.
+		l.dialFailed(p, os.NewSyscallError("connect", err))
 	}
 }
 
@@ -183,6 +214,9 @@ func (l *loop) pump(src *end) {
 			if n > 0 {
 				src.n -= int(n)
 			}
+			if src == &p.u {
+				l.doneHandshake(p) // the upstream's first bytes, once on their way to the client
+			}
 			switch err {
 			case nil, unix.EINTR:
 				continue
@@ -220,9 +254,6 @@ func (l *loop) pump(src *end) {
 			l.putPipe(src)
 		default:
 			src.n = int(n)
-			if src == &p.u {
-				l.doneHandshake(p) // the upstream's first byte
-			}
 		}
 	}
 }
