@@ -29,8 +29,9 @@ import (
 
 var (
 	rounds   = flag.Int("rounds", 7, "runs of each target per measurement (alternating)")
-	conns    = flag.Int("conns", 500, "sequential connections per latency run")
-	duration = flag.Duration("time", 2*time.Second, "length of each throughput run")
+	conns    = flag.Int("conns", 500, "sequential connections per target and round")
+	duration = flag.Duration("time", 2*time.Second, "length of each target's stream per round")
+	slices   = flag.Int("slices", 5, "slices per round that the targets alternate in")
 	bin      = flag.String("bin", "bin/interlink", "the interlink binary")
 )
 
@@ -47,7 +48,8 @@ func main() {
 type target struct {
 	name, addr string
 	pid        int
-	lat, thr   []float64
+	lat, thr   []float64 // per round: median time per connection (us), Gbit/s
+	conns      int
 	cost       cost
 }
 
@@ -79,25 +81,14 @@ func run() error {
 	targets := []*target{direct, viaGate, viaHA}
 	load0 := loadAverage()
 	for r := 0; r < *rounds; r++ {
-		for i := range targets {
-			t := targets[(i+r)%len(targets)] // rotate the order every round
-			before := costOf(t.pid)
-			l, err := connLatency(t.addr, *conns)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			t.cost = t.cost.add(costOf(t.pid).sub(before))
-			g, err := throughput(t.addr, *duration)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			t.lat = append(t.lat, l)
-			t.thr = append(t.thr, g)
+		if err := round(targets, r); err != nil {
+			return err
 		}
 	}
-	fmt.Printf("interlink gate (defaults, --rate 1000000 --burst 100000) vs %s (mode tcp) on loopback: %d rounds, alternating;\n"+
-		"per run %d sequential connections (connect, 64 B request and reply, close) and one %s stream (load average before: %s)\n\n",
-		haproxyVersion(), *rounds, *conns, *duration, load0)
+	fmt.Printf("interlink gate (defaults, --rate 1000000 --burst 100000) vs %s (mode tcp) on loopback: %d rounds;\n"+
+		"per round and target %d sequential connections (connect, 64 B request and reply, close) and a %s stream,\n"+
+		"each in %d slices alternating with the other targets' (load average before: %s)\n\n",
+		haproxyVersion(), *rounds, *conns, *duration, *slices, load0)
 	const row = "%-16s %-32s %-32s %s\n"
 	fmt.Printf(row, "target", "per connection, med [min..max]", "stream, med [min..max]", "proxy per connection: cpu, context switches")
 	for _, t := range targets {
@@ -105,7 +96,7 @@ func run() error {
 		tm, tlo, thi := goal.Spread(t.thr)
 		c := "-"
 		if t.pid != 0 {
-			c = t.cost.per(len(t.lat) * *conns)
+			c = t.cost.per(t.conns)
 		}
 		fmt.Printf(row, t.name, fmt.Sprintf("%.1f us [%.1f..%.1f]", lm, llo, lhi), fmt.Sprintf("%.2f Gbit/s [%.2f..%.2f]", tm, tlo, thi), c)
 	}
@@ -120,6 +111,43 @@ func run() error {
 	fmt.Println(missed.Judge(goal.Ratio{Name: "gate streaming", Op: ">=", Bound: 1, Peer: "HAProxy"}, ratios(viaGate.thr, viaHA.thr)))
 	fmt.Printf("load average after: %s (other work on this machine skews single runs; read medians and spreads)\n", loadAverage())
 	return missed.Err()
+}
+
+// round measures every target once: its connections and its stream come
+// in slices, alternating with the other targets' (the order rotated from
+// round to round), so that what other work on the machine does to one
+// target it does to the others within the same second, and each round's
+// ratio compares like with like.
+func round(targets []*target, r int) error {
+	lats := make([][]float64, len(targets))
+	bytes := make([]int64, len(targets))
+	secs := make([]float64, len(targets))
+	n := max(*slices, 1)
+	for s := 0; s < n; s++ {
+		for i := range targets {
+			k := (i + r) % len(targets)
+			t := targets[k]
+			before := costOf(t.pid)
+			l, err := connTimes(t.addr, *conns/n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			t.cost = t.cost.add(costOf(t.pid).sub(before))
+			b, d, err := stream(t.addr, *duration/time.Duration(n))
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			lats[k] = append(lats[k], l...)
+			bytes[k] += b
+			secs[k] += d
+		}
+	}
+	for k, t := range targets {
+		t.lat = append(t.lat, median(lats[k]))
+		t.thr = append(t.thr, float64(bytes[k])*8/secs[k]/1e9)
+		t.conns += len(lats[k])
+	}
+	return nil
 }
 
 func median(xs []float64) float64 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -10,13 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/interlink/interlink/bench/goal"
 )
 
-// connLatency returns the median time in us of n sequential connections,
-// each: connect, a 64-byte request, its reply, close.
-func connLatency(addr string, n int) (float64, error) {
+// connTimes returns the times in us of n sequential connections, each:
+// connect, a 64-byte request, its reply, close.
+func connTimes(addr string, n int) ([]float64, error) {
 	req := make([]byte, 64)
 	req[0] = 'p'
 	times := make([]float64, 0, n)
@@ -24,50 +21,48 @@ func connLatency(addr string, n int) (float64, error) {
 		t := time.Now()
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		if _, err := c.Write(req); err != nil {
 			c.Close()
-			return 0, err
+			return nil, err
 		}
 		if _, err := io.ReadFull(c, make([]byte, 64)); err != nil {
 			c.Close()
-			return 0, err
+			return nil, err
 		}
 		c.Close()
 		times = append(times, float64(time.Since(t).Microseconds()))
 	}
-	med, _, _ := goal.Spread(times)
-	return med, nil
+	return times, nil
 }
 
-// throughput returns the Gbit/s one connection receives for d.
-func throughput(addr string, d time.Duration) (float64, error) {
+// stream returns the bytes one connection receives in d and the seconds
+// it took.
+func stream(addr string, d time.Duration) (int64, float64, error) {
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer c.Close()
 	req := make([]byte, 64)
 	req[0] = 's'
 	if _, err := c.Write(req); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
 	c.SetReadDeadline(time.Now().Add(d))
 	buf := make([]byte, 256<<10)
 	var n int64
 	start := time.Now()
-	for ctx.Err() == nil {
+	for {
 		m, err := c.Read(buf)
 		n += int64(m)
 		if err != nil {
 			break
 		}
 	}
-	return float64(n) * 8 / time.Since(start).Seconds() / 1e9, nil
+	return n, time.Since(start).Seconds(), nil
 }
 
 // cost is what a process spent: CPU time of all its threads (ns, from
