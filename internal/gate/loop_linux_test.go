@@ -119,3 +119,21 @@ func openFiles(t *testing.T) int {
 	}
 	return n
 }
+
+// TestUpstreamByNameKeepsResolver: an upstream given by name is dialled
+// through the resolver, connection by connection, so the route runs
+// without the event loop (which dials addresses only).
+func TestUpstreamByNameKeepsResolver(t *testing.T) {
+	u := newUpstream(t)
+	_, port, _ := net.SplitHostPort(u.ln.Addr().String())
+	g, addr := startGate(t, "loop", Route{Upstream: net.JoinHostPort("localhost", port), Limits: Limits{RatePerSec: 1000, Burst: 10}})
+	if got := roundTrip(t, dialFrom(t, "127.0.0.1", addr), "by name"); got != "by name" {
+		t.Errorf("echo %q", got)
+	}
+	r := g.routes["db"]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wakeLoop != nil {
+		t.Error("a route to an upstream given by name runs the event loop")
+	}
+}

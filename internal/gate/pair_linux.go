@@ -117,7 +117,7 @@ func (l *loop) forwardEarly(p *pair) {
 	case n > 0:
 		c.n -= int(n)
 		l.connected(p, time.Now())
-	case err != unix.EAGAIN && err != unix.EINTR:
+	case err != nil && err != unix.EAGAIN && err != unix.EINTR:
 		// The error is the connect's: reading it clears it from the
 		// socket, so it is reported here.
 		l.dialFailed(p, os.NewSyscallError("connect", err))

@@ -198,3 +198,26 @@ func TestUpstreamRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestFullQueueResumes: once the queue has room again (its waiters timed
+// out), the gate accepts again, and what the kernel's backlog held in the
+// meantime gets its turn.
+func TestFullQueueResumes(t *testing.T) {
+	eachEngine(t, func(t *testing.T, engine string) {
+		u := newUpstream(t)
+		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(),
+			Limits: Limits{RatePerSec: 0.5, Burst: 1, Queue: 2, PerSource: 2, QueueTimeout: 300 * time.Millisecond}})
+		roundTrip(t, dialFrom(t, "127.0.0.1", addr), "x") // the one token
+		for i := 0; i < 4; i++ {
+			dialFrom(t, "127.0.0.1", addr)
+		}
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.fullEpisodes.WithLabelValues("db")) >= 1 })
+		// The two queued time out, the two in the backlog are accepted and
+		// time out in turn.
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.accepted.WithLabelValues("db")) == 5 })
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.timeouts.WithLabelValues("db")) == 4 })
+		if v := testutil.ToFloat64(g.m.queued.WithLabelValues("db")); v != 0 {
+			t.Errorf("%v still queued", v)
+		}
+	})
+}
