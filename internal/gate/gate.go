@@ -159,7 +159,7 @@ func New(routes []Route, log *slog.Logger) (*Gate, error) {
 			g.close()
 			return nil, fmt.Errorf("%w: two routes named %s", ErrConfig, rt.Name)
 		}
-		ln, err := net.Listen("tcp", rt.Listen)
+		ln, err := listenConfig.Listen(context.Background(), "tcp", rt.Listen)
 		if err != nil {
 			g.close()
 			return nil, fmt.Errorf("gate: route %s: %w", rt.Name, err)

@@ -129,12 +129,18 @@ func (l *loop) open() (err error) {
 		l.lfd = -1
 		return fmt.Errorf("listener: %w", err)
 	}
-	// Accepted sockets inherit these from the listener (Linux copies the
-	// listener's socket and TCP options into each new connection): five
-	// system calls a connection fewer.
-	setSockopts(l.lfd)
 	return l.arm()
 }
+
+// listenConfig makes the routes' listening sockets with the options of a
+// connection set before listen(2): Linux copies a listener's socket and
+// TCP options into each connection it accepts, so the loop sets none on
+// an accepted socket (five system calls a connection fewer). Before
+// listen, because the kernel completes connections from then on, before
+// any accept.
+var listenConfig = net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+	return c.Control(func(fd uintptr) { setSockopts(int(fd), sockopts[:]...) })
+}}
 
 // release closes what the loop holds.
 func (l *loop) release() {

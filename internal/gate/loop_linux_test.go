@@ -13,16 +13,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// TestAcceptedSocketsInheritOptions: the loop sets TCP_NODELAY and the
-// keep-alive options once, on the listener, and relies on Linux copying
-// them into every accepted socket.
+// TestAcceptedSocketsInheritOptions: a route's listener gets TCP_NODELAY
+// and the keep-alive options before listen (listenConfig), and the loop
+// relies on Linux copying them into every accepted socket.
 func TestAcceptedSocketsInheritOptions(t *testing.T) {
 	lfd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Close(lfd)
-	setSockopts(lfd)
+	setSockopts(lfd, sockopts[:]...)
 	if err := syscall.Bind(lfd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -136,4 +136,53 @@ func TestUpstreamByNameKeepsResolver(t *testing.T) {
 	if r.wakeLoop != nil {
 		t.Error("a route to an upstream given by name runs the event loop")
 	}
+}
+
+// TestLoopSocketOptions: both of the loop's sockets of a connection have
+// the options net.Dial and Accept would give them: the client's inherited
+// from the listener, the upstream's set around the connect.
+func TestLoopSocketOptions(t *testing.T) {
+	u := newUpstream(t)
+	_, addr := startGate(t, "loop", Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 1000, Burst: 10}})
+	c := dialFrom(t, "127.0.0.1", addr)
+	roundTrip(t, c, "hold")
+	found := map[string]bool{}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		var fd int
+		fmt.Sscan(e.Name(), &fd)
+		local, err1 := syscall.Getsockname(fd)
+		peer, err2 := syscall.Getpeername(fd)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		var side string
+		switch {
+		case sockaddrString(local) == addr && sockaddrString(peer) == c.LocalAddr().String():
+			side = "client"
+		case sockaddrString(peer) == u.ln.Addr().String():
+			side = "upstream"
+		default:
+			continue
+		}
+		found[side] = true
+		for _, o := range sockopts {
+			if v, err := syscall.GetsockoptInt(fd, o[0], o[1]); err != nil || v != o[2] {
+				t.Errorf("%s socket: option %d/%d = %d, %v; want %d", side, o[0], o[1], v, err, o[2])
+			}
+		}
+	}
+	if !found["client"] || !found["upstream"] {
+		t.Errorf("found the gate's sockets %v, want client and upstream", found)
+	}
+}
+
+func sockaddrString(sa syscall.Sockaddr) string {
+	if a, ok := sa.(*syscall.SockaddrInet4); ok {
+		return fmt.Sprintf("%d.%d.%d.%d:%d", a.Addr[0], a.Addr[1], a.Addr[2], a.Addr[3], a.Port)
+	}
+	return ""
 }

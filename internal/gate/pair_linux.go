@@ -47,8 +47,8 @@ var sockopts = [...][3]int{
 	{unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 9},
 }
 
-func setSockopts(fd int) {
-	for _, o := range sockopts {
+func setSockopts(fd int, opts ...[3]int) {
+	for _, o := range opts {
 		unix.SetsockoptInt(fd, o[0], o[1], o[2]) // as net does, a failure is no reason to refuse
 	}
 }
@@ -75,7 +75,10 @@ func (l *loop) proxy(cfd int, dialTimeout time.Duration, now time.Time) {
 		l.dialFailed(p, os.NewSyscallError("connect", err))
 		return
 	}
-	setSockopts(ufd) // while the SYN is on its way: nothing is sent before the connect completes
+	// No Nagle delay before the first byte; keep-alive once that went on
+	// (connected: probes start after 15 s idle, so a few microseconds
+	// later changes nothing but the time the client's request waits).
+	setSockopts(ufd, sockopts[0])
 	for _, e := range []*end{&p.c, &p.u} {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(e.fd), Pad: e.gen}
 		if rerr := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, e.fd, &ev); rerr != nil {
@@ -177,6 +180,9 @@ func (l *loop) connected(p *pair, now time.Time) {
 	l.timers.set(p, now.Add(handshakeBound))
 	l.pump(&p.c) // what the client sent meanwhile
 	l.pump(&p.u)
+	if !p.closed {
+		setSockopts(p.u.fd, sockopts[1:]...)
+	}
 }
 
 func (l *loop) dialFailed(p *pair, err error) {
