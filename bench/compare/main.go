@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/interlink/interlink/bench/goal"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
@@ -307,7 +308,7 @@ func run() error {
 	fmt.Printf("interlink (through `interlink agent`, default settings) vs iperf3/sockperf: %d alternating rounds of %v, medians; ratio = interlink/peer per round, median [min..max] (load average before: %s)\n",
 		*rounds, *duration, strings.Fields(string(load0) + " ?")[0])
 	fmt.Printf("%-42s %-11s %26s %26s %22s %7s  %-16s %s\n", "scenario", "peer", "peer median", "interlink median", "ratio [min..max]", "direct", "goal", "")
-	var missed []string
+	var missed goal.Missed
 	for _, sc := range scenarios {
 		if *only != "" && !strings.Contains(sc.name, *only) {
 			continue
@@ -351,14 +352,13 @@ func run() error {
 				return fmt.Sprintf("%.1f %%", x)
 			}
 		}
-		rm, rlo, rhi := spread(ratios)
-		dm, _, _ := spread(dratios)
-		verdict := "met"
-		if !sc.met(rm, pl, al) {
-			verdict = "MISSED"
-			missed = append(missed, fmt.Sprintf("%s: %.2f (goal %s)", sc.name, rm, sc.goal))
+		rm, rlo, rhi := goal.Spread(ratios)
+		dm, _, _ := goal.Spread(dratios)
+		met := sc.met(rm, pl, al)
+		if !met {
+			missed.Add(sc.name, rm, sc.goal)
 		}
-		fmt.Printf("%-42s %-11s %26s %26s %6.2f [%.2f..%.2f] %7.2f  %-16s %s\n", sc.name, sc.peerName, format(pm, pl), format(am, al), rm, rlo, rhi, dm, sc.goal, verdict)
+		fmt.Printf("%-42s %-11s %26s %26s %6.2f [%.2f..%.2f] %7.2f  %-16s %s\n", sc.name, sc.peerName, format(pm, pl), format(am, al), rm, rlo, rhi, dm, sc.goal, goal.Verdict(met))
 	}
 	if *only == "" || strings.Contains("gc", *only) {
 		m, err := runGC(dir)
@@ -369,10 +369,7 @@ func run() error {
 	}
 	load1, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("load average after: %s (other work on this machine skews single runs; read medians and spreads)\n", strings.Fields(string(load1) + " ?")[0])
-	if len(missed) > 0 {
-		return fmt.Errorf("%d goal(s) missed: %s", len(missed), strings.Join(missed, "; "))
-	}
-	return nil
+	return missed.Err()
 }
 
 // cpuNote is interlink's CPU use of each end's test threads.

@@ -2,32 +2,17 @@
 
 package main
 
-import "sort"
+import "github.com/interlink/interlink/bench/goal"
 
-func spread(xs []float64) (med, lo, hi float64) {
-	v := append([]float64(nil), xs...)
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	med = v[len(v)/2]
-	if len(v)%2 == 0 {
-		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return med, v[0], v[len(v)-1]
-}
+// spread is the median of xs with their minimum and maximum.
+func spread(xs []float64) (med, lo, hi float64) { return goal.Spread(xs) }
 
+// median is the median of f over the samples.
 func median(xs []sample, f func(sample) float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
 	v := make([]float64, len(xs))
 	for i, x := range xs {
 		v[i] = f(x)
 	}
-	sort.Float64s(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	med, _, _ := goal.Spread(v)
+	return med
 }

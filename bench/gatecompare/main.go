@@ -4,30 +4,34 @@
 // loopback, alternating runs, and prints medians and ratios with their
 // spread. Part of `make bench`; it installs haproxy with apt-get when
 // missing. Both proxies run as users run them: interlink gate as its own
-// process with its defaults except a rate and queue high enough not to
-// shape the test, HAProxy from a config file in the foreground.
+// process with its defaults and the two required limits (--rate and
+// --burst) high enough not to shape the test, HAProxy from a config file in
+// the foreground.
+//
+// Two goals, judged on the median of the per-round ratios: gate's time per
+// connection at most HAProxy's, its stream at least HAProxy's. gatecompare
+// exits 1 naming each missed goal; the CPU time and context switches each
+// proxy spent per connection are printed beside them, the first place to
+// look for the cause of a miss. Timing on a shared machine is noisy: read
+// medians and spreads, not single runs.
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/interlink/interlink/internal/stats"
+	"github.com/interlink/interlink/bench/goal"
 )
 
 var (
-	rounds   = flag.Int("rounds", 5, "runs of each target per measurement (alternating)")
-	conns    = flag.Int("conns", 500, "sequential connections per latency run")
-	duration = flag.Duration("time", 2*time.Second, "length of each throughput run")
+	rounds   = flag.Int("rounds", 7, "runs of each target per measurement (alternating)")
+	conns    = flag.Int("conns", 500, "sequential connections per target and round")
+	duration = flag.Duration("time", 2*time.Second, "length of each target's stream per round")
+	slices   = flag.Int("slices", 5, "slices per round that the targets alternate in")
 	bin      = flag.String("bin", "bin/interlink", "the interlink binary")
 )
 
@@ -37,6 +41,16 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gatecompare: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// target is one way to reach the upstream; pid is the proxy's process (0
+// for the direct connection) and cost what it spent over the latency runs.
+type target struct {
+	name, addr string
+	pid        int
+	lat, thr   []float64 // per round: median time per connection (us), Gbit/s
+	conns      int
+	cost       cost
 }
 
 func run() error {
@@ -51,228 +65,130 @@ func run() error {
 		return err
 	}
 	defer up.Close()
-	gateAddr, stopGate, err := startGate(up.Addr().String())
+	gate, err := startGate(up.Addr().String())
 	if err != nil {
 		return err
 	}
-	defer stopGate()
-	haAddr, stopHA, err := startHAProxy(up.Addr().String())
+	defer gate.stop()
+	ha, err := startHAProxy(up.Addr().String())
 	if err != nil {
 		return err
 	}
-	defer stopHA()
-	targets := []struct{ name, addr string }{{"direct", up.Addr().String()}, {"interlink gate", gateAddr}, {"haproxy", haAddr}}
-	lat := map[string][]float64{}
-	thr := map[string][]float64{}
+	defer ha.stop()
+	direct := &target{name: "direct", addr: up.Addr().String()}
+	viaGate := &target{name: "interlink gate", addr: gate.addr, pid: gate.pid}
+	viaHA := &target{name: "haproxy", addr: ha.addr, pid: ha.pid}
+	targets := []*target{direct, viaGate, viaHA}
+	load0 := loadAverage()
 	for r := 0; r < *rounds; r++ {
-		for i := range targets {
-			t := targets[(i+r)%len(targets)] // rotate the order every round
-			l, err := connLatency(t.addr, *conns)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			g, err := throughput(t.addr, *duration)
-			if err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
-			}
-			lat[t.name] = append(lat[t.name], l)
-			thr[t.name] = append(thr[t.name], g)
+		if err := round(targets, r); err != nil {
+			return err
 		}
 	}
-	fmt.Printf("interlink gate vs HAProxy on loopback: %d rounds, alternating; %d sequential connections (connect, 64 B request and reply, close) and one %s stream per run\n\n",
-		*rounds, *conns, *duration)
-	fmt.Printf("%-16s %22s %18s\n", "target", "per connection (med)", "stream (med)")
+	fmt.Printf("interlink gate (defaults, --rate 1000000 --burst 100000) vs %s (mode tcp) on loopback: %d rounds;\n"+
+		"per round and target %d sequential connections (connect, 64 B request and reply, close) and a %s stream,\n"+
+		"each in %d slices alternating with the other targets' (load average before: %s)\n\n",
+		haproxyVersion(), *rounds, *conns, *duration, *slices, load0)
+	const row = "%-16s %-32s %-32s %s\n"
+	fmt.Printf(row, "target", "per connection, med [min..max]", "stream, med [min..max]", "proxy per connection: cpu, context switches")
 	for _, t := range targets {
-		fmt.Printf("%-16s %19.1f us %13.2f Gbit/s\n", t.name, stats.Median(lat[t.name]), stats.Median(thr[t.name]))
+		lm, llo, lhi := goal.Spread(t.lat)
+		tm, tlo, thi := goal.Spread(t.thr)
+		c := "-"
+		if t.pid != 0 {
+			c = t.cost.per(t.conns)
+		}
+		fmt.Printf(row, t.name, fmt.Sprintf("%.1f us [%.1f..%.1f]", lm, llo, lhi), fmt.Sprintf("%.2f Gbit/s [%.2f..%.2f]", tm, tlo, thi), c)
 	}
 	fmt.Println()
-	for _, p := range []string{"interlink gate", "haproxy"} {
-		fmt.Printf("%-16s adds %.1f us per connection (%s), streams at %s of direct\n", p,
-			stats.Median(lat[p])-stats.Median(lat["direct"]), spread(lat[p], lat["direct"], true), spread(thr[p], thr["direct"], false))
+	for _, p := range []*target{viaGate, viaHA} {
+		fmt.Printf("%-16s adds %.1f us per connection (%s), streams at %s of direct\n", p.name,
+			median(p.lat)-median(direct.lat), spread(p.lat, direct.lat, true), spread(p.thr, direct.thr, false))
 	}
-	fmt.Printf("interlink gate / haproxy: per-connection time %s, stream %s\n", spread(lat["interlink gate"], lat["haproxy"], false),
-		spread(thr["interlink gate"], thr["haproxy"], false))
+	fmt.Println()
+	var missed goal.Missed
+	fmt.Println(missed.Judge(goal.Ratio{Name: "gate per connection", Op: "<=", Bound: 1, Peer: "HAProxy"}, ratios(viaGate.lat, viaHA.lat)))
+	fmt.Println(missed.Judge(goal.Ratio{Name: "gate streaming", Op: ">=", Bound: 1, Peer: "HAProxy"}, ratios(viaGate.thr, viaHA.thr)))
+	fmt.Printf("load average after: %s (other work on this machine skews single runs; read medians and spreads)\n", loadAverage())
+	return missed.Err()
+}
+
+// round measures every target once: its connections and its stream come
+// in slices, alternating with the other targets' (the order rotated from
+// round to round), so that what other work on the machine does to one
+// target it does to the others within the same second, and each round's
+// ratio compares like with like.
+func round(targets []*target, r int) error {
+	lats := make([][]float64, len(targets))
+	bytes := make([]int64, len(targets))
+	secs := make([]float64, len(targets))
+	n := max(*slices, 1)
+	for s := 0; s < n; s++ {
+		for i := range targets {
+			k := (i + r) % len(targets)
+			t := targets[k]
+			before := costOf(t.pid)
+			l, err := connTimes(t.addr, *conns/n)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			t.cost = t.cost.add(costOf(t.pid).sub(before))
+			b, d, err := stream(t.addr, *duration/time.Duration(n))
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			lats[k] = append(lats[k], l...)
+			bytes[k] += b
+			secs[k] += d
+		}
+	}
+	for k, t := range targets {
+		t.lat = append(t.lat, median(lats[k]))
+		t.thr = append(t.thr, float64(bytes[k])*8/secs[k]/1e9)
+		t.conns += len(lats[k])
+	}
 	return nil
 }
 
-// upstream serves on loopback: a connection whose first byte is 'p' gets
-// its 64-byte request echoed and is closed; 's' gets a stream of bytes
-// until it closes.
-func upstream() (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				if _, err := io.ReadFull(c, buf[:64]); err != nil {
-					return
-				}
-				if buf[0] == 'p' {
-					c.Write(buf[:64])
-					return
-				}
-				for {
-					if _, err := c.Write(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln, nil
+func median(xs []float64) float64 {
+	m, _, _ := goal.Spread(xs)
+	return m
 }
 
-func startGate(upstream string) (string, func(), error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return "", nil, err
+// ratios are a[i]/b[i], round by round.
+func ratios(a, b []float64) []float64 {
+	var rs []float64
+	for i := range a {
+		rs = append(rs, a[i]/b[i])
 	}
-	cmd := exec.Command(*bin, "gate", "--listen", addr, "--upstream", upstream, "--rate", "1000000", "--burst", "100000",
-		"--queue", "100000", "--per-source", "100000")
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("start %s gate: %w", *bin, err)
-	}
-	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
-	if err := waitListen(addr); err != nil {
-		stop()
-		return "", nil, fmt.Errorf("interlink gate: %w", err)
-	}
-	return addr, stop, nil
-}
-
-func startHAProxy(upstream string) (string, func(), error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return "", nil, err
-	}
-	dir, err := os.MkdirTemp("", "gatecompare-")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg := filepath.Join(dir, "haproxy.cfg")
-	conf := strings.Join([]string{
-		"global", "  maxconn 8000",
-		"defaults", "  mode tcp", "  timeout connect 5s", "  timeout client 60s", "  timeout server 60s", "  timeout queue 60s",
-		"frontend fe", "  bind " + addr, "  default_backend be",
-		"backend be", "  server db " + upstream + " maxconn 8000", ""}, "\n")
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	cmd := exec.Command("haproxy", "-db", "-f", cfg)
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = io.Discard, &logs
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait(); os.RemoveAll(dir) }
-	if err := waitListen(addr); err != nil {
-		stop()
-		return "", nil, fmt.Errorf("haproxy: %w: %s", err, strings.TrimSpace(logs.String()))
-	}
-	return addr, stop, nil
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func waitListen(addr string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("nothing listens on %s after 10 s", addr)
-}
-
-// connLatency returns the median time in us of n sequential connections,
-// each: connect, a 64-byte request, its reply, close.
-func connLatency(addr string, n int) (float64, error) {
-	req := make([]byte, 64)
-	req[0] = 'p'
-	times := make([]float64, 0, n)
-	for i := 0; i < n; i++ {
-		t := time.Now()
-		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
-			return 0, err
-		}
-		c.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := c.Write(req); err != nil {
-			c.Close()
-			return 0, err
-		}
-		if _, err := io.ReadFull(c, make([]byte, 64)); err != nil {
-			c.Close()
-			return 0, err
-		}
-		c.Close()
-		times = append(times, float64(time.Since(t).Microseconds()))
-	}
-	return stats.Median(times), nil
-}
-
-// throughput returns the Gbit/s one connection receives for d.
-func throughput(addr string, d time.Duration) (float64, error) {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	req := make([]byte, 64)
-	req[0] = 's'
-	if _, err := c.Write(req); err != nil {
-		return 0, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	c.SetReadDeadline(time.Now().Add(d))
-	buf := make([]byte, 256<<10)
-	var n int64
-	start := time.Now()
-	for ctx.Err() == nil {
-		m, err := c.Read(buf)
-		n += int64(m)
-		if err != nil {
-			break
-		}
-	}
-	return float64(n) * 8 / time.Since(start).Seconds() / 1e9, nil
+	return rs
 }
 
 // spread returns "a/b" as a ratio of medians with min..max of the
 // per-round ratios; with diff, the per-round differences in us instead.
 func spread(a, b []float64, diff bool) string {
-	var rs []float64
-	for i := range a {
-		if diff {
-			rs = append(rs, a[i]-b[i])
-		} else {
-			rs = append(rs, a[i]/b[i])
-		}
-	}
-	sort.Float64s(rs)
 	if diff {
-		return fmt.Sprintf("%.1f..%.1f us over rounds", rs[0], rs[len(rs)-1])
+		var ds []float64
+		for i := range a {
+			ds = append(ds, a[i]-b[i])
+		}
+		_, lo, hi := goal.Spread(ds)
+		return fmt.Sprintf("%.1f..%.1f us over rounds", lo, hi)
 	}
-	return fmt.Sprintf("%.2fx (%.2f..%.2f)", stats.Median(a)/stats.Median(b), rs[0], rs[len(rs)-1])
+	_, lo, hi := goal.Spread(ratios(a, b))
+	return fmt.Sprintf("%.2fx (%.2f..%.2f)", median(a)/median(b), lo, hi)
+}
+
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	return strings.Fields(string(b) + " ?")[0]
+}
+
+func haproxyVersion() string {
+	out, _ := exec.Command("haproxy", "-v").Output()
+	f := strings.Fields(string(out))
+	if len(f) >= 3 {
+		return "HAProxy " + strings.SplitN(f[2], "-", 2)[0]
+	}
+	return "HAProxy"
 }

@@ -20,9 +20,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/interlink/interlink/bench/goal"
 )
 
 var (
@@ -30,7 +31,7 @@ var (
 	nodes   = flag.Int("nodes", 100, "nodes per lab")
 	rounds  = flag.Int("rounds", 3, "runs of each lab (alternating)")
 	bhNode  = flag.Int("blackholed", 50, "the node whose switch port is left at 1500")
-	goal    = flag.Duration("goal", 20*time.Second, "wall-time goal of the healthy mesh")
+	goalOK  = flag.Duration("goal", 20*time.Second, "wall-time goal of the healthy mesh")
 	bhGoal  = flag.Duration("bh-goal", 60*time.Second, "wall-time goal of the mesh with one blackholed port")
 	timeout = flag.Duration("timeout", 5*time.Minute, "mesh --timeout of each run")
 )
@@ -209,36 +210,22 @@ func run() error {
 			}
 			ok = ok && o.paths == all && o.measured == all && o.bhFound == wantBH && o.bad == 0
 		}
-		med, lo, hi := spread(walls)
-		g, what := *goal, "healthy"
+		med, lo, hi := goal.Spread(walls)
+		g, what := *goalOK, "healthy"
 		if l.bh > 0 {
 			g, what = *bhGoal, fmt.Sprintf("node n%d's port at 1500", l.bh)
 		}
-		verdict := "met"
-		if !ok || med > g.Seconds() {
-			verdict = "MISSED"
+		met := ok && med <= g.Seconds()
+		if !met {
 			missed = append(missed, fmt.Sprintf("%s: %.1fs (goal %s), every path right in every run: %v", l.name, med, g, ok))
 		}
 		fmt.Printf("%-10s %-24s wall %6.1fs [%.1f..%.1f]  goal < %-4s every path measured once and judged right: %-5v %s\n",
-			l.name, what, med, lo, hi, g, ok, verdict)
+			l.name, what, med, lo, hi, g, ok, goal.Verdict(met))
 	}
 	if len(missed) > 0 {
 		return fmt.Errorf("%d goal(s) missed: %s", len(missed), strings.Join(missed, "; "))
 	}
 	return nil
-}
-
-func spread(xs []float64) (med, lo, hi float64) {
-	v := append([]float64(nil), xs...)
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0, 0, 0
-	}
-	med = v[len(v)/2]
-	if len(v)%2 == 0 {
-		med = (v[len(v)/2-1] + v[len(v)/2]) / 2
-	}
-	return med, v[0], v[len(v)-1]
 }
 
 func lastLine(b []byte) string {

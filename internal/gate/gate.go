@@ -11,6 +11,11 @@
 // dropped and never dialled; one that waits past the queue timeout is
 // closed before any server byte; when the queue is full the gate stops
 // accepting, and the kernel's backlog holds the rest.
+//
+// On Linux an event loop per route accepts, and proxies the connections
+// admitted at once with splice(2) (loop_linux.go); connections that waited
+// in the queue, and every connection elsewhere, are proxied by a goroutine
+// pair (proxy.go).
 package gate
 
 import (
@@ -154,7 +159,7 @@ func New(routes []Route, log *slog.Logger) (*Gate, error) {
 			g.close()
 			return nil, fmt.Errorf("%w: two routes named %s", ErrConfig, rt.Name)
 		}
-		ln, err := net.Listen("tcp", rt.Listen)
+		ln, err := listenConfig.Listen(context.Background(), "tcp", rt.Listen)
 		if err != nil {
 			g.close()
 			return nil, fmt.Errorf("gate: route %s: %w", rt.Name, err)
@@ -176,7 +181,7 @@ func (g *Gate) Addr(name string) net.Addr {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r := g.routes[name]; r != nil {
-		return r.ln.Addr()
+		return r.addr
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package gate
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -24,17 +22,25 @@ type route struct {
 	bucket   *bucket
 	inflight int
 	proxied  sync.WaitGroup
-	ln       *net.TCPListener
+	ln       *net.TCPListener // until an event loop takes its socket over
+	addr     net.Addr
 	m        *routeMetrics
 	log      *slog.Logger
 	full     bool // accepting paused on a full queue
 	closed   bool
 	kick     chan struct{} // wakes the admission loop's wait for a token on reload
+	// wakeLoop, while an event loop accepts for the route, asks it to look
+	// at the route again (closed, room in the queue, new limits); called
+	// with mu held, so that the loop cannot be gone meanwhile.
+	wakeLoop func()
+	// goroutines keeps the route off the event loop (tests of the other
+	// path).
+	goroutines bool
 }
 
 func newRoute(cfg Route, ln *net.TCPListener, m *routeMetrics, log *slog.Logger) *route {
-	r := &route{cfg: cfg, q: newFairQueue(), bucket: newBucket(cfg.RatePerSec, cfg.Burst, time.Now()), ln: ln, m: m, log: log,
-		kick: make(chan struct{}, 1)}
+	r := &route{cfg: cfg, q: newFairQueue(), bucket: newBucket(cfg.RatePerSec, cfg.Burst, time.Now()), ln: ln, addr: ln.Addr(),
+		m: m, log: log, kick: make(chan struct{}, 1)}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -45,6 +51,9 @@ func (r *route) setLimits(l Limits) {
 	r.cfg.Limits = l
 	r.bucket.set(l.RatePerSec, l.Burst, time.Now())
 	r.cond.Broadcast()
+	if r.wakeLoop != nil {
+		r.wakeLoop() // a bigger queue may let it accept again
+	}
 	r.mu.Unlock()
 	select {
 	case r.kick <- struct{}{}:
@@ -57,89 +66,91 @@ func (r *route) serve(ctx context.Context) {
 		r.mu.Lock()
 		r.closed = true
 		r.cond.Broadcast()
+		loop := r.wakeLoop != nil
+		if loop {
+			r.wakeLoop() // the loop closes the listening socket
+		}
 		r.mu.Unlock()
-		r.ln.Close()
+		if !loop {
+			r.ln.Close()
+		}
 	})
 	defer stop()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); r.admitLoop(ctx) }()
-	r.acceptLoop(ctx)
+	if !r.runLoop() {
+		r.acceptLoop(ctx)
+	}
 	wg.Wait()
 	r.drain()
 	r.proxied.Wait()
 }
 
-func (r *route) acceptLoop(ctx context.Context) {
-	for {
-		r.mu.Lock()
-		for !r.closed && r.q.len() >= r.cfg.Queue {
-			if !r.full {
-				r.full = true
-				r.m.fullEpisodes.Inc()
-				r.log.Warn("queue full: not accepting; the kernel backlog holds new connections", "route", r.cfg.Name, "queued", r.q.len())
-			}
-			r.cond.Wait()
-		}
-		if r.full && !r.closed {
-			r.full = false
-			r.log.Info("queue has room again: accepting", "route", r.cfg.Name)
-		}
-		closed := r.closed
-		r.mu.Unlock()
-		if closed {
-			return
-		}
-		conn, err := r.ln.AcceptTCP()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			r.log.Warn("accept", "route", r.cfg.Name, "err", err)
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		r.m.accepted.Inc()
-		r.enqueue(conn)
-	}
-}
+// verdict is what happens to a new connection.
+type verdict int
 
-func (r *route) enqueue(conn *net.TCPConn) {
-	src := netip.Addr{}
-	if a, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
-		src = a.AddrPort().Addr().Unmap()
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+const (
+	queueIt      verdict = iota
+	admitNow             // a token and a handshake slot are taken for it
+	sourceIsFull         // its source has PerSource waiting: closed at once
+)
+
+// arrive decides for a connection from src accepted at now; r.mu is held.
+// Nobody waiting and a token and a handshake slot free (the common case):
+// it is admitted at once, without the waiting machinery.
+func (r *route) arrive(src netip.Addr, now time.Time) verdict {
+	r.m.accepted.Inc()
 	if r.q.depth(src) >= r.cfg.PerSource {
 		r.m.rejected.WithLabelValues("source_queue_full").Inc()
-		conn.Close() // a FIN, not a reset: the client sees the connection end
-		return
+		return sourceIsFull
 	}
-	now := time.Now()
-	// Fast path: nobody waits and a token and a handshake slot are free,
-	// so the connection is admitted at once, without the waiting machinery.
 	if r.q.len() == 0 && (r.cfg.MaxInflight == 0 || r.inflight < r.cfg.MaxInflight) {
 		if ok, _ := r.bucket.take(now); ok {
 			r.inflight++
 			r.m.inflight.Set(float64(r.inflight))
-			up, dial := r.cfg.Upstream, r.cfg.DialTimeout
-			r.proxied.Add(1)
-			go func() {
-				defer r.proxied.Done()
-				r.m.wait.Observe(0)
-				r.proxy(conn, nil, up, dial)
-			}()
-			return
+			r.m.wait.Observe(0)
+			return admitNow
 		}
 	}
+	return queueIt
+}
+
+// push queues conn from src, accepted at now; r.mu is held. A client that
+// goes away or waits past the queue timeout is dropped.
+func (r *route) push(conn *net.TCPConn, src netip.Addr, now time.Time) {
 	w := &waiter{source: src, arrived: now}
 	w.c = newClientConn(conn, r.cfg.ClientBuffer, func() { r.drop(w, "abandoned") })
 	r.q.push(w)
 	r.m.queued.Set(float64(r.q.len()))
-	timeout := r.cfg.QueueTimeout
-	time.AfterFunc(timeout, func() { r.drop(w, "timeout") })
+	time.AfterFunc(r.cfg.QueueTimeout, func() { r.drop(w, "timeout") })
 	r.cond.Broadcast()
+}
+
+// pauseAccept notes that the queue is full and accepting stops; r.mu is
+// held.
+func (r *route) pauseAccept() {
+	if !r.full {
+		r.full = true
+		r.m.fullEpisodes.Inc()
+		r.log.Warn("queue full: not accepting; the kernel backlog holds new connections", "route", r.cfg.Name, "queued", r.q.len())
+	}
+}
+
+// resumeAccept notes that accepting goes on; r.mu is held.
+func (r *route) resumeAccept() {
+	if r.full && !r.closed {
+		r.full = false
+		r.log.Info("queue has room again: accepting", "route", r.cfg.Name)
+	}
+}
+
+// roomMade wakes whoever accepts after the queue shrank; r.mu is held.
+func (r *route) roomMade() {
+	r.cond.Broadcast()
+	if r.full && r.wakeLoop != nil {
+		r.wakeLoop()
+	}
 }
 
 // drop takes a waiter out of the queue because the client gave up or
@@ -153,7 +164,7 @@ func (r *route) drop(w *waiter, why string) {
 	w.done = true
 	r.q.remove(w)
 	r.m.queued.Set(float64(r.q.len()))
-	r.cond.Broadcast()
+	r.roomMade()
 	r.mu.Unlock()
 	if why == "timeout" {
 		r.m.timeouts.Inc()
@@ -194,7 +205,7 @@ func (r *route) admitLoop(ctx context.Context) {
 		r.inflight++
 		r.m.queued.Set(float64(r.q.len()))
 		r.m.inflight.Set(float64(r.inflight))
-		r.cond.Broadcast() // room in the queue: accept again
+		r.roomMade() // accept again
 		dial := r.cfg.DialTimeout
 		up := r.cfg.Upstream
 		r.mu.Unlock()
@@ -210,79 +221,13 @@ func (r *route) doneHandshake() {
 	r.mu.Lock()
 	r.inflight--
 	r.m.inflight.Set(float64(r.inflight))
-	r.cond.Broadcast()
+	// Only the admission loop waits for a handshake slot, and only with a
+	// bound and someone queued: waking it otherwise costs a thread wake-up
+	// (a futex) on every connection's path for nothing.
+	if r.cfg.MaxInflight > 0 && r.q.len() > 0 {
+		r.cond.Broadcast()
+	}
 	r.mu.Unlock()
-}
-
-// admit dials the upstream for w and proxies until both sides are done.
-func (r *route) admit(w *waiter, upstream string, dialTimeout time.Duration) {
-	r.m.wait.Observe(time.Since(w.arrived).Seconds())
-	buf, gone := w.c.release()
-	client := w.c.conn
-	if gone {
-		r.m.abandoned.Inc()
-		r.doneHandshake()
-		client.Close()
-		return
-	}
-	r.proxy(client, buf, upstream, dialTimeout)
-}
-
-// proxy dials the upstream for an admitted client, forwards what the
-// client sent while it waited (buf) and proxies until both sides are done.
-// It ends the connection's in-flight handshake.
-func (r *route) proxy(client *net.TCPConn, buf []byte, upstream string, dialTimeout time.Duration) {
-	r.m.admitted.Inc()
-	start := time.Now()
-	c, err := net.DialTimeout("tcp", upstream, dialTimeout)
-	r.m.dial.Observe(time.Since(start).Seconds())
-	if err != nil {
-		r.m.upstreamErrors.Inc()
-		r.log.Warn("upstream dial", "route", r.cfg.Name, "upstream", upstream, "err", err)
-		r.doneHandshake()
-		client.Close()
-		return
-	}
-	up := c.(*net.TCPConn)
-	defer up.Close()
-	defer client.Close()
-	if len(buf) > 0 {
-		if _, err := up.Write(buf); err != nil {
-			r.doneHandshake()
-			return
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		io.Copy(up, client) // splice(2) between TCP sockets on Linux
-		up.CloseWrite()
-	}()
-	// The handshake holds its in-flight slot until the upstream's first
-	// byte (the server's answer to the logon) or the bound.
-	first := make([]byte, 16<<10)
-	up.SetReadDeadline(time.Now().Add(handshakeBound))
-	n, err := up.Read(first)
-	up.SetReadDeadline(time.Time{})
-	r.doneHandshake()
-	if n > 0 {
-		if _, werr := client.Write(first[:n]); werr != nil {
-			err = werr
-		}
-	}
-	// Go on unless the upstream ended: an upstream that stayed silent
-	// past the bound may simply wait for the client.
-	if err == nil || isTimeout(err) {
-		io.Copy(client, up)
-	}
-	client.CloseWrite()
-	wg.Wait()
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // drain closes every connection still queued at shutdown.
