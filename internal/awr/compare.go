@@ -67,6 +67,14 @@ type MetricDiff struct {
 // statistic: one report per side cannot tell a change from noise.
 const OneSampleThreshold = 0.05
 
+// OneSampleChanged says whether a figure with one sample per side changed:
+// by more than OneSampleThreshold of before, or at all from 0.
+func OneSampleChanged(before, after float64) bool {
+	diff := math.Abs(after - before)
+	base := math.Abs(before)
+	return diff > 0 && (base == 0 || diff/base > OneSampleThreshold)
+}
+
 // metric is one figure this package compares.
 type metric struct {
 	name, unit, better string
@@ -316,9 +324,7 @@ func verdict(md *MetricDiff, conf float64, oneSample bool) string {
 	changed := false
 	up := md.MedianAfter > md.MedianBefore
 	if oneSample || len(md.Before) < 2 || len(md.After) < 2 {
-		diff := math.Abs(md.MedianAfter - md.MedianBefore)
-		base := math.Abs(md.MedianBefore)
-		changed = diff > 0 && (base == 0 || diff/base > OneSampleThreshold)
+		changed = OneSampleChanged(md.MedianBefore, md.MedianAfter)
 		if !changed {
 			return "unchanged"
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/traffic"
@@ -90,6 +91,16 @@ its interconnect address: the data goes node to node over the interconnect,
 never through this host. Each pair reports blocks/s and round-trip p50/p99
 (blocks) or the rate (tcp, udp), and every limit that held it back.
 
+--bench gc runs one 'interlink bench --mode gc' for --bench-time over every
+node whose agent started, all at once: Cache Fusion's 2-way and 3-way block
+transfers between every pair, on each node's first interconnect address. It
+runs on the first such node over its SSH connection with the run's token, and
+only sets up, starts and collects: the blocks go agent to agent. The report
+gives blocks/s, 2-way and 3-way median receive time and lost blocks per pair
+(the pairs that lost blocks named) and AWR's Interconnect Ping Latency Stats;
+a node that is down is named and the others measured. A failed run counts as
+critical, lost blocks or a limit as a warning, a node left out as unknown.
+
 --html FILE also writes the report as one self-contained HTML file (the mesh
 as a heatmap, each node's status and findings, the bench pairs); 'interlink
 report' renders a saved --json the same way.`,
@@ -113,8 +124,8 @@ report' renders a saved --json the same way.`,
 	fl.DurationVar(&f.connect, "connect-timeout", 10*time.Second, "SSH connect and login timeout per node")
 	fl.DurationVar(&f.stall, "stall-timeout", cluster.DefaultStall, "cut a node off when a transfer to or from it stands still this long")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
-	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network: blocks, tcp or udp (default none)")
-	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends")
+	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network (blocks, tcp or udp), or every node at once (gc) (default none)")
+	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends (gc: the whole workload)")
 	fl.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML file")
 	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
@@ -142,8 +153,8 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 		return usageError("cluster: --connect-timeout must be positive")
 	case f.stall < time.Second:
 		return usageError("cluster: --stall-timeout %s: want 1s or more", f.stall)
-	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp":
-		return usageError("cluster: --bench %q: want blocks, tcp or udp", termtext.Clean(f.bench))
+	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp" && f.bench != cluster.BenchGC:
+		return usageError("cluster: --bench %q: want blocks, tcp, udp or gc", termtext.Clean(f.bench))
 	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
 		return usageError("cluster: --bench-time %s: want 100ms to 10m", f.benchTime)
 	}
@@ -337,8 +348,33 @@ func clusterCode(res *cluster.Result) int {
 			}
 		}
 	}
+	if g := res.GC; g != nil {
+		c, u := gcCode(g)
+		code, unknown = max(code, c), unknown || u
+	}
 	if code < ExitCritical && unknown {
 		return ExitUnknown
 	}
 	return code
+}
+
+// gcCode maps a cluster run's gc workload to an exit code as bench --mode
+// gc exits: failed 2, lost blocks or a limit 1; unknown when it could not
+// run or left a node out.
+func gcCode(g *cluster.GC) (code int, unknown bool) {
+	unknown = g.Skipped != "" || g.Error != "" || len(g.NotRun) > 0
+	r := g.Report
+	if r == nil {
+		return ExitOK, true
+	}
+	if len(r.Unreachable) > 0 || r.Interrupted {
+		unknown = true
+	}
+	switch r.Verdict {
+	case gc.VerdictFailed:
+		return ExitCritical, unknown
+	case gc.VerdictOK:
+		return ExitOK, unknown
+	}
+	return ExitWarning, unknown
 }

@@ -42,6 +42,9 @@ type Result struct {
 	// Bench is the optional bench between pairs of nodes (--bench); nil
 	// when none was asked for.
 	Bench *Bench `json:"bench,omitempty"`
+	// GC is the optional Cache Fusion workload over every node (--bench
+	// gc); nil when none was asked for.
+	GC *GC `json:"gc,omitempty"`
 	// MeshFrom says where the mesh was orchestrated from.
 	MeshFrom string `json:"mesh_from"`
 	// Clusterware says where the nodes came from when they were read from

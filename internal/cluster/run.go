@@ -45,7 +45,8 @@ type Options struct {
 	Software string
 	// Bench, when set (blocks, tcp or udp), runs interlink bench for
 	// BenchTime (default 3s) from each node to the next after the mesh
-	// (see Bench).
+	// (see Bench); BenchGC runs one bench --mode gc over every node for
+	// BenchTime instead (see GC).
 	Bench     string
 	BenchTime time.Duration
 	// Clusterware, when set, is where the hosts came from: each node's
@@ -215,10 +216,12 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		m, _ := mesh.Run(ctx, up, mesh.Options{Token: trimNL(token), Probe: opt.Probe, Software: opt.Software, Dial: dial})
 		res.Mesh = m
 	}
-	if opt.Bench != "" {
-		if opt.BenchTime <= 0 {
-			opt.BenchTime = 3 * time.Second
-		}
+	if opt.Bench != "" && opt.BenchTime <= 0 {
+		opt.BenchTime = 3 * time.Second
+	}
+	if opt.Bench == BenchGC {
+		res.GC = benchGC(ctx, nodes, upNodes, opt.BenchTime, progress)
+	} else if opt.Bench != "" {
 		res.Bench = benchRing(ctx, upNodes, opt.Bench, opt.BenchTime, opt.AgentPort, progress)
 		if ctx.Err() != nil && res.Bench.Skipped == "" && len(res.Bench.Pairs) == 0 {
 			res.Bench.Skipped = "the run stopped first"

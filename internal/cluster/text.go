@@ -58,6 +58,9 @@ func WriteText(w io.Writer, res *Result) {
 	if res.Bench != nil {
 		writeBench(w, res.Bench)
 	}
+	if res.GC != nil {
+		writeGC(w, res.GC)
+	}
 }
 
 // CleanupSummary says whether every node was cleaned up, or how many may

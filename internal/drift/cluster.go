@@ -23,11 +23,15 @@ func asMesh(base, cur any) (any, any) {
 	return base, cur
 }
 
-// compareClusters compares two cluster runs: their meshes path by path and
-// each node's check findings (a node is matched by its name).
+// compareClusters compares two cluster runs: their meshes path by path,
+// their gc workloads (--bench gc) pair by pair, and each node's check
+// findings (a node is matched by its name).
 func compareClusters(d *Diff, b, c *cluster.Result) {
 	if b.Mesh != nil && c.Mesh != nil {
 		comparePaths(d, "", meshPaths(b.Mesh), meshPaths(c.Mesh))
+	}
+	if b.GC != nil && c.GC != nil && b.GC.Report != nil && c.GC.Report != nil {
+		compareGC(d, "", b.GC.Report, c.GC.Report)
 	}
 	for _, bn := range b.Nodes {
 		for _, cn := range c.Nodes {

@@ -1,12 +1,14 @@
 // Package drift compares a result with a baseline of the same kind and
 // lists what changed: mesh and pmtu paths whose verdict or path MTU
 // differs, check findings that appeared or went away, bench and A/B
-// metrics that moved beyond their noise, and the metrics of AWR reports
-// as awr diff judges them. Noise is judged by the statistics of
-// internal/stats on the samples each result carries (a bench's
-// intervals, an experiment's runs): a move counts when the confidence
-// interval of the shift excludes zero, so two runs of an unchanged
-// system do not differ by luck.
+// metrics that moved beyond their noise, the metrics of AWR reports as
+// awr diff judges them, and the pairs of two bench --mode gc runs. Noise
+// is judged by the statistics of internal/stats on the samples each
+// result carries (a bench's intervals, an experiment's runs): a move
+// counts when the confidence interval of the shift excludes zero, so two
+// runs of an unchanged system do not differ by luck. Figures with one
+// sample per side (a gc run's pairs) are judged as awr diff judges one
+// report per side, and each such change says so.
 package drift
 
 import (
@@ -120,6 +122,13 @@ func Compare(base, cur any) (*Diff, error) {
 		}
 		d.Kind = awr.Schema
 		compareAWR(d, b, c)
+	case *gc.Report:
+		c, ok := cur.(*gc.Report)
+		if !ok {
+			return nil, mismatch(base, cur)
+		}
+		d.Kind = gc.Schema
+		compareGC(d, "", b, c)
 	case *awr.Diff:
 		return nil, fmt.Errorf("an awr diff result is a comparison already: compare the awr results it came from (saved with 'interlink awr FILE... --save'), or run 'interlink awr diff BEFORE... -- AFTER...'")
 	case *demo.Result:

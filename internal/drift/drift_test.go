@@ -39,7 +39,7 @@ func compare(t *testing.T, base, cur any) *Diff {
 }
 
 func TestSameResultNoChange(t *testing.T) {
-	for _, f := range []string{"lab-mesh.json", "lab-pmtu.json", "lab-check.json", "lab-bench-blocks.json", "lab-bench-udp.json", "lab-bench-tcp.json", "lab-ab.json", "lab-demo.json"} {
+	for _, f := range []string{"lab-mesh.json", "lab-pmtu.json", "lab-check.json", "lab-bench-blocks.json", "lab-bench-udp.json", "lab-bench-tcp.json", "lab-ab.json", "lab-demo.json", "lab-gc.json"} {
 		d := compare(t, load(t, f), load(t, f))
 		if d.Verdict != NoChange || len(d.Changes) != 0 || d.Compared == 0 {
 			t.Errorf("%s against itself: %s, %d compared, changes %+v", f, d.Verdict, d.Compared, d.Changes)

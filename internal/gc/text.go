@@ -100,13 +100,7 @@ func (r *Report) WriteText(w io.Writer) {
 
 	if len(r.Pings) > 0 {
 		fmt.Fprintln(w, "\nInterconnect Ping Latency Stats (AWR form; ms, measured while the workload ran):")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		row(tw, "node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
-		for _, p := range r.Pings {
-			row(tw, clean(p.Node), clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
-				fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
-		}
-		tw.Flush()
+		WritePings(w, "", r.Pings)
 	}
 
 	first := true
@@ -151,4 +145,17 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "interrupted: the figures cover the time until then")
 	}
 	fmt.Fprintf(w, "verdict: %s\n", r.Verdict)
+}
+
+// WritePings writes AWR's "Interconnect Ping Latency Stats" table, each
+// line after indent: 500 B and 8 KiB count, average and standard deviation
+// in ms, and the pings that never came back.
+func WritePings(w io.Writer, indent string, pings []PingRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row(tw, indent+"node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
+	for _, p := range pings {
+		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
+			fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
+	}
+	tw.Flush()
 }

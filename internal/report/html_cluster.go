@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +89,9 @@ func clusterSections(r *cluster.Result) []section {
 	if r.Bench != nil {
 		out = append(out, clusterBenchSection(r.Bench))
 	}
+	if r.GC != nil {
+		out = append(out, clusterGCSection(r.GC))
+	}
 	for _, n := range r.Nodes {
 		if n.Check != nil {
 			out = append(out, checkSection(n.Check, "check: "+n.Name))
@@ -143,5 +148,43 @@ func clusterBenchSection(b *cluster.Bench) section {
 	s.Status, s.Badge = worst, fmt.Sprintf("%d pairs", len(b.Pairs))
 	s.table(t)
 	s.list(notes)
+	return s
+}
+
+// clusterGCSection renders the cluster's gc workload as bench --mode gc's
+// own section, headed by where it ran and on which network.
+func clusterGCSection(g *cluster.GC) section {
+	var notRun []string
+	for _, n := range g.NotRun {
+		notRun = append(notRun, "not in the run: "+n)
+	}
+	if g.Report == nil {
+		s := section{Kind: "gc", Title: "bench gc: not run", Status: "unknown", Badge: "not run"}
+		why := g.Skipped
+		if why == "" {
+			why = g.Error
+		}
+		s.para("The gc workload did not run: %s.", why)
+		s.list(notRun)
+		return s
+	}
+	s := gcSection(g.Report)
+	s.Title = fmt.Sprintf("bench gc: %d nodes at once, interconnect network %d", len(g.Report.Nodes), g.Network)
+	var addrs []string
+	for _, n := range slices.Sorted(maps.Keys(g.Addrs)) {
+		addrs = append(addrs, n+" "+g.Addrs[n])
+	}
+	head := []block{{Para: fmt.Sprintf("Run from %s %s, for %s; the blocks crossed interconnect network %d: %s.",
+		g.Node, g.From, g.Time, g.Network, strings.Join(addrs, ", "))}}
+	if len(notRun) > 0 {
+		head = append(head, block{List: notRun})
+		if s.Status == "ok" {
+			s.Status, s.Badge = "unknown", fmt.Sprintf("%d node(s) not in the run", len(notRun))
+		}
+	}
+	if g.Error != "" {
+		head = append(head, block{Note: g.Error})
+	}
+	s.Blocks = append(head, s.Blocks...)
 	return s
 }
