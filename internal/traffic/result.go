@@ -127,6 +127,12 @@ type UDPStats struct {
 	// GSO is how many datagrams the sender handed the kernel per buffer
 	// (UDP_SEGMENT); the kernel's IP counters then count a buffer once.
 	GSO int `json:"gso_segments,omitempty"`
+	// Flow is a flow-controlled sender's account of its window (flow.go).
+	// A receiver that took part counts its feedback datagrams and says
+	// how large its socket buffer was (SO_RCVBUF as the kernel has it).
+	Flow               *FlowStats `json:"flow,omitempty"`
+	FeedbackSent       int64      `json:"feedback_sent,omitempty"`
+	ReceiveBufferBytes int        `json:"receive_buffer_bytes,omitempty"`
 }
 
 // BlockStats is what a blocks requester counted (or a responder answered).
@@ -213,7 +219,10 @@ type Summary struct {
 	Duplicates  int64       `json:"duplicates,omitempty"`
 	Jitter      int64       `json:"jitter_ns,omitempty"`
 	LossBy      *LossPlaces `json:"loss_by_place,omitempty"`
-	RTT         *Latency    `json:"rtt,omitempty"`
+	// Flow is the flow control of an unpaced UDP run: its window, and
+	// which end was the bottleneck.
+	Flow *FlowSummary `json:"flow,omitempty"`
+	RTT  *Latency     `json:"rtt,omitempty"`
 	// RTTPaced is set when the responder's sends were held back by a rate
 	// limit during the run: the round trips then include that pacing and
 	// are not the path's latency.

@@ -50,6 +50,7 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			s.Duplicates = recv.UDP.Duplicates
 			s.Jitter = recv.UDP.Jitter
 			s.LossBy = lossPlaces(s.Lost, send.Counters, recv.Counters)
+			s.Flow = summarizeFlow(send, recv)
 		}
 		switch {
 		case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:

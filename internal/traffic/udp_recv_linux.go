@@ -14,6 +14,7 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	if err := enableRxTimestamps(conn); err != nil {
 		return 0, errorf("udp: SO_TIMESTAMPNS: %w", err)
 	}
+	rcvbuf := receiveBuffer(conn)
 	pc, release := acquireRaw(conn)
 	defer release()
 	ms := make([]ipv4.Message, maxBatch)
@@ -37,6 +38,10 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 		coalesce bool
 		last     struct{ lost, reordered, dup uint64 }
 	)
+	var fb *feedbackOut
+	if spec.Flow() {
+		fb = newFeedbackOut(flowWindow(rcvbuf, spec.Len, side.MTU), off, now)
+	}
 	deadline := hardEnd
 	pc.SetReadDeadline(deadline)
 	for !ended && ctx.Err() == nil && now.Before(hardEnd) {
@@ -59,11 +64,12 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 		}
 		n, rerr := pc.ReadBatch(ms, unix.MSG_WAITFORONE)
 		now = time.Now()
-		if rerr != nil && !isTimeout(rerr) {
+		if rerr != nil && !isTimeout(rerr) && !peerGone(rerr) {
 			err = rerr
 			break
 		}
 		coalesce = n > 0 && n < len(ms)/2
+		unique := tr.unique
 		for i := 0; i < n; i++ {
 			m := &ms[i]
 			pkt := m.Buffers[0][:m.N]
@@ -101,6 +107,14 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 			in.Bytes += int64(m.N)
 			bytes += int64(m.N)
 		}
+		if fb != nil {
+			// Feedback only after data arrived since the last: never more
+			// bytes out than in.
+			fb.unsent += int(tr.unique - unique)
+			if fb.due(now, n < len(ms)) {
+				fb.send(pc, opt, tr.next, now)
+			}
+		}
 	}
 	var d time.Duration
 	if iv != nil {
@@ -111,7 +125,10 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	side.Bytes = bytes
 	side.Messages = int64(tr.unique)
 	side.UDP = &UDPStats{Received: int64(tr.unique), Lost: int64(tr.lost()), Reordered: int64(tr.reordered),
-		Duplicates: int64(tr.duplicates), Jitter: jit.ns(), Foreign: foreign}
+		Duplicates: int64(tr.duplicates), Jitter: jit.ns(), Foreign: foreign, ReceiveBufferBytes: rcvbuf}
+	if fb != nil {
+		side.UDP.FeedbackSent = fb.sent
+	}
 	if err != nil {
 		return d, errorf("udp receive: %w", err)
 	}

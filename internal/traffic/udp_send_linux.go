@@ -32,6 +32,15 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		per10ms := int(float64(spec.RateBitsPerSec) / 8 / float64(spec.Len) / 100)
 		p = newPacer(start, spec.RateBitsPerSec, spec.Len, max(lay.capacity(), per10ms))
 	}
+	var fl *flowSender
+	var fb *feedbackIn
+	if spec.Flow() {
+		// Until the receiver's first feedback grants its window, what
+		// Linux's default receive buffer holds: the receiver may not have
+		// enlarged its own yet when the first datagrams arrive.
+		fl = newFlowSender(start, flowWindow(defaultReceiveBuffer, spec.Len, side.MTU))
+		fb = newFeedbackIn(pc, off, opt)
+	}
 	iv := newIntervals(start, spec.Interval, RoleSender, opt.Observer)
 	var seq uint64
 	var in Interval
@@ -50,6 +59,22 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 			if n == 0 {
 				nanosleep(min(wait, end.Sub(now), iv.next.Sub(now)))
 				now = time.Now()
+				continue
+			}
+		}
+		if fl != nil {
+			var wait time.Duration
+			if n, wait, err = flowDue(fl, fb, seq, n, now); err != nil {
+				break
+			}
+			if n == 0 {
+				t0 := now
+				err = fb.wait(fl, min(wait, end.Sub(now), iv.next.Sub(now)))
+				now = time.Now()
+				fl.st.WaitNs += int64(now.Sub(t0))
+				if err != nil {
+					break
+				}
 				continue
 			}
 		}
@@ -82,6 +107,9 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 			seq += uint64(got)
 			in.Messages += int64(got)
 			in.Bytes += int64(got) * int64(spec.Len)
+			if fl != nil {
+				fl.sent(seq)
+			}
 		}
 		if werr != nil && !isTimeout(werr) {
 			err = werr
@@ -98,6 +126,10 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	side.Messages = int64(seq)
 	side.Bytes = int64(seq) * int64(spec.Len)
 	side.UDP.Sent = int64(seq)
+	if fl != nil {
+		side.UDP.Flow = &fl.st
+		side.UDP.Foreign = fb.foreign
+	}
 	if err != nil {
 		return d, errorf("udp send: %w", err)
 	}
@@ -118,4 +150,26 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		}
 	}
 	return d, nil
+}
+
+// flowDue is how many of n datagrams a flow-controlled sender may send now
+// with seq next. Short of n it first takes the feedback that has arrived
+// (reading it only then keeps the system calls off a sender the window does
+// not hold back). When it may send none, wait is how long to wait for
+// feedback before asking again.
+func flowDue(fl *flowSender, fb *feedbackIn, seq uint64, n int, now time.Time) (int, time.Duration, error) {
+	c := fl.credit(seq)
+	if c < n {
+		if err := fb.poll(fl); err != nil {
+			return 0, 0, err
+		}
+		c = fl.credit(seq)
+	}
+	if c == 0 {
+		if wait := fl.stalled(now); wait > 0 {
+			return 0, wait, nil
+		}
+		c = fl.credit(seq) // a probe, or flow control given up
+	}
+	return min(n, c), 0, nil
 }
