@@ -11,7 +11,7 @@ import (
 
 // benchModeFlags are the flags that mean something in only some modes.
 var benchModeFlags = map[string][]string{
-	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp"},
+	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp"}, "--flow": {"udp"},
 	"--request": {"blocks"}, "--block": {"blocks"}, "--outstanding": {"blocks"}, "--timeout": {"blocks"},
 }
 
