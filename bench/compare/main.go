@@ -245,7 +245,7 @@ func run() error {
 			if err != nil {
 				return sample{}, err
 			}
-			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: e.cpu()}, nil
+			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: fmt.Sprintf("%s loss %.2f%%", e.cpu(), e.SumReceived.LostPercent)}, nil
 		}
 	}
 	pps := func(p *pair) (sample, error) {
@@ -396,8 +396,16 @@ func run() error {
 	return nil
 }
 
-// cpuNote is interlink's CPU use of each end's test threads.
+// cpuNote is interlink's CPU use of each end's test threads, and for
+// UDP its loss and, when flow-controlled, the bottleneck end.
 func cpuNote(s traffic.Summary) string {
-	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core; host softirq %.0f%% of a core)",
+	note := fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core; host softirq %.0f%% of a core",
 		100*s.ClientCost.Utilisation, 100*s.ServerCost.Utilisation, 100*float64(s.ClientCost.SoftIRQNs)/float64(max(s.Duration, 1)))
+	if s.Sent > 0 {
+		note += fmt.Sprintf("; loss %.2f%%", s.LossPercent)
+	}
+	if f := s.Flow; f != nil {
+		note += fmt.Sprintf("; %s-bound, waited on the window %.0f%%", f.Bottleneck, f.WaitPercent)
+	}
+	return note + ")"
 }
