@@ -309,7 +309,7 @@ func run() error {
 				return ppsOf(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 64, RateSet: true}))
 			},
 			ratio: div, met: atLeast(1.5)},
-		{name: "8 KiB round trip (8K both ways), MTU 9000", lab: "t5-bench9000", unit: "median RTT", goal: "<= 1.1", peerName: "sockperf pp",
+		{name: "8 KiB round trip (8K both ways), MTU 9000", lab: "t5-bench9000", unit: "median RTT", goal: "<= 1.0", peerName: "sockperf pp",
 			peer: func(p *pair) (sample, error) { v, err := sockperfRTT(p, 8192); return sample{v: v}, err },
 			agent: func(p *pair) (sample, error) {
 				return rttOf(viaAgent(p, "--mode", "blocks", "--request", "8K", "--block", "8K"))
@@ -317,7 +317,7 @@ func run() error {
 			direct: func(p *pair) (sample, error) {
 				return rttOf(ours(p, traffic.Spec{Mode: traffic.ModeBlocks, Request: 8192, Block: 8192}))
 			},
-			ratio: div, met: func(r, _, _ float64) bool { return r <= 1.1 }},
+			ratio: div, met: func(r, _, _ float64) bool { return r <= 1.0 }},
 		{name: "TCP on a 1 Gbit/s tbf link, MTU 1500", lab: "t5-bench1g", unit: "% of limit", goal: ">= 97 %", peerName: "iperf3",
 			peer: func(p *pair) (sample, error) {
 				s, err := iperfTCP(p)
