@@ -46,8 +46,8 @@ func (c *pollConn) ReadNow(ms []ipv4.Message) (int, error) {
 }
 
 // rawConn reads and writes a blocking socket (blockingIO) with
-// recvmmsg/sendmmsg entered through syscall.RawSyscall6 on the calling
-// locked thread: the thread sleeps in the kernel and is woken by it, as a C
+// recvmmsg/sendmmsg (recvfrom/sendto for a single datagram without control
+// data) entered through syscall.RawSyscall6 on the calling locked thread: the thread sleeps in the kernel and is woken by it, as a C
 // tool's is, without the runtime's system-call bookkeeping, on a duplicate
 // of the socket that is in no epoll set (acquireRaw).
 //
