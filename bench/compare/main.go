@@ -20,15 +20,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/bench/goal"
@@ -58,72 +54,6 @@ func main() {
 	if err := run(); err != nil {
 		fmt.Fprintf(os.Stderr, "compare: %v\n", err)
 		os.Exit(1)
-	}
-}
-
-// pair is a two-node lab: node1 sends (the client), node2 receives.
-type pair struct {
-	name   string
-	l      *lab.Lab
-	n1, n2 *lab.Node
-	a1, a2 netip.Addr
-	agent  *agentProc
-}
-
-func up(name string, mtu int, rate string) (*pair, error) {
-	topo, err := lab.Pair(name, mtu, rate)
-	if err != nil {
-		return nil, err
-	}
-	lab.Down(name) // a leftover of an interrupted run
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, err := lab.Up(ctx, topo)
-	if err != nil {
-		return nil, err
-	}
-	p := &pair{name: name, l: l}
-	p.n1, _ = l.Node("node1")
-	p.n2, _ = l.Node("node2")
-	p.a1, p.a2 = p.n1.Addr("", 4), p.n2.Addr("", 4)
-	return p, nil
-}
-
-// start runs a command in a node; it dies with this process.
-func start(n *lab.Node, out *bytes.Buffer, name string, args ...string) (*exec.Cmd, error) {
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := n.Start(cmd); err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", name, n.Name(), err)
-	}
-	return cmd, nil
-}
-
-// runIn runs a command in a node to completion, bounded in time.
-func runIn(n *lab.Node, limit time.Duration, name string, args ...string) ([]byte, error) {
-	var out bytes.Buffer
-	cmd, err := start(n, &out, name, args...)
-	if err != nil {
-		return nil, err
-	}
-	t := time.AfterFunc(limit, func() { cmd.Process.Kill() })
-	defer t.Stop()
-	if err := cmd.Wait(); err != nil {
-		return out.Bytes(), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, lastLine(out.String()))
-	}
-	return out.Bytes(), nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
-}
-
-func stop(cmd *exec.Cmd) {
-	if cmd != nil && cmd.Process != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
 	}
 }
 
@@ -218,7 +148,7 @@ func run() error {
 			if err != nil {
 				return sample{}, err
 			}
-			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: e.cpu()}, nil
+			return sample{v: e.SumReceived.BitsPerSec, loss: e.SumReceived.LostPercent, note: fmt.Sprintf("%s loss %.2f%%", e.cpu(), e.SumReceived.LostPercent)}, nil
 		}
 	}
 	pps := func(p *pair) (sample, error) {
@@ -372,8 +302,16 @@ func run() error {
 	return missed.Err()
 }
 
-// cpuNote is interlink's CPU use of each end's test threads.
+// cpuNote is interlink's CPU use of each end's test threads, and for
+// UDP its loss and, when flow-controlled, the bottleneck end.
 func cpuNote(s traffic.Summary) string {
-	return fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core; host softirq %.0f%% of a core)",
+	note := fmt.Sprintf("(cpu: sender %.0f%%, receiver %.0f%% of a core; host softirq %.0f%% of a core",
 		100*s.ClientCost.Utilisation, 100*s.ServerCost.Utilisation, 100*float64(s.ClientCost.SoftIRQNs)/float64(max(s.Duration, 1)))
+	if s.Sent > 0 {
+		note += fmt.Sprintf("; loss %.2f%%", s.LossPercent)
+	}
+	if f := s.Flow; f != nil {
+		note += fmt.Sprintf("; %s-bound, waited on the window %.0f%%", f.Bottleneck, f.WaitPercent)
+	}
+	return note + ")"
 }

@@ -51,7 +51,9 @@
 // data peer from the first authenticated datagram and send only to it.
 // A handler that answers a datagram must not send more bytes than it
 // received unless the traffic was requested over the control session (block
-// replies of a benchmark are), and then only through Session.Wait.
+// replies of a benchmark are), and then only through Session.Wait. (A bench
+// UDP receiver's flow-control feedback keeps to the first rule: one
+// 88-byte datagram at most per datagram of data received since the last.)
 //
 // Agent side, per endpoint: UDPEndpoint.Read returns only verified
 // datagrams (header in wire.Header), UDPEndpoint.Send seals and sends to the

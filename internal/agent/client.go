@@ -66,6 +66,7 @@ type Client struct {
 	Addr    string      // agent's control address, host:port
 	Session uint64      // session id granted by the agent
 	Keys    wire.Keys   // per-session data keys
+	Tag     string      // the data tag algorithm the agent chose (wire.TagHMAC, wire.TagGMAC)
 	Limits  wire.Limits // what the agent granted
 	Agent   string      // agent software version, as termtext.Clean shows it
 
@@ -123,7 +124,7 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 	if err != nil {
 		return nil, err
 	}
-	if err := wire.Write(c, &wire.Hello{Magic: wire.Magic, Version: wire.Version, Nonce: cn, Software: software}); err != nil {
+	if err := wire.Write(c, &wire.Hello{Magic: wire.Magic, Version: wire.Version, Nonce: cn, Software: software, Tags: wire.Tags}); err != nil {
 		// A busy agent refuses at once and closes; its reason may be
 		// waiting to be read.
 		if m, rerr := wire.Read(c); rerr == nil {
@@ -167,10 +168,17 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 	case *wire.Welcome:
 		c.SetDeadline(time.Time{})
 		keys := wire.SessionKeys(token, cn, ch.Nonce)
+		seal, err := wire.NewSealerTag(v.Tag, keys.ClientToAgent, v.Session)
+		if err != nil {
+			return nil, fail("welcome", err)
+		}
+		open, err := wire.NewOpenerTag(v.Tag, keys.AgentToClient, v.Session)
+		if err != nil {
+			return nil, fail("welcome", err)
+		}
 		return &Client{
-			Addr: hp, Session: v.Session, Keys: keys, Limits: v.Limits, Agent: termtext.Clean(v.Agent), conn: c,
-			seal: wire.NewSealer(keys.ClientToAgent, v.Session),
-			open: wire.NewOpener(keys.AgentToClient, v.Session),
+			Addr: hp, Session: v.Session, Keys: keys, Tag: v.Tag, Limits: v.Limits, Agent: termtext.Clean(v.Agent), conn: c,
+			seal: seal, open: open,
 		}, nil
 	default:
 		return nil, fail("expected welcome", fmt.Errorf("got %T", m))

@@ -128,8 +128,14 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		return nil, false
 	}
 	id := randomID()
-	sess := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), termtext.Clean(hello.Software))
-	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: sess.Limits, Agent: s.cfg.Software}); err != nil {
+	tag := wire.PickTag(hello.Tags)
+	sess, err := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), tag, termtext.Clean(hello.Software))
+	if err != nil {
+		p.refuse("internal error", "agent internal error: "+oneLine(err.Error()))
+		<-s.sessions
+		return nil, false
+	}
+	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: sess.Limits, Agent: s.cfg.Software, Tag: tag}); err != nil {
 		sess.cancel()
 		<-s.sessions
 		return nil, false

@@ -24,6 +24,7 @@ import (
 type Session struct {
 	ID       uint64
 	Keys     wire.Keys
+	Tag      string      // the data tag algorithm (wire.TagHMAC, wire.TagGMAC)
 	Limits   wire.Limits // what this session was granted (MaxRateBitsPerSec resolved, never 0)
 	Software string      // what the client announced
 	// RateBasis says how Limits.MaxRateBitsPerSec was chosen: "--max-rate"
@@ -49,20 +50,28 @@ type Session struct {
 	PacketsIn, PacketsOut, BytesIn, BytesOut, Dropped atomic.Int64
 }
 
-func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys wire.Keys, software string) *Session {
+// newSession starts a session whose data packets carry tags of algorithm
+// tag (wire.PickTag of the client's offer).
+func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys wire.Keys, tag, software string) (*Session, error) {
+	seal, err := wire.NewSealerTag(tag, keys.AgentToClient, id)
+	if err != nil {
+		return nil, err
+	}
+	open, err := wire.NewOpenerTag(tag, keys.ClientToAgent, id)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(parent, srv.cfg.Limits.MaxDuration)
 	lim, basis := srv.cfg.Limits, "--max-rate"
 	if lim.MaxRateBitsPerSec <= 0 {
 		lim.MaxRateBitsPerSec, basis = AutoRate(addrPort(c.LocalAddr()).Addr())
 	}
 	return &Session{
-		ID: id, Keys: keys, Limits: lim, RateBasis: basis, Software: software,
+		ID: id, Keys: keys, Tag: tag, Limits: lim, RateBasis: basis, Software: software,
 		srv: srv, conn: c, ctx: ctx, cancel: cancel, start: time.Now(),
-		rate:  newBucket(lim.MaxRateBitsPerSec / 8),
-		seal:  wire.NewSealer(keys.AgentToClient, id),
-		open:  wire.NewOpener(keys.ClientToAgent, id),
+		rate: newBucket(lim.MaxRateBitsPerSec / 8), seal: seal, open: open,
 		kinds: map[string]int{}, values: map[string]any{},
-	}
+	}, nil
 }
 
 // Context is cancelled when the session ends (client gone, MaxDuration

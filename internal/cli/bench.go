@@ -26,7 +26,7 @@ func newBenchCmd(e *env) *cobra.Command {
 		mode, tokenFile, length, rate, request, block, linkRate string
 		dur, interval, timeout                                  time.Duration
 		parallel, outstanding, cpu, peerCPU, overhead           int
-		reverse, bidir, asJSON, selfTest                        bool
+		reverse, bidir, asJSON, selfTest, flow                  bool
 		out                                                     outputFlags
 		gcf                                                     gcFlags
 	)
@@ -39,8 +39,12 @@ sends, and what it costs at both ends:
   tcp     one or more streams (--parallel), --len write size, --reverse, --bidir;
           retransmits and RTT per stream from TCP_INFO
   udp     datagrams of --len bytes (may exceed the MTU: fragmentation is the point),
-          paced to --rate (default 1gbit; 0 = unpaced); loss, reordering,
-          duplicates and RFC 3550 jitter from sequence numbers
+          paced to --rate (default 1gbit); loss, reordering, duplicates and
+          RFC 3550 jitter from sequence numbers. --rate 0 sends as fast as the
+          receiver reads: its feedback keeps the sender within what its socket
+          buffer holds, and the result says which end was the bottleneck;
+          --rate 0 --flow=false blasts unpaced (loss then shows how far the
+          sender outran the receiver)
   blocks  Cache Fusion: a --request answered by a --block (8K; up to 1M, split into
           datagrams above 64 KiB), --outstanding in flight; blocks/s and round-trip
           p50/p90/p99/p99.9/max; a block not whole within --timeout is lost
@@ -127,6 +131,10 @@ the wire limit for the path MTU when the link rate is known.`,
 				}
 				spec.RateBitsPerSec, spec.RateSet = r, true
 			}
+			if cmd.Flags().Changed("flow") && (!spec.RateSet || spec.RateBitsPerSec != 0) {
+				return usageError("bench: --flow is for unpaced udp (--rate 0): a paced sender sends at its rate")
+			}
+			spec.NoFlow = !flow
 			if cpu >= 0 {
 				spec.CPU = &cpu
 			}
@@ -239,7 +247,8 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&length, "len", "", "tcp write size (default 128K) or udp datagram size (default 8K, may exceed the MTU)")
 	f.BoolVar(&reverse, "reverse", false, "tcp, udp: the peer sends")
 	f.BoolVar(&bidir, "bidir", false, "tcp: both directions at once")
-	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced); gc: requests per second per node (default: as fast as --outstanding allows)")
+	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced, as fast as the receiver reads: see --flow); gc: requests per second per node (default: as fast as --outstanding allows)")
+	f.BoolVar(&flow, "flow", true, "udp --rate 0: the receiver's feedback keeps the sender within its socket buffer; --flow=false blasts")
 	f.StringVar(&request, "request", "", "blocks, gc: request size (default 256)")
 	f.StringVar(&block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")

@@ -178,6 +178,9 @@ func TestBenchFlagsBeforeConnecting(t *testing.T) {
 		{[]string{"--link-overhead", "-100"}, "--link-overhead -100: want 0 to 200"},
 		{[]string{"--cpu", "999"}, "--cpu: cpu 999: this process may run on"},
 		{[]string{"--peer-cpu", "-2"}, "--peer-cpu -2: want a CPU number"},
+		{[]string{"--mode", "udp", "--flow=false"}, "--flow is for unpaced udp (--rate 0)"},
+		{[]string{"--mode", "udp", "--rate", "1g", "--flow=false"}, "--flow is for unpaced udp (--rate 0)"},
+		{[]string{"--mode", "tcp", "--flow=false"}, "--flow does nothing in --mode tcp"},
 	} {
 		args := append([]string{"bench", "127.0.0.1:1", "--token-file", tok}, tc.args...)
 		code, out, errOut := runCLI(context.Background(), args...)
@@ -207,5 +210,39 @@ func TestBenchLimited(t *testing.T) {
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--reverse", "--rate", "5M", "--time", "1s")
 	if code != ExitOK || strings.Contains(out, "limited") {
 		t.Errorf("reverse udp under the limit: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestBenchUDPFlow: unpaced UDP is flow-controlled by default, and the
+// result names the bottleneck in text and JSON; --flow=false blasts.
+func TestBenchUDPFlow(t *testing.T) {
+	addr, tok := benchAgent(t)
+	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "0", "--time", "500ms")
+	if code != ExitOK || !strings.Contains(out, "unpaced, flow-controlled by the receiver") ||
+		!regexp.MustCompile(`flow control: window \d+ datagrams \(from the receiver's 8.00 MiB socket buffer\), \d+ feedback, \d+ probes; the sender waited on the window [0-9.]+ % of the run: the (receiver|sender) was the bottleneck`).MatchString(out) {
+		t.Errorf("unpaced udp: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "0", "--time", "500ms", "--json")
+	var rep struct {
+		Spec struct {
+			NoFlow bool `json:"no_flow"`
+		}
+		Flows []struct {
+			Summary struct {
+				Flow *struct {
+					Window     int     `json:"window"`
+					Wait       float64 `json:"window_wait_percent"`
+					Bottleneck string  `json:"bottleneck"`
+				} `json:"flow"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != ExitOK || rep.Flows[0].Summary.Flow == nil ||
+		rep.Flows[0].Summary.Flow.Window == 0 || rep.Flows[0].Summary.Flow.Bottleneck == "" {
+		t.Errorf("unpaced udp --json: exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "0", "--flow=false", "--time", "500ms")
+	if code != ExitOK || !strings.Contains(out, "unpaced, no flow control") || strings.Contains(out, "flow control: window") {
+		t.Errorf("--flow=false: exit %d:\n%s%s", code, out, errOut)
 	}
 }

@@ -40,6 +40,11 @@ func benchSection(r *traffic.Report) section {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}
 	s.table(flowTable(r.Spec.Mode, r.Flows))
+	for _, f := range r.Flows {
+		if fl := f.Summary.Flow; fl != nil {
+			s.note("%s", flowNote(f.Direction, fl))
+		}
+	}
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
 	return s
 }
@@ -50,15 +55,28 @@ func benchSpecLine(sp traffic.Spec) string {
 	case traffic.ModeTCP:
 		return fmt.Sprintf("TCP: %d stream(s) of %s writes for %s.", n.Parallel, units.FormatBytes(float64(n.Len)), n.Duration)
 	case traffic.ModeUDP:
-		pace := "unpaced"
-		if n.Paced() {
+		pace := "unpaced, flow-controlled by the receiver"
+		switch {
+		case n.Paced():
 			pace = "paced to " + units.FormatRate(float64(n.RateBitsPerSec))
+		case n.NoFlow:
+			pace = "unpaced, no flow control"
 		}
 		return fmt.Sprintf("UDP: %s datagrams, %s, for %s.", units.FormatBytes(float64(n.Len)), pace, n.Duration)
 	case traffic.ModeBlocks:
 		return fmt.Sprintf("Blocks: %d B requests answered by %s blocks, %d outstanding, for %s.", n.Request, units.FormatBytes(float64(n.Block)), n.Outstanding, n.Duration)
 	}
 	return fmt.Sprintf("mode %s", sp.Mode)
+}
+
+// flowNote says how flow control held an unpaced UDP flow and which end
+// was the bottleneck.
+func flowNote(d traffic.Direction, fl *traffic.FlowSummary) string {
+	if fl.Abandoned != "" {
+		return fmt.Sprintf("%s: flow control abandoned: %s.", d, fl.Abandoned)
+	}
+	return fmt.Sprintf("%s: flow control window %d datagrams; the sender waited on it %.1f %% of the run: the %s was the bottleneck.",
+		d, fl.Window, fl.WaitPercent, fl.Bottleneck)
 }
 
 // flowTable is the summary of each direction, one row per flow.

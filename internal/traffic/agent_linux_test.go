@@ -87,3 +87,39 @@ func TestRemoteRateLimitAndCancel(t *testing.T) {
 		t.Errorf("cancelled run: took %v, %d blocks, agent answered %d", time.Since(t0), f.Summary.Messages, f.Server.Blocks.Completed)
 	}
 }
+
+// TestRemoteFlow: unpaced UDP through an agent is flow-controlled both
+// ways, with feedback sealed for the session like every datagram: the
+// agent receiving (its feedback opened by the client) and the agent
+// sending (the client's feedback opened by the agent). No datagram is
+// refused by either end, feedback held the sender (never given up), and
+// the receiver's feedback never outweighs what it received (the agent's
+// promise).
+func TestRemoteFlow(t *testing.T) {
+	c := startAgent(t, wire.Limits{})
+	for _, reverse := range []bool{false, true} {
+		spec := Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 8 << 10, Reverse: reverse}
+		res, err := RunRemote(context.Background(), c, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := res.Flows[0]
+		snd, rcv := f.Client, f.Server
+		if reverse {
+			snd, rcv = rcv, snd
+		}
+		fl := f.Summary.Flow
+		t.Logf("reverse %v: %.2f Gbit/s, lost %d, flow %+v, receiver sent %d feedback", reverse, f.Summary.BitsPerSec/1e9, f.Summary.Lost, fl, rcv.UDP.FeedbackSent)
+		for _, sd := range []*Side{snd, rcv} {
+			if sd.Error != "" || sd.UDP.Foreign != 0 {
+				t.Errorf("reverse %v: %s: error %q, %d datagrams refused", reverse, sd.Role, sd.Error, sd.UDP.Foreign)
+			}
+		}
+		if fl == nil || fl.Feedback == 0 || fl.Abandoned != "" || fl.Bottleneck == "" || rcv.UDP.FeedbackSent < fl.Feedback {
+			t.Errorf("reverse %v: flow control through the agent: %+v, receiver sent %d", reverse, fl, rcv.UDP.FeedbackSent)
+		}
+		if out := rcv.UDP.FeedbackSent * (wire.HeaderLen + HeaderLen); out > rcv.Bytes {
+			t.Errorf("reverse %v: the receiver sent %d bytes of feedback for %d received", reverse, out, rcv.Bytes)
+		}
+	}
+}

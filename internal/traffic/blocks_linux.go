@@ -73,7 +73,11 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	for i := range reqs {
 		reqs[i].Buffers = [][]byte{make([]byte, spec.Request)}
 	}
-	resp := make([]ipv4.Message, batchFor(sizes[0]))
+	// Read at most what can have arrived: the chunks of the blocks in
+	// flight. With one block of one datagram in flight, recvmmsg then
+	// returns with it instead of trying the queue once more, and the
+	// message headers it needs are one.
+	resp := make([]ipv4.Message, min(batchFor(sizes[0]), spec.Outstanding*nchunks))
 	for i := range resp {
 		resp[i].Buffers = [][]byte{make([]byte, sizes[0])}
 	}
@@ -238,7 +242,8 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	defer release()
 	off := opt.overhead()
 	nchunks, sizes := chunking(spec.Block, off)
-	reqs := make([]ipv4.Message, maxBatch)
+	// At most spec.Outstanding requests can be waiting (see blocksRequest).
+	reqs := make([]ipv4.Message, min(maxBatch, spec.Outstanding))
 	for i := range reqs {
 		reqs[i].Buffers = [][]byte{make([]byte, max(spec.Request, HeaderLen))}
 	}

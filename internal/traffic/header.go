@@ -23,6 +23,11 @@ const (
 	KindEnd      Kind = 2 // udp stream end marker; Seq holds the number sent
 	KindRequest  Kind = 3 // blocks: a request
 	KindResponse Kind = 4 // blocks: one chunk of a block
+	// KindFeedback goes from a flow-controlled UDP receiver to its sender
+	// (flow.go): Seq holds the receiver's high mark (the next number it
+	// expects), Size the window it grants in datagrams beyond it, Stamp
+	// the receiver's clock.
+	KindFeedback Kind = 5
 )
 
 // Header is the decoded datagram header. Layout, big-endian:
@@ -76,7 +81,7 @@ func (h *Header) Parse(b []byte) error {
 	h.Size = binary.BigEndian.Uint32(b[24:])
 	h.Chunks = binary.BigEndian.Uint16(b[28:])
 	h.Tag = binary.BigEndian.Uint64(b[32:])
-	if h.Kind < KindData || h.Kind > KindResponse {
+	if h.Kind < KindData || h.Kind > KindFeedback {
 		return errHeader
 	}
 	return nil

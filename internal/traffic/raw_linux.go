@@ -13,17 +13,41 @@ import (
 )
 
 // batchConn is what a hot loop needs of its socket: batched reads and
-// writes and a read deadline. *ipv4.PacketConn (through the netpoller) and
-// *rawConn (blocking system calls the runtime does not see) both have it.
+// writes, a read deadline, and a read that never waits (ReadNow: what has
+// arrived, or EAGAIN). *pollConn (through the netpoller) and *rawConn
+// (blocking system calls the runtime does not see) both have it.
 type batchConn interface {
 	ReadBatch(ms []ipv4.Message, flags int) (int, error)
+	ReadNow(ms []ipv4.Message) (int, error)
 	WriteBatch(ms []ipv4.Message, flags int) (int, error)
 	SetReadDeadline(t time.Time) error
 }
 
+// pollConn is the netpoller's packet conn of a socket that got no raw
+// slot. Its ReadNow enters recvmmsg directly with MSG_DONTWAIT: through the
+// poller, a read that finds nothing waits for the next datagram instead.
+type pollConn struct {
+	*ipv4.PacketConn
+	conn *net.UDPConn
+	hdrs rawConn // message headers for ReadNow
+}
+
+func (c *pollConn) ReadNow(ms []ipv4.Message) (int, error) {
+	var n int
+	var err error
+	if cerr := control(c.conn, func(fd int) error {
+		c.hdrs.fd = fd
+		n, err = c.hdrs.recv(ms, unix.MSG_DONTWAIT)
+		return nil
+	}); cerr != nil {
+		return 0, cerr
+	}
+	return n, err
+}
+
 // rawConn reads and writes a blocking socket (blockingIO) with
-// recvmmsg/sendmmsg entered through syscall.RawSyscall6 on the calling
-// locked thread: the thread sleeps in the kernel and is woken by it, as a C
+// recvmmsg/sendmmsg (recvfrom/sendto for a single datagram without control
+// data) entered through syscall.RawSyscall6 on the calling locked thread: the thread sleeps in the kernel and is woken by it, as a C
 // tool's is, without the runtime's system-call bookkeeping, on a duplicate
 // of the socket that is in no epoll set (acquireRaw).
 //
@@ -68,12 +92,12 @@ var rawSlots = make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 0))
 // idling in the netpoller, a second context switch per message on the
 // other CPU) and returns a rawConn on the duplicate, closed by the release
 // function. Otherwise (GOMAXPROCS 1, or as many raw loops running as the
-// process can afford) it returns conn's netpoller packet conn. Callers
-// must not use conn after acquireRaw; they may close it again.
+// process can afford) it returns conn's netpoller packet conn (*pollConn).
+// Callers must not use conn after acquireRaw; they may close it again.
 func acquireRaw(conn *net.UDPConn) (batchConn, func()) {
 	fd, release, ok := takeRaw(conn)
 	if !ok {
-		return ipv4.NewPacketConn(conn), release
+		return &pollConn{PacketConn: ipv4.NewPacketConn(conn), conn: conn}, release
 	}
 	return &rawConn{fd: fd, timeout: sysTimeout}, release
 }
@@ -169,6 +193,30 @@ func (c *rawConn) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 			c.timeout = want
 		}
 	}
+	return c.recv(ms, flags)
+}
+
+// ReadNow reads what has arrived without waiting, whatever the deadline.
+func (c *rawConn) ReadNow(ms []ipv4.Message) (int, error) {
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	return c.recv(ms, unix.MSG_DONTWAIT)
+}
+
+// recv is one recvmmsg into ms; a single message without control data is
+// one recvfrom, the kernel's shortest path (no message header or vector
+// to copy in and out), as C tools read.
+func (c *rawConn) recv(ms []ipv4.Message, flags int) (int, error) {
+	if len(ms) == 1 && len(ms[0].OOB) == 0 {
+		b := ms[0].Buffers[0]
+		n, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, uintptr(c.fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags&^unix.MSG_WAITFORONE), 0, 0)
+		if e != 0 {
+			return 0, e
+		}
+		ms[0].N, ms[0].NN, ms[0].Flags = int(n), 0, 0
+		return 1, nil
+	}
 	c.prepare(ms)
 	n, _, e := syscall.RawSyscall6(unix.SYS_RECVMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.hdrs[0])), uintptr(len(ms)), uintptr(flags), 0, 0)
 	if e != 0 {
@@ -184,6 +232,15 @@ func (c *rawConn) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 func (c *rawConn) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
 	if len(ms) == 0 {
 		return 0, nil
+	}
+	if len(ms) == 1 && len(ms[0].OOB) == 0 {
+		// One datagram is one sendto, as for recv.
+		b := ms[0].Buffers[0]
+		_, _, e := syscall.RawSyscall6(unix.SYS_SENDTO, uintptr(c.fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags), 0, 0)
+		if e != 0 {
+			return 0, e
+		}
+		return 1, nil
 	}
 	c.prepare(ms)
 	n, _, e := syscall.RawSyscall6(unix.SYS_SENDMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.hdrs[0])), uintptr(len(ms)), uintptr(flags), 0, 0)

@@ -121,7 +121,7 @@ func TestRawSlotsExhausted(t *testing.T) {
 	a, b := loPair(t)
 	bc, r := acquireRaw(a)
 	defer r()
-	if _, ok := bc.(*ipv4.PacketConn); !ok {
+	if _, ok := bc.(*pollConn); !ok {
 		t.Fatalf("no free slot, got %T", bc)
 	}
 	if _, err := b.Write([]byte("still open")); err != nil {

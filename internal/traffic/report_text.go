@@ -19,9 +19,12 @@ func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
 	case ModeTCP:
 		what = fmt.Sprintf("%d stream(s), %s writes", s.Parallel, units.FormatBytes(float64(s.Len)))
 	case ModeUDP:
-		pace := "unpaced"
-		if s.Paced() {
+		pace := "unpaced, flow-controlled by the receiver"
+		switch {
+		case s.Paced():
 			pace = "paced to " + units.FormatRate(float64(s.RateBitsPerSec))
+		case s.NoFlow:
+			pace = "unpaced, no flow control"
 		}
 		what = fmt.Sprintf("%s datagrams, %s", units.FormatBytes(float64(s.Len)), pace)
 	case ModeBlocks:
@@ -108,6 +111,9 @@ func (rep Report) WriteText(w io.Writer) {
 		case ModeUDP:
 			fmt.Fprintf(w, "  datagrams: sent %d, delivered %d, lost %d (%.3f %%), reordered %d, duplicates %d, jitter %s\n",
 				s.Sent, s.Messages, s.Lost, s.LossPercent, s.Reordered, s.Duplicates, us(s.Jitter))
+			if s.Flow != nil {
+				writeFlow(w, s.Flow)
+			}
 		case ModeBlocks:
 			fmt.Fprintf(w, "  blocks: %d = %.0f blocks/s, lost %d (%.3f %%)", s.Messages, s.PerSec, s.Lost, s.LossPercent)
 			if s.Chunks > 1 {
@@ -163,6 +169,25 @@ func (rep Report) WriteText(w io.Writer) {
 		} else {
 			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
 		}
+	}
+}
+
+// writeFlow writes a flow-controlled run's window and its bottleneck.
+func writeFlow(w io.Writer, f *FlowSummary) {
+	fmt.Fprintf(w, "  flow control: window %d datagrams", f.Window)
+	if f.ReceiveBufferBytes > 0 {
+		fmt.Fprintf(w, " (from the receiver's %s socket buffer)", units.FormatBytes(float64(f.ReceiveBufferBytes)))
+	}
+	fmt.Fprintf(w, ", %d feedback, %d probes; the sender waited on the window %.1f %% of the run", f.Feedback, f.Probes, f.WaitPercent)
+	switch f.Bottleneck {
+	case BottleneckReceiver:
+		fmt.Fprint(w, ": the receiver was the bottleneck")
+	case BottleneckSender:
+		fmt.Fprint(w, ": the sender was the bottleneck (the receiver kept up)")
+	}
+	fmt.Fprintln(w)
+	if f.Abandoned != "" {
+		fmt.Fprintf(w, "  flow control abandoned: %s\n", termtext.Clean(f.Abandoned))
 	}
 }
 

@@ -71,6 +71,9 @@ type Spec struct {
 	// default 1 Gbit/s when RateSet is false, unpaced when RateSet is true.
 	RateBitsPerSec int64 `json:"rate_bits_per_sec"`
 	RateSet        bool  `json:"rate_set"`
+	// NoFlow turns off the flow control of unpaced UDP (see Flow): the
+	// sender then blasts as fast as it can, whatever the receiver takes.
+	NoFlow bool `json:"no_flow,omitempty"`
 	// Request and Block are the request and block sizes of the blocks mode
 	// (default 256 B and 8 KiB); Outstanding is how many requests are in
 	// flight (default 1); BlockTimeout is when a block counts as lost
@@ -144,6 +147,9 @@ func (s Spec) Normalize() (Spec, error) {
 		if s.RateBitsPerSec < 0 || s.RateBitsPerSec > MaxRate {
 			return bad("rate %d bit/s: want 0 (unpaced) to %g", s.RateBitsPerSec, float64(MaxRate))
 		}
+		if s.NoFlow && s.Paced() {
+			return bad("flow control is for unpaced udp (rate 0); a paced sender has none to turn off")
+		}
 	case ModeBlocks:
 		if s.Request == 0 {
 			s.Request = 256
@@ -170,6 +176,9 @@ func (s Spec) Normalize() (Spec, error) {
 			return bad("block timeout %v: want 1ms to 1m", s.BlockTimeout)
 		}
 	}
+	if s.NoFlow && s.Mode != ModeUDP {
+		return bad("flow control is for unpaced udp; mode %s has none to turn off", s.Mode)
+	}
 	for _, c := range []*int{s.CPU, s.PeerCPU} {
 		if c != nil && (*c < 0 || *c >= 1024) {
 			return bad("cpu %d: want 0 to 1023", *c)
@@ -186,3 +195,8 @@ func (s Spec) Normalize() (Spec, error) {
 
 // Paced reports whether UDP sends are paced.
 func (s Spec) Paced() bool { return s.RateBitsPerSec > 0 }
+
+// Flow reports whether a UDP sender is flow-controlled by its receiver
+// (flow.go): unpaced UDP is, unless NoFlow. A paced sender sends at the
+// rate it was asked for, and loss at that rate is the finding.
+func (s Spec) Flow() bool { return s.Mode == ModeUDP && !s.Paced() && !s.NoFlow }

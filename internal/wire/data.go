@@ -1,12 +1,9 @@
 package wire
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"sync"
 )
 
@@ -20,10 +17,12 @@ import (
 //	12:20 sequence number (per sender, from 1)
 //	20:28 ref (an ack's probe sequence; free for other kinds)
 //	28:32 length: the datagram's total length including this header
-//	32:48 tag: HMAC-SHA256(direction key, bytes 0:32), first 16 bytes
+//	32:48 tag of bytes 0:32 under the direction key: the session's tag
+//	      algorithm (tag.go), TagHMAC (HMAC-SHA256, first 16 bytes) or
+//	      TagGMAC (AES-256-GMAC)
 const HeaderLen = 48
 
-// TagLen is the length of the truncated HMAC tag.
+// TagLen is the length of the tag.
 const TagLen = 16
 
 // Kind is the type of a data packet.
@@ -61,14 +60,25 @@ type Header struct {
 // safe for concurrent use; sequence numbers are unique per Sealer.
 type Sealer struct {
 	mu      sync.Mutex
-	mac     hash.Hash
+	tag     tagger
 	session uint64
 	seq     uint64
 }
 
-// NewSealer returns a Sealer for key (one of Keys' directions) and session.
+// NewSealer returns a Sealer for key (one of Keys' directions) and session
+// that tags with TagHMAC.
 func NewSealer(key []byte, session uint64) *Sealer {
-	return &Sealer{mac: hmac.New(sha256.New, key), session: session}
+	s, _ := NewSealerTag(TagHMAC, key, session)
+	return s
+}
+
+// NewSealerTag is NewSealer with the tag algorithm alg (TagHMAC, TagGMAC).
+func NewSealerTag(alg string, key []byte, session uint64) (*Sealer, error) {
+	t, err := newTagger(alg, key)
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{tag: t, session: session}, nil
 }
 
 // Seal writes a header for kind and ref into hdr[:HeaderLen], recording
@@ -89,10 +99,7 @@ func (s *Sealer) Seal(hdr []byte, kind Kind, ref uint64, length int) (uint64, er
 	binary.BigEndian.PutUint64(hdr[12:20], s.seq)
 	binary.BigEndian.PutUint64(hdr[20:28], ref)
 	binary.BigEndian.PutUint32(hdr[28:32], uint32(length))
-	s.mac.Reset()
-	s.mac.Write(hdr[:32])
-	var sum [sha256.Size]byte
-	copy(hdr[32:HeaderLen], s.mac.Sum(sum[:0])[:TagLen])
+	s.tag.put(hdr, s.seq)
 	return s.seq, nil
 }
 
@@ -105,14 +112,24 @@ func (s *Sealer) SealPacket(pkt []byte, kind Kind, ref uint64) (uint64, error) {
 // rejects replays with a sliding Window. Safe for concurrent use.
 type Opener struct {
 	mu      sync.Mutex
-	mac     hash.Hash
+	tag     tagger
 	session uint64
 	win     Window
 }
 
-// NewOpener returns an Opener for key and session.
+// NewOpener returns an Opener for key and session that checks TagHMAC.
 func NewOpener(key []byte, session uint64) *Opener {
-	return &Opener{mac: hmac.New(sha256.New, key), session: session}
+	o, _ := NewOpenerTag(TagHMAC, key, session)
+	return o
+}
+
+// NewOpenerTag is NewOpener with the tag algorithm alg (TagHMAC, TagGMAC).
+func NewOpenerTag(alg string, key []byte, session uint64) (*Opener, error) {
+	t, err := newTagger(alg, key)
+	if err != nil {
+		return nil, err
+	}
+	return &Opener{tag: t, session: session}, nil
 }
 
 // ParseHeader decodes a header without verifying it (for dispatching by
@@ -145,10 +162,7 @@ func (o *Opener) OpenHeader(b []byte) (Header, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.mac.Reset()
-	o.mac.Write(b[:32])
-	var sum [sha256.Size]byte
-	if !hmac.Equal(o.mac.Sum(sum[:0])[:TagLen], b[32:HeaderLen]) {
+	if !o.tag.ok(b, h.Seq) {
 		return h, ErrBadTag
 	}
 	// Only a verified sequence number may move the window.

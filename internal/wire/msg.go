@@ -28,6 +28,9 @@ type Hello struct {
 	Version  int    `json:"version"`
 	Nonce    []byte `json:"nonce"`
 	Software string `json:"software,omitempty"` // e.g. "interlink v0.1.0", for the agent's log
+	// Tags are the data tag algorithms the client has beyond TagHMAC,
+	// in its order of preference (tag.go); an older client sends none.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Challenge is the agent's answer to Hello: its nonce and its proof that it
@@ -57,6 +60,9 @@ type Welcome struct {
 	Session uint64 `json:"session"`
 	Limits  Limits `json:"limits"`
 	Agent   string `json:"agent,omitempty"` // agent software version
+	// Tag is the data tag algorithm of the session, one the client
+	// offered; empty is TagHMAC (an older agent never sets it).
+	Tag string `json:"tag,omitempty"`
 }
 
 // Refuse ends a handshake (or a session) with a reason meant for a person.

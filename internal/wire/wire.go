@@ -17,10 +17,10 @@
 //
 // # Handshake (both sides prove the token, which never crosses the wire)
 //
-//	client -> Hello{version, client nonce}
+//	client -> Hello{version, client nonce, tags}
 //	agent  -> Challenge{agent nonce, agent proof}   or Refuse{reason}
 //	client -> Auth{client proof}                    or Refuse{reason}
-//	agent  -> Welcome{session id, limits}           or Refuse{reason}
+//	agent  -> Welcome{session id, limits, tag}      or Refuse{reason}
 //
 // agent proof  = HMAC-SHA256(token, "interlink/1 agent"  | cn | sn)
 // client proof = HMAC-SHA256(token, "interlink/1 client" | cn | sn)
@@ -34,8 +34,9 @@
 //
 // Every datagram (and the first bytes of every data stream) of a session
 // starts with a 48-byte Header whose 16-byte tag is a truncated
-// HMAC-SHA256 under a direction key derived from the token and both nonces
-// (SessionKeys). The tag covers the header, which includes the session id,
+// HMAC-SHA256 or, when both ends have it (Hello.Tags, Welcome.Tag), an
+// AES-256-GMAC under a direction key derived from the token and both
+// nonces (SessionKeys; tag.go). The tag covers the header, which includes the session id,
 // a per-direction sequence number and the total datagram length; a Window
 // rejects replays. See Sealer and Opener.
 package wire

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -132,9 +134,19 @@ func TestProofsAndKeys(t *testing.T) {
 }
 
 func TestSealOpen(t *testing.T) {
+	for name, alg := range map[string]string{"hmac-sha256": TagHMAC, TagGMAC: TagGMAC} {
+		t.Run(name, func(t *testing.T) { testSealOpen(t, alg) })
+	}
+}
+
+func testSealOpen(t *testing.T, alg string) {
 	k := SessionKeys([]byte("token token token token"), bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32))
-	s := NewSealer(k.ClientToAgent, 77)
-	o := NewOpener(k.ClientToAgent, 77)
+	s, err := NewSealerTag(alg, k.ClientToAgent, 77)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _ := NewOpenerTag(alg, k.ClientToAgent, 77)
+	other := func(key []byte, session uint64) *Opener { o, _ := NewOpenerTag(alg, key, session); return o }
 	pkt := make([]byte, 1000)
 	seq, err := s.SealPacket(pkt, KindProbe, 0)
 	if err != nil || seq != 1 {
@@ -151,10 +163,10 @@ func TestSealOpen(t *testing.T) {
 	if _, err := o.Open(pkt[:900]); !errors.Is(err, ErrBadLength) {
 		t.Errorf("truncated: %v", err)
 	}
-	if _, err := NewOpener(k.AgentToClient, 77).Open(pkt); !errors.Is(err, ErrBadTag) {
+	if _, err := other(k.AgentToClient, 77).Open(pkt); !errors.Is(err, ErrBadTag) {
 		t.Errorf("other direction's key: %v", err)
 	}
-	if _, err := NewOpener(k.ClientToAgent, 78).Open(pkt); !errors.Is(err, ErrBadSession) {
+	if _, err := other(k.ClientToAgent, 78).Open(pkt); !errors.Is(err, ErrBadSession) {
 		t.Errorf("other session: %v", err)
 	}
 	pkt[21] ^= 1 // flip a bit of ref
@@ -170,6 +182,43 @@ func TestSealOpen(t *testing.T) {
 	}
 	if _, err := o.Open(make([]byte, 100)); !errors.Is(err, ErrBadLength) && !errors.Is(err, ErrNotData) {
 		t.Errorf("zeros: %v", err)
+	}
+	// A packet tagged with the other algorithm does not open.
+	otherAlg := map[string]string{TagHMAC: TagGMAC, TagGMAC: TagHMAC}[alg]
+	s2, _ := NewSealerTag(otherAlg, k.ClientToAgent, 77)
+	for range 3 {
+		s2.SealPacket(pkt, KindProbe, 0) // past o's window
+	}
+	if _, err := o.Open(pkt); !errors.Is(err, ErrBadTag) {
+		t.Errorf("%q packet opened with %q: %v", otherAlg, alg, err)
+	}
+}
+
+// TestTagHMACIsVersion1: a TagHMAC session's tag is exactly what every
+// version-1 peer computes (HMAC-SHA256 of bytes 0:32, first 16 bytes), so
+// a session with an older build works as before.
+func TestTagHMACIsVersion1(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	pkt := make([]byte, 200)
+	NewSealer(key, 5).SealPacket(pkt, KindProbe, 9)
+	m := hmac.New(sha256.New, key)
+	m.Write(pkt[:32])
+	if !bytes.Equal(m.Sum(nil)[:TagLen], pkt[32:HeaderLen]) {
+		t.Errorf("TagHMAC differs from version 1's HMAC-SHA256")
+	}
+	if _, err := NewSealerTag("rot13", key, 5); err == nil {
+		t.Error("an unknown tag algorithm was taken")
+	}
+}
+
+func TestPickTag(t *testing.T) {
+	for _, c := range []struct {
+		offer []string
+		want  string
+	}{{nil, TagHMAC}, {[]string{"sha3-kmac"}, TagHMAC}, {[]string{"sha3-kmac", TagGMAC}, TagGMAC}} {
+		if got := PickTag(c.offer); got != c.want {
+			t.Errorf("offer %q: picked %q, want %q", c.offer, got, c.want)
+		}
 	}
 }
 

@@ -1,0 +1,149 @@
+package traffic
+
+import "time"
+
+// Summarize computes a flow's summary from its two sides.
+func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
+	f := Flow{Direction: dir, Client: client, Server: server}
+	s := &f.Summary
+	send, recv := client, server
+	if dir == Reverse {
+		send, recv = server, client
+	}
+	if spec.Mode == ModeBlocks {
+		send, recv = server, client // blocks flow from the responder
+	}
+	if send == nil || recv == nil {
+		return f
+	}
+	s.Duration = recv.Duration
+	if spec.Mode == ModeBlocks {
+		s.Duration = client.Duration
+	}
+	if s.Duration == 0 {
+		s.Duration = send.Duration // nothing arrived: the receiver's clock never started
+	}
+	s.MTU = send.MTU
+	if s.MTU == 0 {
+		s.MTU = recv.MTU
+	}
+	s.Bytes = recv.Bytes
+	s.Messages = recv.Messages
+	if sec := s.Duration.Seconds(); sec > 0 {
+		s.BitsPerSec = float64(s.Bytes) * 8 / sec
+		s.PerSec = float64(s.Messages) / sec
+	}
+	s.ReasmReqds = recv.Counters.ReasmReqds
+	s.ReasmOKs = recv.Counters.ReasmOKs
+	s.ReasmFails = recv.Counters.ReasmFails
+	switch spec.Mode {
+	case ModeTCP:
+		for _, st := range send.Streams {
+			s.Retransmits += st.Retransmits
+		}
+		s.PerSec, s.Messages = 0, 0
+	case ModeUDP:
+		if send.UDP != nil && recv.UDP != nil {
+			s.Sent = send.UDP.Sent
+			s.Lost = max(s.Sent-recv.UDP.Received, 0)
+			s.Reordered = recv.UDP.Reordered
+			s.Duplicates = recv.UDP.Duplicates
+			s.Jitter = recv.UDP.Jitter
+			s.LossBy = lossPlaces(s.Lost, send.Counters, recv.Counters)
+			s.Flow = summarizeFlow(send, recv)
+		}
+		switch {
+		case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:
+			// IP counts a segmented buffer once; only datagrams that fit the
+			// MTU are segmented, so each is one packet on the wire.
+			s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
+		case send.Messages > 0:
+			s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
+		}
+	case ModeBlocks:
+		if b := client.Blocks; b != nil {
+			s.Sent = b.Requests
+			s.Lost = b.Lost
+			s.RTT = b.RTT
+			for _, l := range server.LimitedBy {
+				s.RTTPaced = s.RTTPaced || l.Limit == LimitAgentRate
+			}
+			s.Chunks = b.Chunks
+			// A lost block is a lost request or a lost response: count the
+			// drops at both ends.
+			both := Counters{
+				UDPSndbufErrors: client.Counters.UDPSndbufErrors + server.Counters.UDPSndbufErrors,
+				UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
+				ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
+			}
+			s.LossBy = lossPlaces(s.Lost, both, both)
+		}
+		if server.Messages > 0 {
+			s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
+		}
+	}
+	if s.Sent > 0 {
+		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
+	}
+	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
+		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
+	}
+	s.LargestPacket = largestPacket(spec, s, recv)
+	// Slack for TCP options and fragment alignment (8 bytes).
+	s.MTUProven = s.MTU > 0 && s.LargestPacket >= s.MTU-8
+	perMsg := spec.Mode != ModeTCP
+	s.ClientCost = cost(client, s.Bytes, s.Messages, s.Duration, perMsg)
+	s.ServerCost = cost(server, s.Bytes, s.Messages, s.Duration, perMsg)
+	if spec.LinkRateBitsPerSec > 0 && s.MTU > 0 {
+		var eff float64
+		switch spec.Mode {
+		case ModeTCP:
+			eff = TCPWireEfficiency(s.MTU, spec.LinkOverheadBytes)
+		case ModeUDP:
+			eff = UDPWireEfficiency(spec.Len, s.MTU, spec.LinkOverheadBytes)
+		case ModeBlocks:
+			eff = UDPWireEfficiency(min(spec.Block, MaxDatagram), s.MTU, spec.LinkOverheadBytes)
+		}
+		s.WireLimitBitsPerSec = eff * float64(spec.LinkRateBitsPerSec)
+		if s.WireLimitBitsPerSec > 0 {
+			s.PercentOfWireLimit = 100 * s.BitsPerSec / s.WireLimitBitsPerSec
+		}
+	}
+	return f
+}
+
+// lossPlaces attributes lost messages: first to counters that name a place
+// (the sender's queue, the receiver's socket buffer, reassembly), each at
+// most what is still unexplained, then the rest to the network. ReasmFails
+// can count fragments rather than datagrams (a fragment dropped because
+// reassembly memory is full counts once per fragment), hence the cap.
+func lossPlaces(lost int64, send, recv Counters) *LossPlaces {
+	p := &LossPlaces{}
+	rest := lost
+	take := func(n int64) int64 {
+		n = max(min(n, rest), 0)
+		rest -= n
+		return n
+	}
+	p.SenderQueue = take(send.UDPSndbufErrors)
+	p.SocketBuffer = take(recv.UDPRcvbufErrors)
+	p.Reassembly = take(recv.ReasmFails)
+	p.Network = rest
+	return p
+}
+
+func cost(sd *Side, bytes, msgs int64, d time.Duration, perMsg bool) Cost {
+	c := Cost{CPUNs: sd.CPU.UserNs + sd.CPU.SystemNs, SoftIRQNs: sd.CPU.SoftIRQNs}
+	if gib := float64(bytes) / (1 << 30); gib > 0 {
+		c.CPUNsPerGiB = float64(c.CPUNs) / gib
+		c.SoftIRQNsPerGiB = float64(c.SoftIRQNs) / gib
+	}
+	if perMsg && msgs > 0 {
+		c.CPUNsPerMsg = float64(c.CPUNs) / float64(msgs)
+		c.SoftIRQNsPerMsg = float64(c.SoftIRQNs) / float64(msgs)
+	}
+	if d > 0 {
+		c.Utilisation = float64(c.CPUNs) / float64(d)
+	}
+	return c
+}
