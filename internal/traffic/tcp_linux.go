@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -80,7 +81,10 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt
 			r := <-ch
 			side.CPU.UserNs += int64(r.user)
 			side.CPU.SystemNs += int64(r.sys)
-			if r.err != nil {
+			// A peer that closed because the run was cancelled on its side
+			// too resets the stream: that is the cancellation, not a
+			// failure of the stream (meter.finish records "cancelled").
+			if r.err != nil && !(ctx.Err() != nil && peerClosed(r.err)) {
 				errs <- errorf("tcp stream %d: %w", i, r.err)
 			}
 		}
@@ -233,4 +237,10 @@ func tcpRead(c *net.TCPConn, n *atomic.Int64, started *atomic.Int64) error {
 			return err
 		}
 	}
+}
+
+// peerClosed reports whether err is the peer closing the stream under the
+// writer (a reset or a broken pipe).
+func peerClosed(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
