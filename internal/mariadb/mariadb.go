@@ -13,12 +13,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/interlink/interlink/internal/runas"
 )
 
 // ErrMissing says MariaDB (or, for a cluster, Galera or rsync) is not
@@ -147,14 +147,11 @@ func (c *Config) defaults() error {
 		c.Port = p
 	}
 	if c.User == "" {
-		c.User = "mysql"
-		if os.Geteuid() != 0 {
-			u, err := user.Current()
-			if err != nil {
-				return err
-			}
-			c.User = u.Username
+		u, err := runas.Default("mysql")
+		if err != nil {
+			return err
 		}
+		c.User = u
 	}
 	if c.SQLUser == "" {
 		c.SQLUser = "interlink"
@@ -178,12 +175,11 @@ func (c *Config) defaults() error {
 
 // FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := runas.FreePort("127.0.0.1")
 	if err != nil {
-		return 0, fmt.Errorf("mariadb: free port: %w", err)
+		return 0, fmt.Errorf("mariadb: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p, nil
 }
 
 // DSN is the mysql:// URL of the server's account and database at
@@ -206,12 +202,10 @@ func (s *Server) DSN() string {
 
 // ids returns the uid and gid of the server's user.
 func (c *Config) ids() (uid, gid int, err error) {
-	u, err := user.Lookup(c.User)
+	uid, gid, err = runas.IDs(c.User)
 	if err != nil {
 		return 0, 0, fmt.Errorf("mariadb: user %s: %w (install the server: apt-get install -y mariadb-server)", c.User, err)
 	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
 	return uid, gid, nil
 }
 
@@ -221,12 +215,7 @@ func (c *Config) asUser(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	if uid != os.Geteuid() {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-	}
+	runas.Apply(cmd, uid, gid)
 	return nil
 }
 

@@ -13,13 +13,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/interlink/interlink/internal/runas"
 )
 
 // BinDirs are where Debian's (and PGDG's) packages put the server
@@ -99,14 +100,11 @@ func (c *Config) defaults() error {
 		c.Port = p
 	}
 	if c.User == "" {
-		c.User = "postgres"
-		if os.Geteuid() != 0 {
-			u, err := user.Current()
-			if err != nil {
-				return err
-			}
-			c.User = u.Username
+		u, err := runas.Default("postgres")
+		if err != nil {
+			return err
 		}
+		c.User = u
 	}
 	if c.Password == "" {
 		b := make([]byte, 12)
@@ -121,12 +119,11 @@ func (c *Config) defaults() error {
 
 // FreePort returns a TCP port free on addr at the time of the call.
 func FreePort(addr string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	p, err := runas.FreePort(addr)
 	if err != nil {
-		return 0, fmt.Errorf("pgserver: free port on %s: %w", addr, err)
+		return 0, fmt.Errorf("pgserver: %w", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p, nil
 }
 
 // run runs a server binary as c.User and returns its error with its output.
@@ -150,12 +147,10 @@ func (c *Config) run(ctx context.Context, env []string, name string, args ...str
 }
 
 func (c *Config) ids() (uid, gid int, err error) {
-	u, err := user.Lookup(c.User)
+	uid, gid, err = runas.IDs(c.User)
 	if err != nil {
 		return 0, 0, fmt.Errorf("pgserver: user %s: %w", c.User, err)
 	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
 	return uid, gid, nil
 }
 
@@ -164,9 +159,7 @@ func (c *Config) asUser(cmd *exec.Cmd) error {
 	if err != nil {
 		return err
 	}
-	if uid != os.Geteuid() {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	}
+	runas.Apply(cmd, uid, gid)
 	return nil
 }
 
