@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +47,8 @@ sends, and what it costs at both ends:
           --rate 0 --flow=false blasts unpaced (loss then shows how far the
           sender outran the receiver)
   blocks  Cache Fusion: a --request answered by a --block (8K; up to 1M, split into
-          datagrams above 64 KiB), --outstanding in flight; blocks/s and round-trip
+          datagrams above 64 KiB), --outstanding in flight (or paced to --rate
+          requests per second, as sockperf --mps paces); blocks/s and round-trip
           p50/p90/p99/p99.9/max; a block not whole within --timeout is lost
   gc      Cache Fusion across the cluster: 'bench --mode gc NODE NODE...' (or --nodes
           FILE; NODE is [NAME=]AGENT[:PORT][@ADDR], ADDR the interconnect address)
@@ -124,7 +126,14 @@ the wire limit for the path MTU when the link rate is known.`,
 				}
 				*s.dst = int(n)
 			}
-			if rate != "" {
+			switch {
+			case rate != "" && mode == "blocks":
+				r, err := strconv.ParseFloat(rate, 64)
+				if err != nil || !(r > 0 && r <= traffic.MaxRequestsPerSec) {
+					return usageError("bench: --rate %q: in --mode blocks, requests per second (more than 0, at most %g)", rate, float64(traffic.MaxRequestsPerSec))
+				}
+				spec.RequestsPerSec = r
+			case rate != "":
 				r, err := units.ParseRate(rate)
 				if err != nil {
 					return usageError("bench: --rate: %v", err)
@@ -247,7 +256,7 @@ the wire limit for the path MTU when the link rate is known.`,
 	f.StringVar(&length, "len", "", "tcp write size (default 128K) or udp datagram size (default 8K, may exceed the MTU)")
 	f.BoolVar(&reverse, "reverse", false, "tcp, udp: the peer sends")
 	f.BoolVar(&bidir, "bidir", false, "tcp: both directions at once")
-	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced, as fast as the receiver reads: see --flow); gc: requests per second per node (default: as fast as --outstanding allows)")
+	f.StringVar(&rate, "rate", "", "udp: payload rate (default 1gbit; 0 = unpaced, as fast as the receiver reads: see --flow); blocks: requests per second, each alone (as sockperf --mps); gc: requests per second per node (default: as fast as --outstanding allows)")
 	f.BoolVar(&flow, "flow", true, "udp --rate 0: the receiver's feedback keeps the sender within its socket buffer; --flow=false blasts")
 	f.StringVar(&request, "request", "", "blocks, gc: request size (default 256)")
 	f.StringVar(&block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")

@@ -11,7 +11,7 @@ import (
 
 // benchModeFlags are the flags that mean something in only some modes.
 var benchModeFlags = map[string][]string{
-	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp", "gc"}, "--flow": {"udp"},
+	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp", "blocks", "gc"}, "--flow": {"udp"},
 	"--request": {"blocks", "gc"}, "--block": {"blocks", "gc"}, "--outstanding": {"blocks", "gc"}, "--timeout": {"blocks", "gc"},
 }
 

@@ -151,6 +151,7 @@ var otherFlags = []string{
 	"wsrep-new-cluster", // MariaDB
 	"tiem",              // the README's example of a mistyped flag
 	"now",               // systemctl enable --now
+	"mps",               // sockperf --mps, the messages per second its ping-pong paces to
 }
 
 // TestDocLinks: every relative link in README.md and docs/ leads to a file

@@ -64,7 +64,11 @@ func benchSpecLine(sp traffic.Spec) string {
 		}
 		return fmt.Sprintf("UDP: %s datagrams, %s, for %s.", units.FormatBytes(float64(n.Len)), pace, n.Duration)
 	case traffic.ModeBlocks:
-		return fmt.Sprintf("Blocks: %d B requests answered by %s blocks, %d outstanding, for %s.", n.Request, units.FormatBytes(float64(n.Block)), n.Outstanding, n.Duration)
+		paced := ""
+		if n.RequestsPerSec > 0 {
+			paced = fmt.Sprintf(", paced to %g requests/s", n.RequestsPerSec)
+		}
+		return fmt.Sprintf("Blocks: %d B requests answered by %s blocks, %d outstanding%s, for %s.", n.Request, units.FormatBytes(float64(n.Block)), n.Outstanding, paced, n.Duration)
 	}
 	return fmt.Sprintf("mode %s", sp.Mode)
 }

@@ -86,6 +86,7 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 	st.Chunks = nchunks
 	start := time.Now()
 	end := start.Add(spec.Duration)
+	pace := newRatePacer(start, spec.RequestsPerSec)
 	iv := newIntervals(start, spec.Interval, RoleRequester, opt.Observer)
 	var (
 		in       Interval
@@ -128,11 +129,11 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			}
 		}
 		issuing := now.Before(end)
-		if issuing && busy < len(slots) {
+		if issuing && busy < len(slots) && !now.Before(pace.nextDue()) {
 			n := 0
 			t := time.Now()
 			for i := range slots {
-				if slots[i].busy || n == len(reqs) {
+				if slots[i].busy || n == len(reqs) || !pace.take(t) {
 					continue
 				}
 				gens[i]++
@@ -173,6 +174,9 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 		}
 		if issuing && end.Before(dl) {
 			dl = end
+		}
+		if due := pace.nextDue(); issuing && busy < len(slots) && !due.IsZero() && due.Before(dl) {
+			dl = due
 		}
 		// Move the deadline only when it must come earlier or has passed:
 		// resetting a timer on every round trip costs the runtime work on

@@ -40,3 +40,34 @@ func (p *pacer) due(now time.Time, max int) (n int, wait time.Duration) {
 	}
 	return n, wait
 }
+
+// newRatePacer paces perSec messages a second (0: none; a nil pacer lets
+// every message go at once), with no backlog forgiven beyond one message:
+// the blocks mode's paced requests (sockperf's --mps) each go alone, not
+// in a burst after a late turn of the loop.
+func newRatePacer(start time.Time, perSec float64) *pacer {
+	if perSec <= 0 {
+		return nil
+	}
+	iv := 1e9 / perSec
+	return &pacer{interval: iv, depth: iv, start: start}
+}
+
+// take reports whether one message may go at now, counting it if so; a
+// nil pacer always says yes.
+func (p *pacer) take(now time.Time) bool {
+	if p == nil {
+		return true
+	}
+	n, _ := p.due(now, 1)
+	return n == 1
+}
+
+// nextDue is when the next message is due (the zero time for a nil pacer:
+// always).
+func (p *pacer) nextDue() time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return p.start.Add(time.Duration(p.next))
+}

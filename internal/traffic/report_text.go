@@ -29,6 +29,9 @@ func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
 		what = fmt.Sprintf("%s datagrams, %s", units.FormatBytes(float64(s.Len)), pace)
 	case ModeBlocks:
 		what = fmt.Sprintf("%d B requests, %s blocks, %d outstanding", s.Request, units.FormatBytes(float64(s.Block)), s.Outstanding)
+		if s.RequestsPerSec > 0 {
+			what += fmt.Sprintf(", paced to %g requests/s", s.RequestsPerSec)
+		}
 	}
 	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, termtext.Clean(agentVersion), s.Mode, what, s.Duration)
 }

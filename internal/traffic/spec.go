@@ -46,10 +46,13 @@ const (
 	MaxDatagram    = 65507   // largest IPv4 UDP payload
 	MaxBlock       = 1 << 20 // db_block_size x db_file_multiblock_read_count
 	MaxOutstanding = 1024    // requests in flight
-	MaxRate        = 100e9   // bit/s; anything above is "unpaced" in practice
-	DefaultUDPRate = 1e9     // a safe default: iperf3 uses 1 Mbit/s, far too low for an interconnect
-	DefaultTCPLen  = 128 << 10
-	DefaultUDPLen  = 8 << 10
+	// MaxRequestsPerSec bounds a paced blocks run (above it, leave
+	// RequestsPerSec 0: as fast as the round trips allow).
+	MaxRequestsPerSec = 10e6
+	MaxRate           = 100e9 // bit/s; anything above is "unpaced" in practice
+	DefaultUDPRate    = 1e9   // a safe default: iperf3 uses 1 Mbit/s, far too low for an interconnect
+	DefaultTCPLen     = 128 << 10
+	DefaultUDPLen     = 8 << 10
 )
 
 // Spec describes one test. The zero value of every field means "default"
@@ -82,6 +85,9 @@ type Spec struct {
 	Block        int           `json:"block"`
 	Outstanding  int           `json:"outstanding"`
 	BlockTimeout time.Duration `json:"block_timeout_ns"`
+	// RequestsPerSec paces the blocks mode's requests (as sockperf's
+	// --mps paces its pings): 0, as fast as Outstanding allows.
+	RequestsPerSec float64 `json:"requests_per_sec,omitempty"`
 	// CPU pins the hot threads of the end that runs this spec (-1 or unset:
 	// no pinning); PeerCPU is forwarded to the other end.
 	CPU     *int `json:"cpu,omitempty"`
@@ -175,6 +181,12 @@ func (s Spec) Normalize() (Spec, error) {
 		if s.BlockTimeout < time.Millisecond || s.BlockTimeout > time.Minute {
 			return bad("block timeout %v: want 1ms to 1m", s.BlockTimeout)
 		}
+		if s.RequestsPerSec < 0 || s.RequestsPerSec > MaxRequestsPerSec || s.RequestsPerSec != s.RequestsPerSec {
+			return bad("rate %g requests per second: want more than 0 and at most %g", s.RequestsPerSec, float64(MaxRequestsPerSec))
+		}
+	}
+	if s.RequestsPerSec != 0 && s.Mode != ModeBlocks {
+		return bad("a request rate is for the blocks mode")
 	}
 	if s.NoFlow && s.Mode != ModeUDP {
 		return bad("flow control is for unpaced udp; mode %s has none to turn off", s.Mode)

@@ -81,6 +81,35 @@ func TestPacer(t *testing.T) {
 	}
 }
 
+// TestRatePacer: the blocks mode's paced requests go one per 1/rate, at
+// most one at a time, and a requester that fell behind resumes from now
+// without a burst; no rate lets everything go.
+func TestRatePacer(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	p := newRatePacer(t0, 100) // one per 10 ms
+	sent := 0
+	for us := 0; us < 1_000_000; us += 500 {
+		if p.take(t0.Add(time.Duration(us) * time.Microsecond)) {
+			sent++
+		}
+	}
+	if sent != 100 {
+		t.Errorf("released %d in 1 s at 100/s", sent)
+	}
+	if due := p.nextDue(); !due.Equal(t0.Add(time.Second)) {
+		t.Errorf("next due at %v after the start", due.Sub(t0))
+	}
+	// 55 ms late: one goes now, the next 10 ms later, not five at once.
+	late := t0.Add(time.Second + 55*time.Millisecond)
+	if !p.take(late) || p.take(late) || !p.nextDue().Equal(late.Add(10*time.Millisecond)) {
+		t.Errorf("after a stall: next due %v after it", p.nextDue().Sub(late))
+	}
+	none := newRatePacer(t0, 0)
+	if none != nil || !none.take(t0) || !none.take(t0) || !none.nextDue().IsZero() {
+		t.Error("no rate: every request should go at once")
+	}
+}
+
 func TestWireFormulas(t *testing.T) {
 	for _, c := range []struct{ n, mtu, want int }{
 		{8192, 1500, 6}, {8192, 9000, 1}, {32768, 9000, 4}, {1472, 1500, 1}, {1473, 1500, 2}, {8972, 9000, 1}, {8973, 9000, 2},
@@ -181,6 +210,7 @@ func TestSpecNormalize(t *testing.T) {
 		{Mode: "ping"}, {Mode: ModeTCP, Duration: 2 * time.Hour}, {Mode: ModeTCP, Interval: time.Millisecond},
 		{Mode: ModeUDP, Len: 10}, {Mode: ModeUDP, Len: 70000}, {Mode: ModeBlocks, Block: 2 << 20},
 		{Mode: ModeBlocks, Outstanding: 5000}, {Mode: ModeTCP, Parallel: 1000}, {Mode: ModeTCP, CPU: &cpu},
+		{Mode: ModeBlocks, RequestsPerSec: -1}, {Mode: ModeBlocks, RequestsPerSec: 1e9}, {Mode: ModeUDP, RequestsPerSec: 10},
 	} {
 		if _, err := bad.Normalize(); !errors.Is(err, ErrSpec) {
 			t.Errorf("%+v: err %v, want ErrSpec", bad, err)
