@@ -57,17 +57,13 @@ type route struct {
 	set    bool
 }
 
+// ping is one size of pings to one target: the last one sent and when
+// the next is due.
 type ping struct {
 	id      uint64
 	sent    time.Time
 	waiting bool
-}
-
-// round is a target's pings: the next round is due at next; first is the
-// size that went first in the last one, sent how many of its two went.
-type round struct {
-	next        time.Time
-	first, sent int
+	due     time.Time
 }
 
 // outMsg is a datagram waiting to be sent: buf[:n] to node to.
@@ -102,7 +98,6 @@ type engine struct {
 	gens   []uint64
 	busy   int
 	pings  [][2]ping
-	rounds []round
 	pingID uint64
 
 	hists    [][2]*hdrhistogram.Histogram // [server][hops-2]
@@ -138,7 +133,7 @@ func newEngine(spec Spec, self int, peers []Peer, mtu int, seed uint64, now time
 		chunks: Chunks(spec.Block), pick: newPicker(spec, seed),
 		holder: make([]uint8, spec.Blocks), held: make([]uint64, (spec.Blocks+63)/64),
 		routes: make([][]route, n), slots: make([]slot, spec.Outstanding), gens: make([]uint64, spec.Outstanding),
-		pings: make([][2]ping, n), rounds: make([]round, n), hists: make([][2]*hdrhistogram.Histogram, n), pingHist: make([][2]*hdrhistogram.Histogram, n),
+		pings: make([][2]ping, n), hists: make([][2]*hdrhistogram.Histogram, n), pingHist: make([][2]*hdrhistogram.Histogram, n),
 		nodeHist: [2]*hdrhistogram.Histogram{newHist(), newHist()},
 		phase:    phaseSetup, start: now,
 	}
@@ -239,4 +234,21 @@ func (e *engine) flush() {
 		e.err = e.send(e.outs[:e.nOut])
 	}
 	e.nOut, e.bytes = 0, 0
+}
+
+// workSpec is the spec of a node's workload engine: the run's, without
+// the pings, which have an engine of their own.
+func workSpec(s Spec) Spec {
+	s.NoPing = true
+	return s
+}
+
+// pingSpec is the spec of a node's ping engine: the run's duration,
+// timeout and ping interval, and no workload (no request slots; one block,
+// never asked for).
+func pingSpec(s Spec) Spec {
+	s.Outstanding, s.RatePerSec = 0, 0
+	s.Blocks, s.Skew, s.CurrentShare = 1, 0, 0
+	s.Block, s.Request = PingLarge, HeaderLen
+	return s
 }

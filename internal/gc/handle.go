@@ -196,7 +196,6 @@ func (e *engine) onPong(t, size int, m *msg, now time.Time) bool {
 		e.pingHist[t][c] = hdrhistogram.New(1, int64(2*time.Minute), 2)
 	}
 	e.pingHist[t][c].RecordValue(now.Sub(p.sent).Nanoseconds())
-	e.pingNext(t, now)
 	return true
 }
 

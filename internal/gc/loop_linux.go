@@ -15,13 +15,23 @@ import (
 	"github.com/interlink/interlink/internal/traffic"
 )
 
-// node runs one engine on its socket: one locked thread (loop) does
-// everything, as an LMS process does, so the node's CPU is that thread's.
+// node runs a node's two engines, each on its own socket and its own
+// locked thread: the workload's (requester, master and holder at once, as
+// an LMS process is: the node's CPU figures are that thread's) and the
+// pings' (as Oracle's PING process beside LMS: a ping is answered by a
+// thread that does nothing else, so that the ping table measures the path
+// and the hosts, not the block queue nor the workload's wake-ups).
 type node struct {
-	e    *engine
-	s    *sock
-	wait func(ctx context.Context, n int) error // the control session's rate limit
+	work, ping *thread // ping is nil when the run has no pings
+	drained    chan struct{}
+}
 
+// thread is one engine's loop.
+type thread struct {
+	e       *engine
+	s       *sock
+	wait    func(ctx context.Context, n int) error // the control session's rate limit
+	whole   bool                                   // the workload's: CPU and kernel counters are measured
 	stop    atomic.Bool
 	drained chan struct{}
 	done    chan struct{}
@@ -32,37 +42,94 @@ type node struct {
 // the grace, and time for a slow coordinator to collect.
 func hardStop(s Spec) time.Duration { return setupTimeout + s.Duration + Grace(s) + time.Minute }
 
-// startNode starts the engine of node self among peers on s (opened by
-// openSock), with wait applied to every send. ctx ends it early.
-func startNode(ctx context.Context, spec Spec, self int, peers []Peer, s *sock, mtu int, seed uint64, wait func(context.Context, int) error) *node {
-	nd := &node{s: s, wait: wait, drained: make(chan struct{}), done: make(chan struct{})}
-	nd.e = newEngine(spec, self, peers, mtu, seed, time.Now())
-	var once sync.Once
-	nd.e.onDrained = func() { once.Do(func() { close(nd.drained) }) }
-	stop := context.AfterFunc(ctx, func() { nd.stop.Store(true) })
+// startNode starts the engines of node self: the workload among peers on s
+// and, unless the run has none, the pings among pingPeers (the same nodes'
+// ping endpoints and keys) on ps (both opened by openSock), with wait
+// applied to every send. ctx ends them early.
+func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer, s, ps *sock, mtu int, seed uint64, wait func(context.Context, int) error) *node {
+	now := time.Now()
+	nd := &node{drained: make(chan struct{})}
+	// Both threads block in the kernel without the runtime's system-call
+	// bookkeeping, which would put a hand-over of the thread's P on every
+	// wake-up: the workload's in a raw slot when one is free (see
+	// traffic.TakeRawSlot), the pings' always, with a P of its own (it
+	// sleeps between pings; its round trips are what it measures).
+	s.takeSlot()
+	nd.work = startThread(ctx, newEngine(workSpec(spec), self, peers, mtu, seed, now), s, wait, true)
+	threads := []*thread{nd.work}
+	if spec.NoPing {
+		ps.close()
+	} else {
+		ps.takeSleeperSlot()
+		nd.ping = startThread(ctx, newEngine(pingSpec(spec), self, pingPeers, mtu, seed^0x9e3779b97f4a7c15, now), ps, wait, false)
+		threads = append(threads, nd.ping)
+	}
 	go func() {
-		defer close(nd.done)
-		defer stop()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		nd.run = nd.loop(ctx)
-		once.Do(func() { close(nd.drained) })
+		for _, th := range threads {
+			<-th.drained
+		}
+		close(nd.drained)
 	}()
 	return nd
 }
 
-// Stop ends the loop and waits for its result.
-func (nd *node) Stop() *NodeRun {
-	nd.stop.Store(true)
-	<-nd.done
-	return nd.run
+func startThread(ctx context.Context, e *engine, s *sock, wait func(context.Context, int) error, whole bool) *thread {
+	th := &thread{e: e, s: s, wait: wait, whole: whole, drained: make(chan struct{}), done: make(chan struct{})}
+	var once sync.Once
+	e.onDrained = func() { once.Do(func() { close(th.drained) }) }
+	stop := context.AfterFunc(ctx, func() { th.stop.Store(true) })
+	go func() {
+		defer close(th.done)
+		defer stop()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		th.run = th.loop(ctx)
+		once.Do(func() { close(th.drained) })
+	}()
+	return th
 }
 
-func (nd *node) loop(ctx context.Context) *NodeRun {
-	e, s := nd.e, nd.s
+// Stop ends the loops and waits for the node's result: the workload's,
+// with the ping table of the pings' engine.
+func (nd *node) Stop() *NodeRun {
+	for _, th := range []*thread{nd.work, nd.ping} {
+		if th != nil {
+			th.stop.Store(true)
+		}
+	}
+	<-nd.work.done
+	res := nd.work.run
+	if nd.ping != nil {
+		<-nd.ping.done
+		pr := nd.ping.run
+		res.Pings = pr.Pings
+		res.Dropped += pr.Dropped
+		// The host's counters hold the pings' packets too: the figures
+		// per block take them out with the workload's other datagrams.
+		res.OtherPackets += pr.OtherPackets
+		if res.Error == "" && pr.Error != "" {
+			res.Error = "pings: " + pr.Error
+		}
+	}
+	return res
+}
+
+// engines are the node's engines, for the session's log.
+func (nd *node) engines() []*engine {
+	if nd.ping == nil {
+		return []*engine{nd.work.e}
+	}
+	return []*engine{nd.work.e, nd.ping.e}
+}
+
+func (th *thread) loop(ctx context.Context) *NodeRun {
+	e, s := th.e, th.s
 	defer s.close()
-	s.takeSlot()
-	before, merr := counters.Take()
+	var before *counters.Snapshot
+	var merr error
+	if th.whole {
+		before, merr = counters.Take()
+	}
 	var ru0 unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
 	names := make([]unix.RawSockaddrInet6, e.maxOut)
@@ -79,10 +146,10 @@ func (nd *node) loop(ctx context.Context) *NodeRun {
 			sendNames[i] = peerNames[o.to]
 			bytes += o.n
 		}
-		if err := nd.wait(ctx, bytes); err != nil {
+		if err := th.wait(ctx, bytes); err != nil {
 			return err
 		}
-		return s.write(sendBufs[:len(outs)], sendNames[:len(outs)], nd.stop.Load)
+		return s.write(sendBufs[:len(outs)], sendNames[:len(outs)], th.stop.Load)
 	}
 	bufs := make([][]byte, e.maxOut)
 	for i := range bufs {
@@ -91,7 +158,7 @@ func (nd *node) loop(ctx context.Context) *NodeRun {
 	lens := make([]int, len(bufs))
 	hard := time.Now().Add(hardStop(e.spec))
 	now := time.Now()
-	for !nd.stop.Load() && e.err == nil && now.Before(hard) {
+	for !th.stop.Load() && e.err == nil && now.Before(hard) {
 		// A fresh clock: handling the last batch took time, and what tick
 		// sends (requests, pings) is timed from now.
 		now = time.Now()
@@ -128,7 +195,7 @@ func (nd *node) loop(ctx context.Context) *NodeRun {
 	var ru1 unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
 	res.CPU = traffic.CPU{Threads: 1, UserNs: ru1.Utime.Nano() - ru0.Utime.Nano(), SystemNs: ru1.Stime.Nano() - ru0.Stime.Nano()}
-	if merr == nil {
+	if th.whole && merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(before, after)
 		} else {

@@ -13,32 +13,39 @@ import (
 func noWait(context.Context, int) error { return nil }
 
 // cluster builds n nodes on loopback, each pair with keys of its own as
-// the agents' pair sessions would have, without agents.
+// the agents' pair sessions would have (and keys of their own for the
+// pings, on sockets of their own), without agents.
 type cluster struct {
-	socks []*sock
-	addrs []netip.AddrPort
-	peers [][]Peer
+	socks, pingSocks []*sock
+	addrs, pingAddrs []netip.AddrPort
+	peers, pingPeers [][]Peer
 }
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	c := &cluster{socks: make([]*sock, n), addrs: make([]netip.AddrPort, n), peers: make([][]Peer, n)}
-	for i := range c.socks {
-		s, a, err := openSock(netip.MustParseAddr("127.0.0.1"))
-		if err != nil {
-			t.Fatal(err)
+	c := &cluster{}
+	build := func() ([]*sock, []netip.AddrPort, [][]Peer) {
+		socks, addrs, peers := make([]*sock, n), make([]netip.AddrPort, n), make([][]Peer, n)
+		for i := range socks {
+			s, a, err := openSock(netip.MustParseAddr("127.0.0.1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			socks[i], addrs[i] = s, a
+			peers[i] = make([]Peer, n)
 		}
-		c.socks[i], c.addrs[i] = s, a
-		c.peers[i] = make([]Peer, n)
-	}
-	for i := 0; i < n; i++ {
-		c.peers[i][i] = SelfPeer(c.addrs[i])
-		for j := i + 1; j < n; j++ {
-			kij, kji, id := key(), key(), randomID()
-			c.peers[i][j] = Peer{Session: id, Seal: wire.NewSealer(kij, id), Open: wire.NewOpener(kji, id), Addr: c.addrs[j]}
-			c.peers[j][i] = Peer{Session: id, Seal: wire.NewSealer(kji, id), Open: wire.NewOpener(kij, id), Addr: c.addrs[i]}
+		for i := 0; i < n; i++ {
+			peers[i][i] = SelfPeer(addrs[i])
+			for j := i + 1; j < n; j++ {
+				kij, kji, id := key(), key(), randomID()
+				peers[i][j] = Peer{Session: id, Seal: wire.NewSealer(kij, id), Open: wire.NewOpener(kji, id), Addr: addrs[j]}
+				peers[j][i] = Peer{Session: id, Seal: wire.NewSealer(kji, id), Open: wire.NewOpener(kij, id), Addr: addrs[i]}
+			}
 		}
+		return socks, addrs, peers
 	}
+	c.socks, c.addrs, c.peers = build()
+	c.pingSocks, c.pingAddrs, c.pingPeers = build()
 	return c
 }
 
@@ -54,7 +61,7 @@ func (c *cluster) run(t *testing.T, spec Spec) *Report {
 	nodes := make([]*node, n)
 	start := time.Now()
 	for i := range nodes {
-		nodes[i] = startNode(context.Background(), spec, i, c.peers[i], c.socks[i], 65536, uint64(i+1), noWait)
+		nodes[i] = startNode(context.Background(), spec, i, c.peers[i], c.pingPeers[i], c.socks[i], c.pingSocks[i], 65536, uint64(i+1), noWait)
 	}
 	limit := time.After(spec.Duration + drainWait(spec))
 	for _, nd := range nodes {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/interlink/interlink/internal/wire"
@@ -32,10 +33,12 @@ type OpenRequest struct {
 	Local string `json:"local,omitempty"`
 }
 
-// OpenReply names the node's run and its data endpoint.
+// OpenReply names the node's run, its data endpoint and its ping endpoint
+// (a socket of the ping engine's own, on the same address).
 type OpenReply struct {
 	Run  uint64 `json:"run"`
 	Data string `json:"data"`
+	Ping string `json:"ping"`
 	MTU  int    `json:"mtu"`
 }
 
@@ -43,6 +46,7 @@ type OpenReply struct {
 type Member struct {
 	Agent string `json:"agent"` // control address
 	Data  string `json:"data"`  // data endpoint (OpenReply.Data)
+	Ping  string `json:"ping"`  // ping endpoint (OpenReply.Ping)
 	Run   uint64 `json:"run"`   // its run (OpenReply.Run)
 }
 
@@ -56,16 +60,38 @@ type ConnectRequest struct {
 }
 
 // JoinRequest, from another agent on the pair's session, adds that agent's
-// node (index From, data endpoint Data) to run Run.
+// node (index From, data endpoint Data, ping endpoint Ping) to run Run.
 type JoinRequest struct {
 	Run  uint64 `json:"run"`
 	From int    `json:"from"`
 	Data string `json:"data"`
+	Ping string `json:"ping"`
 }
 
-// JoinReply gives the joined node's own data endpoint.
+// JoinReply gives the joined node's own data and ping endpoints.
 type JoinReply struct {
 	Data string `json:"data"`
+	Ping string `json:"ping"`
+}
+
+// pingChannel names the pings' keys among a pair session's (wire.Keys.Sub):
+// the ping engine seals with keys of its own, so that its datagrams have a
+// sequence and a replay window of their own.
+const pingChannel = "gc ping"
+
+// pingPeer is a pair's peer for the ping engine: the session's id, keys
+// derived for the pings (sealing with seal, opening with open, of tag
+// algorithm tag) and the peer's ping endpoint.
+func pingPeer(session uint64, tag string, seal, open []byte, addr netip.AddrPort, live *atomic.Bool) (Peer, error) {
+	s, err := wire.NewSealerTag(tag, seal, session)
+	if err != nil {
+		return Peer{}, err
+	}
+	o, err := wire.NewOpenerTag(tag, open, session)
+	if err != nil {
+		return Peer{}, err
+	}
+	return Peer{Session: session, Seal: s, Open: o, Addr: addr, Live: live}, nil
 }
 
 // RunRef names a run in start, drain and result requests; WaitNs bounds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +93,9 @@ func Run(ctx context.Context, nodes []mesh.Node, spec Spec, opt Options) (*Repor
 	parallel(len(ms), func(i int) {
 		m := ms[i]
 		errs[i] = call(ctx, m.c, KindOpen, OpenRequest{Spec: spec, Local: m.node.Addrs[0].String()}, &m.open)
+		if _, err := netip.ParseAddrPort(m.open.Ping); errs[i] == nil && err != nil {
+			errs[i] = fmt.Errorf("its agent named no ping endpoint (%q): is it an older interlink? The agents and this command must be one version", m.open.Ping)
+		}
 	})
 	kept := ms[:0]
 	for i, m := range ms {
@@ -112,7 +116,7 @@ func Run(ctx context.Context, nodes []mesh.Node, spec Spec, opt Options) (*Repor
 	n := len(ms)
 	members := make([]Member, n)
 	for i, m := range ms {
-		members[i] = Member{Agent: m.c.Addr, Data: m.open.Data, Run: m.open.Run}
+		members[i] = Member{Agent: m.c.Addr, Data: m.open.Data, Ping: m.open.Ping, Run: m.open.Run}
 	}
 	progress("connecting %d nodes pairwise", n)
 	plan := DialPlan(n)

@@ -30,19 +30,21 @@ type run struct {
 	owner *agent.Session
 	spec  Spec
 	data  netip.AddrPort
+	ping  netip.AddrPort
 	mtu   int
 
-	mu      sync.Mutex
-	s       *sock // until started; then the node's loop owns it
-	self    int
-	n       int
-	peers   map[int]Peer
-	clients []*agent.Client // sessions this agent opened to others
-	node    *node
-	result  *NodeRun
-	closed  bool
-	once    sync.Once
-	held0   time.Duration
+	mu        sync.Mutex
+	s, ps     *sock // until started; then the node's loops own them
+	self      int
+	n         int
+	peers     map[int]Peer
+	pingPeers map[int]Peer
+	clients   []*agent.Client // sessions this agent opened to others
+	node      *node
+	result    *NodeRun
+	closed    bool
+	once      sync.Once
+	held0     time.Duration
 }
 
 // runs are the runs of this agent by id, for joins arriving on other
@@ -68,21 +70,25 @@ func (r *run) Close() error {
 	r.once.Do(func() {
 		r.mu.Lock()
 		r.closed = true
-		nd, s, cs := r.node, r.s, r.clients
-		r.s, r.clients = nil, nil
+		nd, socks, cs := r.node, []*sock{r.s, r.ps}, r.clients
+		r.s, r.ps, r.clients = nil, nil, nil
 		r.mu.Unlock()
 		if nd != nil {
 			r.result = nd.Stop()
 			// The session's log line counts the run's datagrams.
-			o, e := r.owner, nd.e
-			o.PacketsIn.Add(e.pktsIn)
-			o.BytesIn.Add(e.bytesIn)
-			o.PacketsOut.Add(e.pktsOut)
-			o.BytesOut.Add(e.bytesOut)
+			o := r.owner
+			for _, e := range nd.engines() {
+				o.PacketsIn.Add(e.pktsIn)
+				o.BytesIn.Add(e.bytesIn)
+				o.PacketsOut.Add(e.pktsOut)
+				o.BytesOut.Add(e.bytesOut)
+			}
 			o.Dropped.Add(r.result.Dropped)
 		}
-		if s != nil {
-			s.close()
+		for _, s := range socks {
+			if s != nil {
+				s.close()
+			}
 		}
 		for _, c := range cs {
 			c.Close()
@@ -120,16 +126,23 @@ func serveOpen(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 	if err != nil {
 		return nil, fmt.Errorf("%w (is %s an address of this node?)", err, local)
 	}
-	r := &run{id: randomID(), owner: s, spec: spec, data: data, mtu: mtuOf(local), s: sk, peers: map[int]Peer{}}
+	psk, ping, err := openSock(local)
+	if err != nil {
+		sk.close()
+		return nil, err
+	}
+	r := &run{id: randomID(), owner: s, spec: spec, data: data, ping: ping, mtu: mtuOf(local), s: sk, ps: psk,
+		peers: map[int]Peer{}, pingPeers: map[int]Peer{}}
 	if err := s.AddEndpoint(r); err != nil {
 		sk.close()
+		psk.close()
 		return nil, err
 	}
 	s.Store(runKey, r)
 	runs.Lock()
 	runs.m[r.id] = r
 	runs.Unlock()
-	return OpenReply{Run: r.id, Data: data.String(), MTU: r.mtu}, nil
+	return OpenReply{Run: r.id, Data: data.String(), Ping: ping.String(), MTU: r.mtu}, nil
 }
 
 func checkIndex(i, n int) error {
@@ -185,7 +198,7 @@ func (r *run) dial(ctx context.Context, s *agent.Session, j int, m Member) error
 		return fmt.Errorf("node %d: %w", j, err)
 	}
 	var rep JoinReply
-	if err := c.Call(ctx, KindJoin, JoinRequest{Run: m.Run, From: r.self, Data: r.data.String()}, &rep); err != nil {
+	if err := c.Call(ctx, KindJoin, JoinRequest{Run: m.Run, From: r.self, Data: r.data.String(), Ping: r.ping.String()}, &rep); err != nil {
 		c.Close()
 		return fmt.Errorf("node %d: %w", j, err)
 	}
@@ -194,8 +207,19 @@ func (r *run) dial(ctx context.Context, s *agent.Session, j int, m Member) error
 		c.Close()
 		return fmt.Errorf("node %d: its agent says its data endpoint is %q, the run was told %q", j, rep.Data, m.Data)
 	}
+	paddr, err := netip.ParseAddrPort(rep.Ping)
+	if err != nil || rep.Ping != m.Ping {
+		c.Close()
+		return fmt.Errorf("node %d: its agent says its ping endpoint is %q, the run was told %q", j, rep.Ping, m.Ping)
+	}
 	live := &atomic.Bool{}
 	live.Store(true)
+	keys := c.Keys.Sub(pingChannel)
+	pp, err := pingPeer(c.Session, c.Tag, keys.ClientToAgent, keys.AgentToClient, paddr, live)
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("node %d: %w", j, err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -204,6 +228,7 @@ func (r *run) dial(ctx context.Context, s *agent.Session, j int, m Member) error
 	}
 	r.clients = append(r.clients, c)
 	r.peers[j] = Peer{Session: c.Session, Seal: c.Sealer(), Open: c.Opener(), Addr: addr, Live: live}
+	r.pingPeers[j] = pp
 	return nil
 }
 
@@ -219,6 +244,10 @@ func serveJoin(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 	if err != nil || !addr.IsValid() || addr.Port() == 0 {
 		return nil, fmt.Errorf("gc: join: bad data endpoint %q", req.Data)
 	}
+	paddr, err := netip.ParseAddrPort(req.Ping)
+	if err != nil || !paddr.IsValid() || paddr.Port() == 0 {
+		return nil, fmt.Errorf("gc: join: bad ping endpoint %q", req.Ping)
+	}
 	runs.Lock()
 	r := runs.m[req.Run]
 	runs.Unlock()
@@ -230,14 +259,20 @@ func serveJoin(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 	}
 	live := &atomic.Bool{}
 	live.Store(true)
+	keys := s.Keys.Sub(pingChannel)
+	pp, err := pingPeer(s.ID, s.Tag, keys.AgentToClient, keys.ClientToAgent, paddr, live)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.peers[req.From]; dup || r.closed || r.node != nil {
 		return nil, fmt.Errorf("gc: node %d cannot join run %d now", req.From, req.Run)
 	}
 	r.peers[req.From] = Peer{Session: s.ID, Seal: s.Sealer(), Open: s.Opener(), Addr: addr, Live: live}
+	r.pingPeers[req.From] = pp
 	context.AfterFunc(s.Context(), func() { live.Store(false) })
-	return JoinReply{Data: r.data.String()}, nil
+	return JoinReply{Data: r.data.String(), Ping: r.ping.String()}, nil
 }
 
 func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (any, error) {
@@ -254,24 +289,25 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 	if r.n == 0 || r.node != nil || r.s == nil {
 		return nil, errors.New("gc: run not connected, or already started")
 	}
-	peers := make([]Peer, r.n)
+	peers, pingPeers := make([]Peer, r.n), make([]Peer, r.n)
 	var missing []int
 	for i := range peers {
 		p, ok := r.peers[i]
+		pp := r.pingPeers[i]
 		switch {
 		case i == r.self:
-			p = SelfPeer(r.data)
+			p, pp = SelfPeer(r.data), SelfPeer(r.ping)
 		case !ok:
 			missing = append(missing, i)
 		}
-		peers[i] = p
+		peers[i], pingPeers[i] = p, pp
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("gc: nodes %v never joined", missing)
 	}
 	r.held0, _ = s.RateHeld()
-	r.node = startNode(s.Context(), r.spec, r.self, peers, r.s, r.mtu, randomID(), s.Wait)
-	r.s = nil
+	r.node = startNode(s.Context(), r.spec, r.self, peers, pingPeers, r.s, r.ps, r.mtu, randomID(), s.Wait)
+	r.s, r.ps = nil, nil
 	return struct{}{}, nil
 }
 

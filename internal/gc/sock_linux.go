@@ -137,6 +137,12 @@ func (s *sock) takeSlot() {
 	s.release, s.raw = traffic.TakeRawSlot()
 }
 
+// takeSleeperSlot makes the socket's calls raw with a P of their own (see
+// traffic.TakeSleeperSlot): for the ping engine, which sleeps between pings.
+func (s *sock) takeSleeperSlot() {
+	s.release, s.raw = traffic.TakeSleeperSlot(), true
+}
+
 func (s *sock) close() {
 	unix.Close(s.fd)
 	s.release()

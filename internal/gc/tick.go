@@ -24,8 +24,13 @@ func (e *engine) tick(now time.Time) {
 				}
 			}
 			e.phase, e.issueStart, e.issueEnd = phaseIssue, now, now.Add(e.spec.Duration)
-			for t := range e.rounds {
-				e.rounds[t].next = now.Add(e.spec.PingInterval * time.Duration(t) / time.Duration(e.n))
+			// Every ping of the interval at its own time: target by
+			// target, the 500 B ones in the first half, the 8 KiB ones in
+			// the second.
+			for t := range e.pings {
+				for c := range 2 {
+					e.pings[t][c].due = now.Add(e.spec.PingInterval * time.Duration(c*e.n+t) / time.Duration(2*e.n))
+				}
 			}
 		}
 	case phaseIssue:
@@ -175,10 +180,12 @@ func (e *engine) settle(i int, counter *int64) {
 	e.busy--
 }
 
-// pingTick starts each target's round of pings when it is due (one of
-// each size, one after the other: the size that goes first alternates, so
-// that neither always finds the threads just woken) and gives up on pings
-// older than the timeout.
+// pingTick sends each ping that is due and gives up on pings older than
+// the timeout. Each size to each target goes every interval at a time of
+// its own (see tick), alone: a ping never waits for another one, nor
+// follows one that has just woken the threads at both ends, so every ping
+// is a lone round trip, as Oracle's are and as bench --mode blocks --rate
+// measures. A ping still out when its next one is due skips that one.
 func (e *engine) pingTick(now time.Time) {
 	for t := range e.pings {
 		for c := range 2 {
@@ -186,45 +193,27 @@ func (e *engine) pingTick(now time.Time) {
 			if p.waiting && now.Sub(p.sent) >= e.spec.Timeout {
 				p.waiting = false
 				e.res.Pings[t][c].Lost++
-				e.pingNext(t, now)
+			}
+			if e.phase != phaseIssue || now.Before(p.due) {
+				continue
+			}
+			for !now.Before(p.due) {
+				p.due = p.due.Add(e.spec.PingInterval)
+			}
+			if !p.waiting {
+				e.sendPing(t, c, now)
 			}
 		}
-		r := &e.rounds[t]
-		if e.phase == phaseIssue && r.sent == 0 && !now.Before(r.next) {
-			for !now.Before(r.next) {
-				r.next = r.next.Add(e.spec.PingInterval)
-			}
-			r.first ^= 1
-			r.sent = 1
-			e.sendPing(t, r.first, now)
-		}
-	}
-}
-
-// pingNext sends the round's second ping after its first came back (or
-// was lost), and ends the round after the second.
-func (e *engine) pingNext(t int, now time.Time) {
-	r := &e.rounds[t]
-	switch r.sent {
-	case 1:
-		r.sent = 2
-		if e.phase == phaseIssue {
-			e.sendPing(t, 1-r.first, now)
-			return
-		}
-		r.sent = 0
-	case 2:
-		r.sent = 0
 	}
 }
 
 func (e *engine) sendPing(t, c int, now time.Time) {
 	if !e.proven[t] || !e.peers[t].live() {
-		e.rounds[t].sent = 0
 		return
 	}
 	e.pingID++
-	e.pings[t][c] = ping{id: e.pingID, sent: now, waiting: true}
+	p := &e.pings[t][c]
+	p.id, p.sent, p.waiting = e.pingID, now, true
 	size := PingSmall
 	if c == 1 {
 		size = PingLarge
@@ -279,13 +268,13 @@ func (e *engine) deadline(now time.Time) time.Time {
 	if !e.spec.NoPing {
 		for t := range e.pings {
 			for c := range 2 {
-				if p := e.pings[t][c]; p.waiting {
+				p := e.pings[t][c]
+				if p.waiting {
 					at(p.sent.Add(e.spec.Timeout))
 				}
-			}
-			// The next round waits for the last one to end.
-			if e.phase == phaseIssue && e.rounds[t].sent == 0 {
-				at(e.rounds[t].next)
+				if e.phase == phaseIssue {
+					at(p.due)
+				}
 			}
 		}
 	}

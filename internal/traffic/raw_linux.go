@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -142,6 +143,29 @@ func TakeRawSlot() (release func(), ok bool) {
 		return func() { <-rawSlots }, true
 	default:
 		return func() {}, false
+	}
+}
+
+// sleepers counts the loops of TakeSleeperSlot.
+var sleepers sync.Mutex
+
+// TakeSleeperSlot makes the calling loop raw, as TakeRawSlot does, for a
+// loop that sleeps in the kernel nearly all the time (a ping thread, awake
+// a few microseconds every few milliseconds): it holds a P while it sleeps
+// without using a CPU, so the process gets one P more for as long as it
+// runs, and the rest of it keeps every P it had. A loop that keeps a CPU
+// busy must take a raw slot instead. release gives the P back.
+func TakeSleeperSlot() (release func()) {
+	sleepers.Lock()
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+	sleepers.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			sleepers.Lock()
+			runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - 1)
+			sleepers.Unlock()
+		})
 	}
 }
 

@@ -14,6 +14,7 @@ const (
 	labelClientProof = "interlink/1 client proof"
 	labelC2A         = "interlink/1 key client-to-agent"
 	labelA2C         = "interlink/1 key agent-to-client"
+	labelSub         = "interlink/1 sub-channel "
 )
 
 // NewNonce returns NonceLen random bytes.
@@ -52,6 +53,17 @@ func ProofOK(want, got []byte) bool { return hmac.Equal(want, got) }
 type Keys struct {
 	ClientToAgent []byte // tags what the client (session initiator) sends
 	AgentToClient []byte // tags what the agent sends
+}
+
+// Sub derives a session's keys for another channel of its own, named by
+// label (a second socket of the same pair, with a sequence and a replay
+// window of its own): both directions, each keyed by the session's key of
+// that direction, so that nothing sealed for one channel opens on another.
+func (k Keys) Sub(label string) Keys {
+	return Keys{
+		ClientToAgent: mac(k.ClientToAgent, labelSub+label),
+		AgentToClient: mac(k.AgentToClient, labelSub+label),
+	}
 }
 
 // SessionKeys derives the data keys of a session.

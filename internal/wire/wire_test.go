@@ -236,3 +236,29 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysSub: a sub-channel's keys differ from the session's and from
+// another label's in both directions, are the same on both ends, and a
+// header sealed on one channel does not open on another.
+func TestKeysSub(t *testing.T) {
+	k := SessionKeys([]byte("token"), bytes.Repeat([]byte{1}, NonceLen), bytes.Repeat([]byte{2}, NonceLen))
+	a, b := k.Sub("ping"), k.Sub("other")
+	if again := k.Sub("ping"); !bytes.Equal(a.ClientToAgent, again.ClientToAgent) || !bytes.Equal(a.AgentToClient, again.AgentToClient) {
+		t.Fatal("Sub is not deterministic")
+	}
+	for _, pair := range [][2][]byte{{a.ClientToAgent, k.ClientToAgent}, {a.AgentToClient, k.AgentToClient}, {a.ClientToAgent, b.ClientToAgent}, {a.ClientToAgent, a.AgentToClient}} {
+		if bytes.Equal(pair[0], pair[1]) {
+			t.Fatalf("keys of different channels are equal: %x", pair[0])
+		}
+	}
+	pkt := make([]byte, HeaderLen)
+	if _, err := NewSealer(a.ClientToAgent, 7).SealPacket(pkt, KindProbe, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewOpener(k.ClientToAgent, 7).Open(pkt); err == nil {
+		t.Error("a sub-channel's datagram opened with the session's key")
+	}
+	if _, err := NewOpener(a.ClientToAgent, 7).Open(pkt); err != nil {
+		t.Errorf("the sub-channel's own key refused its datagram: %v", err)
+	}
+}
