@@ -41,6 +41,8 @@ node3's switch port left at 1500, and a public network honestly at 1500), starts
   interlink mesh --expect 9000          every path to and from node3 is a blackhole at 1500
   interlink bench --mode blocks         8 KiB blocks over a 9000 and a 1500 path, side by side
   interlink bench --mode tcp            one TCP stream over each, for contrast
+  interlink bench --mode gc             Cache Fusion across all three: every block
+                                        through node3's port lost, as AWR would say
 
 and ends with what an operator should do. Every figure is measured in the run.
 The lab is removed at the end (and on Ctrl-C); --keep leaves it up to explore

@@ -4,12 +4,14 @@
 // public network honestly at 1500. The demo starts `interlink agent` on
 // every node, audits each node with `interlink check`, proves every path
 // with `interlink mesh --expect 9000`, measures 8 KiB blocks and a TCP
-// stream with `interlink bench` across a 9000 and a 1500 path, and derives
-// what an operator should do.
+// stream with `interlink bench` across a 9000 and a 1500 path, runs Cache
+// Fusion across every node with `interlink bench --mode gc` (the lost
+// blocks through the bad port), and derives what an operator should do.
 //
 // The demo reimplements none of these: it runs the interlink binary itself
 // inside the lab's nodes (lab.Node.Start) with --json and decodes the
-// commands' own result types (rules.Result, mesh.Result, traffic.Result).
+// commands' own result types (rules.Result, mesh.Result, traffic.Result,
+// gc.Report).
 // Every figure in a Result was measured in that run.
 package demo
 
@@ -74,6 +76,7 @@ const (
 	SectionMesh
 	SectionBlocks
 	SectionTCP
+	SectionGC
 	SectionAdvice
 )
 
@@ -95,6 +98,9 @@ type Result struct {
 	// nodes over a 9000 path and a 1500 path.
 	Blocks []Bench `json:"blocks"`
 	TCP    []Bench `json:"tcp"`
+	// GC is `interlink bench --mode gc --json` across every node: Cache
+	// Fusion through the bad port, as the database would feel it.
+	GC *GCRun `json:"gc"`
 	// Diagnosis is what the measurements say, Advice what to do about it.
 	Diagnosis *Diagnosis `json:"diagnosis"`
 	Advice    []string   `json:"advice"`

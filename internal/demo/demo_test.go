@@ -192,6 +192,23 @@ func TestDemoVerdicts(t *testing.T) {
 	if len(res.TCP) != 2 || res.TCP[0].Summary() == nil || res.TCP[0].Summary().BitsPerSec <= 0 || res.TCP[1].Summary() == nil {
 		t.Errorf("tcp runs: %+v", res.TCP)
 	}
+	// gc: Cache Fusion across the three nodes loses every block that
+	// crosses node3's port and no other; every pair balances; exit 2.
+	if res.GC == nil || res.GC.Result == nil || res.GC.Error != "" || res.GC.ExitCode != 2 || len(res.GC.Result.Pairs) != 6 {
+		t.Fatalf("gc run: %+v", res.GC)
+	}
+	for _, p := range res.GC.Result.Pairs {
+		bad := p.Requester == "node3" || p.Server == "node3"
+		if !p.Balanced || bad && (p.Lost == 0 || p.Received != 0) || !bad && (p.Lost != 0 || p.Received == 0) {
+			t.Errorf("gc %s <- %s: requested %d, received %d, lost %d", p.Requester, p.Server, p.Requested, p.Received, p.Lost)
+		}
+	}
+	if st := res.GC.Story(res.Diagnosis); st.BadLost == 0 || st.GoodLost != 0 || st.LostWaits != st.BadLost || st.PingsLost8K == 0 || st.PingsLost5H != 0 {
+		t.Errorf("gc story %+v", st)
+	}
+	if !bytes.Contains(html, []byte(`class="chart heatmap gc-lost"`)) {
+		t.Error("--html: no lost-blocks heatmap of the gc run")
+	}
 	if len(res.Advice) == 0 || !strings.Contains(res.Advice[0], "node3") || !strings.Contains(res.Advice[0], "9000") {
 		t.Errorf("advice %q: want the port of node3 first", res.Advice)
 	}
@@ -221,9 +238,10 @@ func TestDemoTextKeep(t *testing.T) {
 	stdout, _ := runDemo(t, tmp, "--name", name, "--time", "1s", "--keep")
 	for _, want := range []string{
 		"1. The lab", "2. Every host looks fine", "3. The paths say otherwise", "is a blackhole at 1500",
-		`would have said "pmtu 9000"`, "fragments per block", "6.00", "5. What to do", "node3: the switch port",
+		`would have said "pmtu 9000"`, "fragments per block", "6.00", "5. What the database feels", "Every lost block has node3 at one end", "6. What to do", "node3: the switch port",
 		bin + " lab exec " + name + " node1 -- " + bin + " mesh --token-file " + filepath.Join(labs, name+".d", "token"),
 		bin + " lab down " + name,
+		" bench --token-file " + filepath.Join(labs, name+".d", "token") + " --mode gc 'node1=198.18.99.1:7471@198.18.10.1' node2=",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)

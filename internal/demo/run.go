@@ -128,6 +128,7 @@ func (r *run) all(ctx context.Context, topo *lab.Topology) error {
 		{SectionMesh, r.mesh},
 		{SectionBlocks, r.blocks},
 		{SectionTCP, r.tcp},
+		{SectionGC, r.gc},
 		{SectionAdvice, func(context.Context) error { r.res.Advice = advise(r.res); return nil }},
 	}
 	for _, st := range steps {
@@ -137,7 +138,8 @@ func (r *run) all(ctx context.Context, topo *lab.Topology) error {
 			err = ErrInterrupted
 		}
 		// A measurement cut short still shows what it measured.
-		partial := st.s == SectionBlocks && len(r.res.Blocks) > 0 || st.s == SectionTCP && len(r.res.TCP) > 0
+		partial := st.s == SectionBlocks && len(r.res.Blocks) > 0 || st.s == SectionTCP && len(r.res.TCP) > 0 ||
+			st.s == SectionGC && r.res.GC != nil && r.res.GC.Result != nil
 		if r.opt.Section != nil && (err == nil || partial) {
 			r.opt.Section(st.s, r.res)
 		}

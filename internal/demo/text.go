@@ -32,6 +32,8 @@ func Render(w io.Writer, s Section, r *Result) {
 		renderBlocks(w, r)
 	case SectionTCP:
 		renderTCP(w, r)
+	case SectionGC:
+		renderGC(w, r)
 	case SectionAdvice:
 		renderAdvice(w, r)
 	}
@@ -62,6 +64,9 @@ func Footer(w io.Writer, r *Result) {
 		}
 		if len(r.Blocks) > 0 {
 			fmt.Fprintf(w, "%s bench --token-file %s --mode blocks %s\n", exec, q(r.TokenFile), q(r.Blocks[0].Address))
+		}
+		if len(nodes) > 0 {
+			fmt.Fprintf(w, "%s bench --token-file %s --mode gc %s\n", exec, q(r.TokenFile), shellq.Join(nodes...))
 		}
 		fmt.Fprintf(w, "Remove it with: %s (the token and the agents' logs go with it)\n", shellq.Join(bin, "lab", "down", r.Lab))
 	case r.Interrupted:
@@ -359,7 +364,7 @@ func renderTCP(w io.Writer, r *Result) {
 }
 
 func renderAdvice(w io.Writer, r *Result) {
-	title(w, 5, "What to do")
+	title(w, 6, "What to do")
 	for _, a := range r.Advice {
 		fmt.Fprintf(w, "%s\n", wrap(a, "  - ", "    ", 100))
 	}

@@ -12,7 +12,8 @@ import (
 
 // demoSections tells the demo's story as sections: the lab, the audits
 // (the hosts look fine), the mesh (the paths say otherwise), blocks and a
-// TCP stream over a 9000 and a 1500 path, and what to do.
+// TCP stream over a 9000 and a 1500 path, Cache Fusion across every node,
+// and what to do.
 func demoSections(r *demo.Result) []section {
 	lab := section{Kind: "demo", Title: "lab demo: the lab"}
 	if r.Interrupted {
@@ -87,6 +88,15 @@ func demoSections(r *demo.Result) []section {
 	}
 	if len(r.TCP) > 0 {
 		out = append(out, demoBenchSection("For contrast, one TCP stream: bench --mode tcp", r.TCP, false))
+	}
+	if g := r.GC; g != nil && g.Result != nil {
+		gs := gcSection(g.Result)
+		gs.Title = "What the database feels: Cache Fusion across every node (bench --mode gc)"
+		if st := g.Story(r.Diagnosis); len(st.Bad) > 0 && st.BadLost > 0 {
+			gs.para("Every lost block has %s at one end: %d of the %d blocks its %d pairs were to carry were lost; the %d other pairs lost %d and moved only %d blocks, their requesters waiting out the blocks lost through the bad port. In AWR: %d waits on \"gc cr block lost\" and \"gc current block lost\"; %d 8 KiB pings lost.",
+				strings.Join(st.Bad, ", "), st.BadLost, st.BadRequested, st.BadPairs, st.GoodPairs, st.GoodLost, st.GoodReceived, st.LostWaits, st.PingsLost8K)
+		}
+		out = append(out, gs)
 	}
 	adv := section{Kind: "demo", Title: "What to do"}
 	adv.list(r.Advice)
