@@ -24,6 +24,11 @@ import (
 type node struct {
 	work, ping *thread // ping is nil when the run has no pings
 	drained    chan struct{}
+	// before is the node's kernel counters when its threads started
+	// (merr why not): the run's counters span both threads, so that the
+	// pings' datagrams, which the figures per block take out, are all in.
+	before *counters.Snapshot
+	merr   error
 }
 
 // thread is one engine's loop.
@@ -31,7 +36,6 @@ type thread struct {
 	e       *engine
 	s       *sock
 	wait    func(ctx context.Context, n int) error // the control session's rate limit
-	whole   bool                                   // the workload's: CPU and kernel counters are measured
 	stop    atomic.Bool
 	drained chan struct{}
 	done    chan struct{}
@@ -49,19 +53,20 @@ func hardStop(s Spec) time.Duration { return setupTimeout + s.Duration + Grace(s
 func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer, s, ps *sock, mtu int, seed uint64, wait func(context.Context, int) error) *node {
 	now := time.Now()
 	nd := &node{drained: make(chan struct{})}
+	nd.before, nd.merr = counters.Take()
 	// Both threads block in the kernel without the runtime's system-call
 	// bookkeeping, which would put a hand-over of the thread's P on every
 	// wake-up: the workload's in a raw slot when one is free (see
 	// traffic.TakeRawSlot), the pings' always, with a P of its own (it
 	// sleeps between pings; its round trips are what it measures).
 	s.takeSlot()
-	nd.work = startThread(ctx, newEngine(workSpec(spec), self, peers, mtu, seed, now), s, wait, true)
+	nd.work = startThread(ctx, newEngine(workSpec(spec), self, peers, mtu, seed, now), s, wait)
 	threads := []*thread{nd.work}
 	if spec.NoPing {
 		ps.close()
 	} else {
 		ps.takeSleeperSlot()
-		nd.ping = startThread(ctx, newEngine(pingSpec(spec), self, pingPeers, mtu, seed^0x9e3779b97f4a7c15, now), ps, wait, false)
+		nd.ping = startThread(ctx, newEngine(pingSpec(spec), self, pingPeers, mtu, seed^0x9e3779b97f4a7c15, now), ps, wait)
 		threads = append(threads, nd.ping)
 	}
 	go func() {
@@ -73,8 +78,8 @@ func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer
 	return nd
 }
 
-func startThread(ctx context.Context, e *engine, s *sock, wait func(context.Context, int) error, whole bool) *thread {
-	th := &thread{e: e, s: s, wait: wait, whole: whole, drained: make(chan struct{}), done: make(chan struct{})}
+func startThread(ctx context.Context, e *engine, s *sock, wait func(context.Context, int) error) *thread {
+	th := &thread{e: e, s: s, wait: wait, drained: make(chan struct{}), done: make(chan struct{})}
 	var once sync.Once
 	e.onDrained = func() { once.Do(func() { close(th.drained) }) }
 	stop := context.AfterFunc(ctx, func() { th.stop.Store(true) })
@@ -111,6 +116,16 @@ func (nd *node) Stop() *NodeRun {
 			res.Error = "pings: " + pr.Error
 		}
 	}
+	if nd.merr == nil {
+		if after, err := counters.Take(); err == nil {
+			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)
+		} else {
+			nd.merr = err
+		}
+	}
+	if nd.merr != nil && res.Error == "" {
+		res.Error = nd.merr.Error()
+	}
 	return res
 }
 
@@ -125,11 +140,6 @@ func (nd *node) engines() []*engine {
 func (th *thread) loop(ctx context.Context) *NodeRun {
 	e, s := th.e, th.s
 	defer s.close()
-	var before *counters.Snapshot
-	var merr error
-	if th.whole {
-		before, merr = counters.Take()
-	}
 	var ru0 unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru0)
 	names := make([]unix.RawSockaddrInet6, e.maxOut)
@@ -195,18 +205,9 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 	var ru1 unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru1)
 	res.CPU = traffic.CPU{Threads: 1, UserNs: ru1.Utime.Nano() - ru0.Utime.Nano(), SystemNs: ru1.Stime.Nano() - ru0.Stime.Nano()}
-	if th.whole && merr == nil {
-		if after, err := counters.Take(); err == nil {
-			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(before, after)
-		} else {
-			merr = err
-		}
-	}
 	switch {
 	case e.err != nil && ctx.Err() == nil:
 		res.Error = e.err.Error()
-	case merr != nil:
-		res.Error = merr.Error()
 	case !now.Before(hard):
 		res.Error = "stopped at its own deadline: the run was never collected"
 	}
