@@ -299,7 +299,9 @@ func TestLabThroughAgent(t *testing.T) {
 	f := res.Flows[0]
 	sent := float64(f.Server.Bytes) * 8 / f.Server.Duration.Seconds()
 	t.Logf("agent sending 200 Mbit/s: sent %.1f, received %.1f Mbit/s, lost %d", sent/1e6, f.Summary.BitsPerSec/1e6, f.Summary.Lost)
-	if f.Server.Role != RoleSender || sent < 196e6 || sent > 204e6 || f.Summary.Lost != 0 || f.Client.Counters.ReasmOKs < f.Summary.Messages {
+	// Paced: never ahead (2 % over at most), a little behind when the
+	// agent's thread lost its CPU to other tests (see TestLoopbackUDPPaced).
+	if f.Server.Role != RoleSender || sent < 190e6 || sent > 204e6 || f.Summary.Lost != 0 || f.Client.Counters.ReasmOKs < f.Summary.Messages {
 		t.Errorf("reverse udp: %+v", f.Summary)
 	}
 }

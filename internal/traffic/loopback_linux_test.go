@@ -63,8 +63,13 @@ func TestLoopbackUDPPaced(t *testing.T) {
 	t.Logf("udp: %.1f Mbit/s sent %d lost %d jitter %dns", s.BitsPerSec/1e6, s.Sent, s.Lost, s.Jitter)
 	sent := res.Flows[0].Client
 	got := float64(sent.Bytes) * 8 / sent.Duration.Seconds()
-	if got < rate*0.98 || got > rate*1.02 {
-		t.Errorf("sender rate %.1f Mbit/s, want 100 +- 2 %%", got/1e6)
+	// The pacer never runs ahead (at most 2 % over, the last message's
+	// rounding), and it forgives a backlog beyond its depth: a sender that
+	// lost its CPU for milliseconds to other tests on this 2-core machine
+	// (as happened, 3.5 % under) does not catch up in a burst, so the lower
+	// bound allows 5 %.
+	if got < rate*0.95 || got > rate*1.02 {
+		t.Errorf("sender rate %.1f Mbit/s, want 100 (at most 2 %% over, 5 %% under)", got/1e6)
 	}
 	if s.Sent == 0 || s.Messages+s.Lost != s.Sent {
 		t.Errorf("sent %d, delivered %d, lost %d: do not add up", s.Sent, s.Messages, s.Lost)
