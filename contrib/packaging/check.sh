@@ -18,7 +18,8 @@ for r in "$dir"/*.rpm; do
   echo "$info" | grep -q '^URL *: https://github.com/interlink/interlink' || fail "$r: no URL"
   list=$(rpm -qpl "$r" 2>/dev/null)
   for f in /usr/bin/interlink /usr/share/man/man1/interlink-pmtu.1.gz /usr/lib/systemd/system/interlink-agent.service /usr/lib/systemd/system/interlink-watch.service \
-           /usr/share/bash-completion/completions/interlink /usr/share/zsh/site-functions/_interlink /etc/default/interlink-agent /etc/interlink; do
+           /usr/share/bash-completion/completions/interlink /usr/share/zsh/site-functions/_interlink /etc/default/interlink-agent /etc/interlink \
+           /usr/share/doc/interlink/README.md /usr/share/doc/interlink/docs/gc.md /usr/share/doc/interlink/docs/reference/interlink-bench.md; do
     echo "$list" | grep -qx "$f" || fail "$r lacks $f"
   done
   rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$r" 2>/dev/null | grep -q '^drwx------ /etc/interlink$' || fail "$r: /etc/interlink is not 0700"
@@ -41,6 +42,12 @@ bash -c '. /usr/share/bash-completion/completions/interlink && complete -p inter
 [ "$(stat -c %a /etc/interlink)" = 700 ] || fail "/etc/interlink is not 0700"
 [ ! -e /etc/systemd/system/multi-user.target.wants/interlink-agent.service ] || fail "the agent unit was enabled at install"
 grep -q '^ExecStart=/usr/bin/interlink agent' /usr/lib/systemd/system/interlink-agent.service || fail "the unit does not run /usr/bin/interlink"
+# The installed README's links into docs/ lead to installed pages.
+doc=/usr/share/doc/interlink
+links=$(grep -o '](docs/[^)#]*' $doc/README.md | cut -c3- | sort -u)
+[ -n "$links" ] || fail "the installed README links to no docs/ page"
+for l in $links; do [ -e "$doc/$l" ] || fail "the installed README links to $l, which was not installed"; done
+[ "$(stat -c %a $doc/docs)" = 755 ] && [ "$(stat -c %a $doc/docs/gc.md)" = 644 ] || fail "docs modes: $(stat -c '%a %n' $doc/docs $doc/docs/gc.md)"
 
 dpkg -r interlink >/dev/null
 for f in $files; do
@@ -51,4 +58,4 @@ done
 dpkg --purge interlink >/dev/null
 for f in $conffiles; do [ ! -e "$f" ] || fail "dpkg --purge left $f behind"; done
 trap - EXIT
-echo "ok $deb: installed, used (version, man, completion, unit, /etc/interlink 0700), removed keeping only $(echo $conffiles), purged"
+echo "ok $deb: installed, used (version, man, completion, unit, /etc/interlink 0700, docs the README links to), removed keeping only $(echo $conffiles), purged"
