@@ -65,9 +65,10 @@ type iperfEnd struct {
 	SumReceived iperfSum `json:"sum_received"`
 }
 
-// sockperfRTT runs sockperf ping-pong with msg-byte messages and returns
-// the median round trip: sockperf reports half round trips.
-func sockperfRTT(p *pair, msg int) (float64, error) {
+// sockperfRTT runs sockperf ping-pong with msg-byte messages, mps of them
+// a second ("max": back to back), and returns the median round trip:
+// sockperf reports half round trips.
+func sockperfRTT(p *pair, msg int, mps string) (float64, error) {
 	var out bytes.Buffer
 	srv, err := start(p.n2, &out, "sockperf", "sr", "-i", p.a2.String(), "-p", "11111")
 	if err != nil {
@@ -76,7 +77,7 @@ func sockperfRTT(p *pair, msg int) (float64, error) {
 	defer stop(srv)
 	time.Sleep(200 * time.Millisecond)
 	secs := strconv.Itoa(max(1, int(duration.Seconds())))
-	b, err := runIn(p.n1, *duration+10*time.Second, "sockperf", "pp", "-i", p.a2.String(), "-p", "11111", "-m", strconv.Itoa(msg), "-t", secs, "--mps=max")
+	b, err := runIn(p.n1, *duration+10*time.Second, "sockperf", "pp", "-i", p.a2.String(), "-p", "11111", "-m", strconv.Itoa(msg), "-t", secs, "--mps="+mps)
 	if err != nil {
 		return 0, err
 	}
