@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -128,9 +127,9 @@ the wire limit for the path MTU when the link rate is known.`,
 			}
 			switch {
 			case rate != "" && mode == "blocks":
-				r, err := strconv.ParseFloat(rate, 64)
-				if err != nil || !(r > 0 && r <= traffic.MaxRequestsPerSec) {
-					return usageError("bench: --rate %q: in --mode blocks, requests per second (more than 0, at most %g)", rate, float64(traffic.MaxRequestsPerSec))
+				r, err := requestRate(rate, mode, "requests per second", traffic.MaxRequestsPerSec)
+				if err != nil {
+					return err
 				}
 				spec.RequestsPerSec = r
 			case rate != "":

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -58,4 +59,15 @@ func checkBenchFlags(f *pflag.FlagSet, mode string) error {
 		}
 	}
 	return nil
+}
+
+// requestRate parses --rate where it counts requests a second (blocks, and
+// gc per node): more than 0 and at most max; what names the rate in the
+// error.
+func requestRate(v, mode, what string, max float64) (float64, error) {
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(r > 0 && r <= max) {
+		return 0, usageError("bench: --rate %q: in --mode %s, %s (more than 0, at most %g)", v, mode, what, max)
+	}
+	return r, nil
 }

@@ -140,8 +140,8 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 	}
 	var err error
 	if a.rate != "" {
-		if spec.RatePerSec, err = strconv.ParseFloat(a.rate, 64); err != nil || spec.RatePerSec <= 0 {
-			return usageError("bench: --rate %q: in --mode gc, requests per second per node (more than 0)", a.rate)
+		if spec.RatePerSec, err = requestRate(a.rate, "gc", "requests per second per node", gc.MaxRate); err != nil {
+			return err
 		}
 	}
 	if spec.Skew, err = parseSkew(g.skew); err != nil {

@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // GCRun is `interlink bench --mode gc --json` over every node of the demo:
 // the agents reached on the public network, the blocks on the
 // interconnect, as on a RAC cluster.
 type GCRun struct {
-	From     string     `json:"from"` // the node the command ran on
-	Nodes    []string   `json:"nodes"`
-	ExitCode int        `json:"exit_code"`
-	Result   *gc.Report `json:"result"`
-	Error    string     `json:"error,omitempty"`
+	From     string        `json:"from"` // the node the command ran on
+	Nodes    []string      `json:"nodes"`
+	Time     time.Duration `json:"time_ns"` // its --time
+	ExitCode int           `json:"exit_code"`
+	Result   *gc.Report    `json:"result"`
+	Error    string        `json:"error,omitempty"`
 }
 
 // gcTime is how long the Cache Fusion run lasts: long enough for every
@@ -34,14 +36,14 @@ func (r *run) gc(ctx context.Context) error {
 	if a == nil {
 		a = &r.nodes[0]
 	}
-	g := &GCRun{From: a.name}
-	args := []string{"bench", "--mode", "gc", "--time", gcTime(r.opt).String(), "--token-file", r.token, "--json"}
+	g := &GCRun{From: a.name, Time: gcTime(r.opt)}
+	args := []string{"bench", "--mode", "gc", "--time", g.Time.String(), "--block", fmt.Sprint(r.opt.Block), "--token-file", r.token, "--json"}
 	for _, n := range r.nodes {
 		args = append(args, fmt.Sprintf("%s=%s@%s", n.name, n.agentAddr, n.ic))
 		g.Nodes = append(g.Nodes, n.name)
 	}
 	r.res.GC = g
-	stop := r.ticking(gcTime(r.opt), "interlink bench --mode gc: Cache Fusion across %d nodes ...", len(r.nodes))
+	stop := r.ticking(g.Time, "interlink bench --mode gc: Cache Fusion across %d nodes ...", len(r.nodes))
 	out, code, err := r.exec(ctx, a, args...)
 	stop()
 	g.ExitCode = code
@@ -109,19 +111,34 @@ func (g *GCRun) Story(d *Diagnosis) GCStory {
 	return s
 }
 
+// Lines tell the story in a few sentences (the text and the HTML report
+// both print them); none when no block was lost through a bad port.
+func (s GCStory) Lines() []string {
+	if len(s.Bad) == 0 || s.BadLost == 0 {
+		return nil
+	}
+	bad := strings.Join(s.Bad, ", ")
+	return []string{
+		fmt.Sprintf("Every lost block has %s at one end: %d of the %d blocks its %d pairs were to carry were lost; the %d other pairs lost %d and moved only %d blocks: their requesters spent the run waiting out the blocks lost through the bad port, as a RAC session waits on \"gc cr block lost\".",
+			bad, s.BadLost, s.BadRequested, s.BadPairs, s.GoodPairs, s.GoodLost, s.GoodReceived),
+		fmt.Sprintf("In AWR: %d waits on \"gc cr block lost\" and \"gc current block lost\" across the instances; in its Interconnect Ping Latency Stats, the 8 KiB pings to and from %s lost (%d), the 500 B ones not (%d lost).",
+			s.LostWaits, bad, s.PingsLost8K, s.PingsLost5H),
+	}
+}
+
 func renderGC(w io.Writer, r *Result) {
 	g := r.GC
 	if g == nil {
 		return
 	}
-	title(w, 5, "What the database feels: interlink bench --mode gc, Cache Fusion across %s, %s", strings.Join(g.Nodes, ", "), gcTime(Options{Time: duration(r.Blocks)}))
+	title(w, 5, "What the database feels: interlink bench --mode gc, Cache Fusion across %s, %s", strings.Join(g.Nodes, ", "), g.Time)
 	if g.Result == nil {
 		fmt.Fprintf(w, "  not measured: %s\n", g.Error)
 		return
 	}
 	rep := g.Result
-	fmt.Fprintln(w, "  Every node requests, masters and ships 8 KiB blocks at once (2-way and 3-way transfers, as RAC's")
-	fmt.Fprintln(w, "  LMS processes do); a block not whole within 500 ms is lost.")
+	fmt.Fprintln(w, wrap(fmt.Sprintf("Every node requests, masters and ships %s blocks at once (2-way and 3-way transfers, as RAC's LMS processes do); a block not whole within %v is lost.",
+		units.FormatBytes(float64(rep.Spec.Block)), rep.Spec.Timeout), "  ", "  ", 104))
 	cells := [][]string{{"requester <- server", "requested", "received", "lost", "2-way p50"}}
 	for _, p := range rep.Pairs {
 		p50 := "-"
@@ -131,14 +148,10 @@ func renderGC(w io.Writer, r *Result) {
 		cells = append(cells, []string{p.Requester + " <- " + p.Server, fmt.Sprint(p.Requested), fmt.Sprint(p.Received), fmt.Sprint(p.Lost), p50})
 	}
 	grid(w, cells)
-	s := g.Story(r.Diagnosis)
-	if len(s.Bad) > 0 && s.BadLost > 0 {
-		fmt.Fprintf(w, "  Every lost block has %s at one end: %d of the %d blocks its %d pairs were to carry were lost;\n",
-			strings.Join(s.Bad, ", "), s.BadLost, s.BadRequested, s.BadPairs)
-		fmt.Fprintf(w, "  the %d other pairs lost %d and moved only %d blocks: their requesters spent the run waiting out\n", s.GoodPairs, s.GoodLost, s.GoodReceived)
-		fmt.Fprintln(w, "  the blocks lost through the bad port, as a RAC session waits on \"gc cr block lost\".")
-		fmt.Fprintf(w, "  In AWR: %d waits on \"gc cr block lost\" and \"gc current block lost\" across the instances; in its\n", s.LostWaits)
-		fmt.Fprintf(w, "  Interconnect Ping Latency Stats, the 8 KiB pings to and from %s lost (%d), the 500 B ones not (%d lost).\n", strings.Join(s.Bad, ", "), s.PingsLost8K, s.PingsLost5H)
+	if lines := g.Story(r.Diagnosis).Lines(); len(lines) > 0 {
+		for _, l := range lines {
+			fmt.Fprintln(w, wrap(l, "  ", "  ", 104))
+		}
 	} else {
 		fmt.Fprintf(w, "  %d blocks/s, %d lost; verdict %s.\n", int64(rep.Total.BlocksPerSec), rep.Total.Lost, rep.Verdict)
 	}

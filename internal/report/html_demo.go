@@ -92,9 +92,8 @@ func demoSections(r *demo.Result) []section {
 	if g := r.GC; g != nil && g.Result != nil {
 		gs := gcSection(g.Result)
 		gs.Title = "What the database feels: Cache Fusion across every node (bench --mode gc)"
-		if st := g.Story(r.Diagnosis); len(st.Bad) > 0 && st.BadLost > 0 {
-			gs.para("Every lost block has %s at one end: %d of the %d blocks its %d pairs were to carry were lost; the %d other pairs lost %d and moved only %d blocks, their requesters waiting out the blocks lost through the bad port. In AWR: %d waits on \"gc cr block lost\" and \"gc current block lost\"; %d 8 KiB pings lost.",
-				strings.Join(st.Bad, ", "), st.BadLost, st.BadRequested, st.BadPairs, st.GoodPairs, st.GoodLost, st.GoodReceived, st.LostWaits, st.PingsLost8K)
+		for _, l := range g.Story(r.Diagnosis).Lines() {
+			gs.para("%s", l)
 		}
 		out = append(out, gs)
 	}

@@ -146,7 +146,8 @@ func TakeRawSlot() (release func(), ok bool) {
 	}
 }
 
-// sleepers counts the loops of TakeSleeperSlot.
+// sleepers serialises TakeSleeperSlot's changes of GOMAXPROCS (each reads
+// the value and sets it one higher or lower).
 var sleepers sync.Mutex
 
 // TakeSleeperSlot makes the calling loop raw, as TakeRawSlot does, for a
