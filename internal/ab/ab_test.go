@@ -222,7 +222,7 @@ func TestExecuteInterleavesAndPrepares(t *testing.T) {
 	r := &Runner{Spec: Spec{
 		A:    Arm{Name: "A", Command: []string{cmd}, Prepare: "echo std > " + state},
 		B:    Arm{Name: "B", Command: []string{cmd}, Prepare: "echo jumbo > " + state},
-		Runs: 3, Warmup: 1, Metrics: []Metric{m}, Expect: []Expectation{e},
+		Runs: 4, Warmup: 1, Metrics: []Metric{m}, Expect: []Expectation{e},
 	}}
 	var progress int
 	r.Progress = func(done []Run, total int) { progress++ }
@@ -231,10 +231,10 @@ func TestExecuteInterleavesAndPrepares(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(log)
-	if got := strings.Fields(string(b)); strings.Join(got, " ") != "std jumbo std jumbo jumbo std std jumbo" {
+	if got := strings.Fields(string(b)); strings.Join(got, " ") != "std jumbo std jumbo jumbo std std jumbo jumbo std" {
 		t.Errorf("configurations seen by the runs: %v", got)
 	}
-	if progress != 8 || len(res.Runs) != 8 || !res.Runs[0].Warmup || res.Runs[2].Warmup {
+	if progress != 10 || len(res.Runs) != 10 || !res.Runs[0].Warmup || res.Runs[2].Warmup {
 		t.Errorf("progress %d, runs %+v", progress, res.Runs)
 	}
 	if res.Verdict != VerdictOK || res.Stats[0].Median != [2]float64{100, 130} {

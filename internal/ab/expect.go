@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // Expectation is an --expect: what the experiment should show for one
@@ -39,7 +41,9 @@ func ParseExpect(s string) (Expectation, error) {
 type Outcome string
 
 // Outcomes: Holds when the whole interval lies on the expected side,
-// Contradicted when it lies wholly on the other, Inconclusive otherwise.
+// Contradicted when it lies wholly on the other, Inconclusive otherwise,
+// and always when the interval did not reach the confidence asked for
+// (too few runs).
 const (
 	Holds        Outcome = "holds"
 	Contradicted Outcome = "contradicted"
@@ -72,6 +76,10 @@ func (e Expectation) judge(ms *MetricStats) ExpectResult {
 	}
 	above, below := lo > ref, hi < ref
 	switch {
+	case !ms.Shift.Reached():
+		r.Outcome = Inconclusive
+		r.Reason = fmt.Sprintf("%s; the %s interval of B %s spans %s", stats.TooFew("runs", ms.Confidence), stats.Pct(ms.Shift.Achieved),
+			map[bool]string{true: "/ A", false: "- A"}[ref != 0], fmtRange(lo, hi, ref != 0, ms.Unit))
 	case e.Greater && above, !e.Greater && below:
 		r.Outcome = Holds
 	case e.Greater && hi <= ref, !e.Greater && lo >= ref:

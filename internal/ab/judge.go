@@ -45,6 +45,11 @@ func compareArms(ms *MetricStats, a, b []float64) {
 		ms.Ratio = &ratio
 	}
 	p := c.Precision
+	if !c.Shift.Reached() {
+		// The interval is a narrower level's: its width says nothing of
+		// the runs the level asked for needs, which the summary names.
+		return
+	}
 	if finite(p.HalfWidth) {
 		ms.Detectable = p.HalfWidth
 	}
@@ -83,9 +88,10 @@ func primaryMetrics(ms []Metric, expect []Expectation) ([]string, string) {
 	return nil, ""
 }
 
-// judgeMetrics decides for each metric whether B differs from A: a primary
-// metric when its interval excludes zero (the nominal level), a secondary
-// one when its interval excludes zero and its Mann-Whitney p-value,
+// judgeMetrics decides for each metric whether B differs from A: none
+// whose interval did not reach the confidence asked for (too few runs);
+// else a primary metric when its interval excludes zero (the nominal
+// level), a secondary one when its interval excludes zero and its Mann-Whitney p-value,
 // Holm-adjusted across the secondary metrics that have statistics, is at
 // most 1 - confidence, so that the chance of one or more secondary metrics
 // called different when none is stays at most that level. It writes each
@@ -107,7 +113,7 @@ func judgeMetrics(all []MetricStats, conf float64) int {
 			st.Summary = "no statistics: " + st.Error
 			continue
 		}
-		excludes := st.Shift.Low > 0 || st.Shift.High < 0
+		excludes := st.Shift.Reached() && (st.Shift.Low > 0 || st.Shift.High < 0)
 		st.Significant = excludes && (st.Primary || st.PHolm <= 1-conf)
 		st.Better = ""
 		if st.Significant {
@@ -144,6 +150,8 @@ func summary(ms MetricStats, family int) string {
 		return fmt.Sprintf("%s (%s CI %s%s): %s", b, level, ci, holm, judged)
 	case ms.Shift.Low == 0 && ms.Shift.High == 0 && ms.Min == ms.Max && ms.Min[0] == ms.Min[1]:
 		return "no difference: the same value in every run"
+	case !ms.Shift.Reached():
+		return fmt.Sprintf("no verdict: %s; %s (%s %s)", stats.TooFew("runs", ms.Confidence), b, ms.Shift.CILabel(), ci)
 	case ms.Shift.Low > 0 || ms.Shift.High < 0:
 		return fmt.Sprintf("no difference after Holm's correction: %s (%s CI %s), but its p %.3g is %.3g Holm-adjusted across %d secondary metrics, above %.3g",
 			b, level, ci, ms.P, ms.PHolm, family, 1-ms.Confidence)

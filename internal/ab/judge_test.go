@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // Draws of one arm's runs, n at a time, for simulated experiments: no
@@ -89,24 +91,6 @@ func slicesMax(v []float64) float64 {
 	return m
 }
 
-// binomialBound returns the smallest count c with P(X > c) <= tail for X
-// binomial(n, p): a correct method exceeds c in at most that share of
-// seeds.
-func binomialBound(n int, p, tail float64) int {
-	lp, lq := math.Log(p), math.Log(1-p)
-	lgn, _ := math.Lgamma(float64(n + 1))
-	above := 1.0
-	for c := 0; c <= n; c++ {
-		lk, _ := math.Lgamma(float64(c + 1))
-		lnk, _ := math.Lgamma(float64(n - c + 1))
-		above -= math.Exp(lgn - lk - lnk + float64(c)*lp + float64(n-c)*lq)
-		if above <= tail {
-			return c
-		}
-	}
-	return n
-}
-
 // TestAAFalseDifferences simulates 2000 A/A experiments (8 runs per arm,
 // as in issue 28) per kind of noise, each with one primary and six
 // secondary metrics. The primary, judged at 95 %, may call a difference
@@ -120,7 +104,7 @@ func binomialBound(n int, p, tail float64) int {
 func TestAAFalseDifferences(t *testing.T) {
 	const experiments, metrics, runs, conf = 2000, 7, 8, 0.95
 	alpha := 1 - conf
-	limit := binomialBound(experiments, alpha, 1e-3)
+	limit := stats.BinomialLimit(experiments, alpha, 1e-3)
 	if limit < 110 || limit > 135 { // 100 expected, sd 9.7
 		t.Fatalf("binomial allowance %d of %d", limit, experiments)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/interlink/interlink/internal/stats"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/units"
 )
@@ -66,6 +67,9 @@ func WriteText(w io.Writer, r *Result) {
 		if s.Ratio != nil {
 			ratio = fmt.Sprintf("%.3fx", s.Ratio.Estimate)
 			ci = fmt.Sprintf("%.3f..%.3f", s.Ratio.Low, s.Ratio.High)
+			if !s.Ratio.Reached() {
+				ci += " (" + stats.Pct(s.Ratio.Achieved) + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3g\t\n", s.Metric, Format(s.Median[0], s.Unit), Format(s.Median[1], s.Unit), ratio, ci, s.P)
 	}

@@ -2,7 +2,6 @@ package awr
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/interlink/interlink/internal/stats"
@@ -28,6 +27,10 @@ type Diff struct {
 	// beyond Threshold with one).
 	Improved int `json:"improved"`
 	Worsened int `json:"worsened"`
+	// HolmFamily is the number of metrics with statistics, across whose
+	// p-values each is Holm-adjusted: a metric differs only when its
+	// adjusted p is at most 1 - Confidence.
+	HolmFamily int `json:"holm_family,omitempty"`
 }
 
 // InstanceDiff is one instance's metrics side by side.
@@ -57,22 +60,15 @@ type MetricDiff struct {
 	Shift   *stats.Shift `json:"shift,omitempty"`
 	RatioCI *stats.Shift `json:"ratio_ci,omitempty"`
 	P       *float64     `json:"p_value,omitempty"`
-	// Verdict: better, worse, changed (no direction), unchanged, or
-	// "no detectable difference" (the interval includes 0).
+	// PHolm is P Holm-adjusted across the metrics of the diff that have
+	// statistics (Diff.HolmFamily).
+	PHolm *float64 `json:"p_holm,omitempty"`
+	// Verdict: better, worse, changed (no direction), unchanged, "no
+	// detectable difference" (the interval includes 0, or its p-value
+	// does not survive Holm's correction: the text says which), or "no
+	// verdict: too few reports for 95 % (need 4 a side)" (the interval
+	// did not reach the level; Shift.Achieved says the level it has).
 	Verdict string `json:"verdict"`
-}
-
-// OneSampleThreshold is the change (5 %) beyond which a one-sample
-// comparison calls a directional metric better or worse. It is no
-// statistic: one report per side cannot tell a change from noise.
-const OneSampleThreshold = 0.05
-
-// OneSampleChanged says whether a figure with one sample per side changed:
-// by more than OneSampleThreshold of before, or at all from 0.
-func OneSampleChanged(before, after float64) bool {
-	diff := math.Abs(after - before)
-	base := math.Abs(before)
-	return diff > 0 && (base == 0 || diff/base > OneSampleThreshold)
 }
 
 // metric is one figure this package compares.
@@ -221,7 +217,7 @@ func Compare(before, after []Report, conf float64) *Diff {
 	if d.OneSample {
 		d.Note = "one report per side: each figure is one sample, so the ratios below say how the two intervals differed, not whether the change caused it; compare several reports per side (e.g. the same hour on several days) for intervals and a verdict"
 	} else {
-		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %g %% intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval excludes 0", len(before), len(after), conf*100)
+		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %g %% intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval reaches %g %% and excludes 0 and its p-value, Holm-adjusted across the metrics, is at most %g", len(before), len(after), conf*100, conf*100, 1-conf)
 	}
 	type side struct{ before, after []*Instance }
 	byNum := map[int]*side{}
@@ -258,18 +254,11 @@ func Compare(before, after []Report, conf float64) *Diff {
 		}
 		id := InstanceDiff{Number: n, Name: names[n], Metrics: []MetricDiff{}}
 		for _, m := range metrics {
-			for _, md := range compareMetric(m, s.before, s.after, conf, d.OneSample) {
-				switch md.Verdict {
-				case "better":
-					d.Improved++
-				case "worse":
-					d.Worsened++
-				}
-				id.Metrics = append(id.Metrics, md)
-			}
+			id.Metrics = append(id.Metrics, compareMetric(m, s.before, s.after, conf, d.OneSample)...)
 		}
 		d.Instances = append(d.Instances, id)
 	}
+	judgeFamily(d, conf)
 	return d
 }
 
@@ -317,14 +306,14 @@ func compareMetric(m metric, before, after []*Instance, conf float64, oneSample 
 	return out
 }
 
-// verdict judges one metric: with one sample per side by the size of the
-// change alone (and says so in the document's note), with more by the
-// interval of the shift.
+// verdict judges one metric with one sample per side by the size of the
+// change alone (and says so in the document's note); with more it makes
+// the statistics and leaves the verdict pending, for judgeFamily.
 func verdict(md *MetricDiff, conf float64, oneSample bool) string {
 	changed := false
 	up := md.MedianAfter > md.MedianBefore
 	if oneSample || len(md.Before) < 2 || len(md.After) < 2 {
-		changed = OneSampleChanged(md.MedianBefore, md.MedianAfter)
+		changed = stats.OneSampleChanged(md.MedianBefore, md.MedianAfter)
 		if !changed {
 			return "unchanged"
 		}
@@ -339,11 +328,14 @@ func verdict(md *MetricDiff, conf float64, oneSample bool) string {
 			rc := c.Ratio
 			md.RatioCI = &rc
 		}
-		if !c.Significant {
-			return "no detectable difference"
-		}
-		changed, up = true, sh.Estimate > 0
+		return pending
 	}
+	return direction(md, changed, up)
+}
+
+// direction names a change of a metric: "unchanged", "changed" for a
+// figure without a better direction, else "better" or "worse".
+func direction(md *MetricDiff, changed, up bool) string {
 	switch {
 	case !changed:
 		return "unchanged"

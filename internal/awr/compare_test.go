@@ -2,6 +2,7 @@ package awr
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -51,35 +52,56 @@ func TestDiffByHand(t *testing.T) {
 	}
 }
 
-// TestDiffSeveral: three reports per side get the statistics of ab: the
-// shift's interval, the ratio's, a p-value; a clear change is judged.
+// TestDiffSeveral: several reports per side get the statistics of ab:
+// the shift's interval, the ratio's, a p-value, Holm-adjusted across the
+// metrics. Three reports a side cannot give a 95 % interval (90 % at
+// most): a receive time 75 % lower gets no verdict, and the diff says how
+// many reports would. Eight a side judge it better.
 func TestDiffSeveral(t *testing.T) {
 	b := parseString(t, read(t, "11.2.0.3-awrrpt-rac-mtu1500.txt"), "b")
 	a := parseString(t, read(t, "11.2.0.3-awrrpt-rac-mtu9000.txt"), "a")
-	var before, after []Report
-	for i, k := range []float64{0.95, 1, 1.05} {
-		x, y := *b, *a
-		x.Instances = cloneInstances(b.Instances, k)
-		y.Instances = cloneInstances(a.Instances, 1+float64(i)*0.02)
-		before, after = append(before, x), append(after, y)
-	}
-	d := Compare(before, after, 0.95)
-	if d.OneSample {
-		t.Fatal("three per side called one sample")
-	}
-	for _, m := range d.Instances[0].Metrics {
-		if m.Metric != "gc_cr_receive_ms" {
-			continue
+	for _, tc := range []struct {
+		perSide  int
+		verdict  string
+		achieved float64
+	}{{3, "no verdict: too few reports for 95 % (need 4 a side)", 0.9}, {8, "better", 0.95}} {
+		var before, after []Report
+		for i := range tc.perSide {
+			x, y := *b, *a
+			x.Instances = cloneInstances(b.Instances, 0.95+float64(i)*0.1/float64(tc.perSide))
+			y.Instances = cloneInstances(a.Instances, 1+float64(i)*0.02)
+			before, after = append(before, x), append(after, y)
 		}
-		if m.Shift == nil || m.RatioCI == nil || m.P == nil || m.Verdict != "better" {
-			t.Fatalf("no statistics: %+v", m)
+		d := Compare(before, after, 0.95)
+		if d.OneSample {
+			t.Fatalf("%d per side called one sample", tc.perSide)
 		}
-		if m.RatioCI.High >= 1 {
-			t.Errorf("ratio interval %v to %v includes 1", m.RatioCI.Low, m.RatioCI.High)
+		family := 0
+		var cr *MetricDiff
+		for i, m := range d.Instances[0].Metrics {
+			if m.P != nil {
+				family++
+			}
+			if m.Metric == "gc_cr_receive_ms" {
+				cr = &d.Instances[0].Metrics[i]
+			}
 		}
-		return
+		if cr == nil {
+			t.Fatal("gc_cr_receive_ms missing")
+		}
+		if cr.Shift == nil || cr.RatioCI == nil || cr.P == nil || cr.PHolm == nil || cr.Verdict != tc.verdict {
+			t.Fatalf("%d per side: %+v", tc.perSide, *cr)
+		}
+		if cr.RatioCI.High >= 1 || cr.RatioCI.Achieved < tc.achieved || cr.RatioCI.Achieved > tc.achieved+0.01 {
+			t.Errorf("%d per side: ratio interval %v to %v at %v", tc.perSide, cr.RatioCI.Low, cr.RatioCI.High, cr.RatioCI.Achieved)
+		}
+		if d.HolmFamily != family || family < 10 || *cr.PHolm > 0.05 != (tc.perSide == 3) {
+			t.Errorf("%d per side: Holm family %d of %d metrics with statistics, p %v, Holm p %v", tc.perSide, d.HolmFamily, family, *cr.P, *cr.PHolm)
+		}
+		if tooFew := strings.Contains(d.Note, "too few reports for 95 % (need 4 a side)"); tooFew != (tc.perSide == 3) || (d.Improved == 0) == (tc.perSide == 8) {
+			t.Errorf("%d per side: improved %d, note %q", tc.perSide, d.Improved, d.Note)
+		}
 	}
-	t.Fatal("gc_cr_receive_ms missing")
 }
 
 // cloneInstances copies ins with the workload's receive times times k.

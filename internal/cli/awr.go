@@ -111,12 +111,14 @@ With one report per side each figure is one sample: the ratio says how the two i
 differed, not whether the change caused it, and the output says so. With two or more per
 side (e.g. the same busy hour on several days), each metric gets the statistics of
 'interlink ab': medians, the Hodges-Lehmann shift and ratio with their confidence
-intervals, the Mann-Whitney p-value, and a verdict only where the interval excludes 0.
+intervals, the Mann-Whitney p-value, and a verdict only where the interval reaches
+--confidence (four reports a side for 95 %; fewer give no verdict and say so), excludes 0,
+and the p-value, Holm-corrected across the metrics, is at most 1 - confidence.
 
 Exit codes: 0 nothing worse, 1 a metric with a direction (receive time, lost blocks,
 pings, drops, transactions) is worse, 3 bad input.`,
 		Example: `  interlink awr diff awrrpt_mtu1500.txt -- awrrpt_mtu9000.txt
-  interlink awr diff mon.html tue.html wed.html -- thu.html fri.html sat.html --json`,
+  interlink awr diff w1-mon.html w1-tue.html w1-wed.html w1-thu.html -- w2-mon.html w2-tue.html w2-wed.html w2-thu.html --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()

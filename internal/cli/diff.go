@@ -37,7 +37,8 @@ func newDiffCmd(e *env) *cobra.Command {
 mesh and pmtu paths whose verdict or path MTU differs, check findings that are new
 (or gone, or changed severity), bench intervals and ab runs whose figures moved beyond
 their noise (the 95 % confidence interval of the shift excludes zero; a run with too
-few intervals is listed as not judged), fragments per message and path MTU.
+few intervals or runs to reach 95 %, fewer than four a side, is listed as not judged),
+fragments per message and path MTU.
 
 A cluster run (interlink cluster --json) against a mesh result is its mesh: a
 replica's mesh against the run it was made from says whether the replica gives

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/awr"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // Two saved AWR results compare as `interlink awr diff` compares their
@@ -23,18 +24,25 @@ func compareAWR(d *Diff, base, cur *awr.Result) {
 		d.add(Change{What: "awr verdict", Before: b, After: c, Worse: statusRank(c) > statusRank(b)})
 	}
 	ad := awr.Compare(base.Reports, cur.Reports, Confidence)
+	unreached := 0
 	for _, in := range ad.Instances {
 		for _, m := range in.Metrics {
 			d.Compared++
 			switch m.Verdict {
 			case "better", "worse", "changed":
 			default:
+				if m.Shift != nil && !m.Shift.Reached() {
+					unreached++
+				}
 				continue
 			}
 			d.add(Change{What: fmt.Sprintf("awr instance %d%s %s", in.Number, nameOf(in.Name), m.Metric),
 				Before: awrValue(m.MedianBefore, m.Unit, len(m.Before)), After: awrValue(m.MedianAfter, m.Unit, len(m.After)),
 				Worse: m.Verdict == "worse", Detail: awrDetail(m, ad.OneSample)})
 		}
+	}
+	if unreached > 0 {
+		d.NotJudged = append(d.NotJudged, fmt.Sprintf("awr: %d metric(s) of %d and %d reports (%s)", unreached, len(base.Reports), len(cur.Reports), stats.TooFew("reports", Confidence)))
 	}
 }
 
@@ -80,7 +88,7 @@ func awrDetail(m awr.MetricDiff, oneSample bool) string {
 	case m.Shift != nil && m.P != nil:
 		parts = append(parts, fmt.Sprintf("shift %.3g (%g %% CI %.3g to %.3g), p = %.3g", m.Shift.Estimate, Confidence*100, m.Shift.Low, m.Shift.High, *m.P))
 	case oneSample || len(m.Before) < 2 || len(m.After) < 2:
-		parts = append(parts, fmt.Sprintf("one report per side: a change beyond %g %%, not a statistic", awr.OneSampleThreshold*100))
+		parts = append(parts, fmt.Sprintf("one report per side: a change beyond %g %%, not a statistic", stats.OneSampleThreshold*100))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -99,8 +99,10 @@ func TestAWRCompare(t *testing.T) {
 	}
 }
 
-// TestAWRCompareSeveral: with three reports per side, a change carries the
-// interval and p-value of ab's statistics instead of the one-sample note.
+// TestAWRCompareSeveral: with eight reports per side, a change carries
+// the interval and p-value of ab's statistics instead of the one-sample
+// note. Three per side cannot reach 95 %: no change, and the metrics are
+// listed as not judged.
 func TestAWRCompareSeveral(t *testing.T) {
 	one := func(name string, k float64) awr.Report {
 		r := awrResult(t, name).Reports[0]
@@ -109,9 +111,24 @@ func TestAWRCompareSeveral(t *testing.T) {
 		r.Instances[0].GCWorkload = &w
 		return r
 	}
-	before := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu1500.txt", 0.95), one("19c-awrrpt-rac-mtu1500.txt", 1), one("19c-awrrpt-rac-mtu1500.txt", 1.05)})
-	after := awr.Analyze([]awr.Report{one("19c-awrrpt-rac-mtu9000.txt", 1), one("19c-awrrpt-rac-mtu9000.txt", 1.02), one("19c-awrrpt-rac-mtu9000.txt", 1.04)})
-	d := compare(t, before, after)
+	side := func(name string, ks ...float64) *awr.Result {
+		var reps []awr.Report
+		for _, k := range ks {
+			reps = append(reps, one(name, k))
+		}
+		return awr.Analyze(reps)
+	}
+	d := compare(t, side("19c-awrrpt-rac-mtu1500.txt", 0.95, 1, 1.05), side("19c-awrrpt-rac-mtu9000.txt", 1, 1.02, 1.04))
+	for _, c := range d.Changes {
+		if strings.HasPrefix(c.What, "awr instance") {
+			t.Errorf("three reports a side: %+v", c)
+		}
+	}
+	if len(d.NotJudged) != 1 || !strings.HasPrefix(d.NotJudged[0], "awr: ") || !strings.HasSuffix(d.NotJudged[0], " metric(s) of 3 and 3 reports (too few reports for 95 % (need 4 a side))") {
+		t.Errorf("not judged: %q", d.NotJudged)
+	}
+	d = compare(t, side("19c-awrrpt-rac-mtu1500.txt", 0.95, 0.96, 0.97, 0.98, 1.02, 1.03, 1.04, 1.05),
+		side("19c-awrrpt-rac-mtu9000.txt", 1, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07))
 	for _, c := range d.Changes {
 		if c.What != "awr instance 1 (racdb1) gc_cr_receive_ms" {
 			continue

@@ -3,9 +3,9 @@ package drift
 import (
 	"fmt"
 
-	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/latency"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // Two saved bench --mode gc results compare pair by pair (a pair is its
@@ -13,12 +13,12 @@ import (
 // and 3-way receive times (p50, p99) and lost blocks. A gc result carries
 // one summary per pair and no intervals, so each figure is one sample per
 // side and is judged as awr diff judges one report per side: a change
-// beyond awr.OneSampleThreshold (any change from 0) counts, and says it is
+// beyond stats.OneSampleThreshold (any change from 0) counts, and says it is
 // no statistic. The verdict, a pair that appears or goes away and the IP
 // packets per block (which carry no noise) are changes as they are.
 
 // gcOneSample is the Detail of a one-sample change.
-var gcOneSample = fmt.Sprintf("one run per side: a change beyond %g %%, not a statistic", awr.OneSampleThreshold*100)
+var gcOneSample = fmt.Sprintf("one run per side: a change beyond %g %%, not a statistic", stats.OneSampleThreshold*100)
 
 // compareGC compares gc result cur with baseline base.
 func compareGC(d *Diff, prefix string, base, cur *gc.Report) {
@@ -70,7 +70,7 @@ func compareGC(d *Diff, prefix string, base, cur *gc.Report) {
 // gcFigure judges one figure with one sample per side.
 func gcFigure(d *Diff, what string, before, after float64, unit string, lowerBetter bool) {
 	d.Compared++
-	if !awr.OneSampleChanged(before, after) {
+	if !stats.OneSampleChanged(before, after) {
 		return
 	}
 	d.add(Change{What: what, Before: awrValue(before, unit, 1), After: awrValue(after, unit, 1),

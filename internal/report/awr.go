@@ -9,6 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // AWRText writes the human report of `interlink awr`: each report's
@@ -223,9 +224,15 @@ func AWRDiffText(w io.Writer, d *awr.Diff) error {
 			ci, pv := "-", "-"
 			if m.RatioCI != nil {
 				ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High)
+				if !m.RatioCI.Reached() {
+					ci += " (" + stats.Pct(m.RatioCI.Achieved) + ")"
+				}
 			}
 			if m.P != nil {
 				pv = fmt.Sprintf("%.3g", *m.P)
+				if m.PHolm != nil {
+					pv += fmt.Sprintf(" (Holm %.3g)", *m.PHolm)
+				}
 			}
 			cleanf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Metric, m.Unit, fnum(m.MedianBefore), fnum(m.MedianAfter), ratio, ci, pv, v)
 		}

@@ -202,10 +202,13 @@ func forest(r *ab.Result) template.HTML {
 		case "A":
 			col = "#c62828"
 		}
-		tip := fmt.Sprintf("%s: %s (CI %s to %s)", st.Metric, format(est), format(lo), format(hi))
+		tip := fmt.Sprintf("%s: %s (%s %s to %s)", st.Metric, format(est), st.Shift.CILabel(), format(lo), format(hi))
 		s.rect(ax.at(lo), y-3, ax.at(hi)-ax.at(lo), 6, col, "", tip)
 		s.circle(ax.at(est), y, 5, col, "#ffffff", tip)
 		verdict := "no clear difference"
+		if !st.Shift.Reached() {
+			verdict = "no verdict: a " + strings.TrimSuffix(st.Shift.CILabel(), " CI") + " interval"
+		}
 		if st.Significant {
 			verdict = map[string]string{"A": "B worse", "B": "B better"}[st.Better]
 		}

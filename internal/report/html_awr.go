@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/awr"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // awrSections renders `interlink awr`: one section per report (header,
@@ -141,9 +142,15 @@ func awrDiffSection(d *awr.Diff) section {
 				ci, p := "-", "-"
 				if m.RatioCI != nil {
 					ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High)
+					if !m.RatioCI.Reached() {
+						ci += " (" + stats.Pct(m.RatioCI.Achieved) + ")"
+					}
 				}
 				if m.P != nil {
 					p = fmt.Sprintf("%.3g", *m.P)
+					if m.PHolm != nil {
+						p += fmt.Sprintf(" (Holm %.3g)", *m.PHolm)
+					}
 				}
 				row = append(row, cell{Text: ci, Class: "num"}, cell{Text: p, Class: "num"})
 			}

@@ -21,7 +21,9 @@ type Comparison struct {
 	Ratio Shift
 	// P is the two-sided Mann-Whitney p-value.
 	P float64
-	// Significant: the confidence interval of the shift excludes zero.
+	// Significant: the confidence interval of the shift reached the level
+	// asked for (Shift.Reached) and excludes zero. An interval that did
+	// not reach it is no evidence at that level, however far from zero.
 	Significant bool
 	// Precision is the interval's half-width and what it implies for more
 	// runs.
@@ -38,7 +40,7 @@ func Compare(a, b []float64, conf float64) (Comparison, error) {
 	if c.P, err = MannWhitney(a, b); err != nil {
 		return c, err
 	}
-	c.Significant = c.Shift.Low > 0 || c.Shift.High < 0
+	c.Significant = c.Shift.Reached() && (c.Shift.Low > 0 || c.Shift.High < 0)
 	if la, lb, ok := logs(a), logs(b), positive(a) && positive(b); ok {
 		r, err := HodgesLehmann(la, lb, conf)
 		if err != nil {

@@ -19,8 +19,11 @@ type Shift struct {
 	Low      float64 `json:"low"`      // lower bound of the confidence interval
 	High     float64 `json:"high"`     // upper bound of the confidence interval
 	Level    float64 `json:"level"`    // the confidence level asked for, e.g. 0.95
-	Achieved float64 `json:"achieved"` // the level the order statistics really give (>= Level when exact)
-	Exact    bool    `json:"exact"`    // the interval comes from the exact U distribution (no ties, n <= 50)
+	// Achieved is the level the order statistics really give: at least
+	// Level when the samples are large enough, else less (see Reached),
+	// and then the interval is the widest these samples give.
+	Achieved float64 `json:"achieved"`
+	Exact    bool    `json:"exact"` // the interval comes from the exact U distribution (no ties, n <= 50)
 }
 
 // HodgesLehmann returns the shift of b against a and its confidence
@@ -58,9 +61,21 @@ func HodgesLehmann(a, b []float64, conf float64) (Shift, error) {
 	} else {
 		z := stats.StdNormal.InvCDF(1 - alpha/2)
 		mn := float64(m * n)
-		k := math.Floor(mn/2 - z*math.Sqrt(mn*float64(m+n+1)/12))
+		sd := math.Sqrt(mn * float64(m+n+1) / 12)
+		k := math.Floor(mn/2 - z*sd)
 		qu = max(int(k), 1)
 		s.Achieved = conf
+		if k < 1 {
+			// Too few values for the level: the widest interval is all
+			// these samples give. It misses only when the samples lie
+			// wholly apart, which ties make rarer, so the exact level
+			// without ties is a floor where it is computed; else the
+			// normal approximation's for qu = 1.
+			s.Achieved = 2*stats.StdNormal.CDF((mn/2-1)/sd) - 1
+			if m <= 50 && n <= 50 {
+				s.Achieved = 1 - 2*uCDF(m, n)[0]
+			}
+		}
 	}
 	ql := m*n - qu
 	s.Low, s.High = diffs[qu-1], diffs[ql]
