@@ -45,15 +45,13 @@ func compareArms(ms *MetricStats, a, b []float64) {
 		ms.Ratio = &ratio
 	}
 	p := c.Precision
-	if !c.Shift.Reached() {
-		// The interval is a narrower level's: its width says nothing of
-		// the runs the level asked for needs, which the summary names.
-		return
-	}
 	if finite(p.HalfWidth) {
 		ms.Detectable = p.HalfWidth
 	}
-	if finite(p.HalfWidthPct) && p.HalfWidthPct > 0 {
+	// An interval below the level is a narrower level's: scaling its width
+	// would not say what the level asked for needs, which the summary
+	// names instead.
+	if c.Shift.Reached() && finite(p.HalfWidthPct) && p.HalfWidthPct > 0 {
 		p.HalfWidthPct, p.N = sig3(p.HalfWidthPct), sig3(p.N)
 		ms.Advice = &Advice{HalfWidthPct: p.HalfWidthPct, N: p.N, TargetPct: AdviceTargetPct, RunsPerArm: p.RunsFor(AdviceTargetPct)}
 		ms.RunsFor1Pct = ms.Advice.RunsPerArm

@@ -75,13 +75,15 @@ type MetricStats struct {
 	// same Holm-adjusted across the secondary metrics.
 	P     float64 `json:"p_value"`
 	PHolm float64 `json:"p_holm,omitempty"`
-	// Significant: the interval excludes zero and, for a secondary
-	// metric, PHolm is at most 1 - Confidence.
+	// Significant: the interval reached Confidence (Shift.Reached) and
+	// excludes zero and, for a secondary metric, PHolm is at most 1 -
+	// Confidence.
 	Significant bool `json:"significant"`
 	// Better is "A" or "B" when the difference is significant.
 	Better string `json:"better,omitempty"`
 	// Detectable is half the width of the shift interval, in the metric's
-	// unit: the smallest shift these runs can tell from none. RunsFor1Pct
+	// unit: the smallest shift these runs can tell from none (at the level
+	// the interval has: see Shift.Achieved). RunsFor1Pct
 	// is Advice.RunsPerArm: the runs per arm that would narrow the
 	// interval to +-1 % of A.
 	Detectable  float64 `json:"detectable_shift"`
