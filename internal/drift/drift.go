@@ -5,8 +5,9 @@
 // awr diff judges them, and the pairs of two bench --mode gc runs. Noise
 // is judged by the statistics of internal/stats on the samples each
 // result carries (a bench's intervals, an experiment's runs): a move
-// counts when the confidence interval of the shift excludes zero, so two
-// runs of an unchanged system do not differ by luck. Figures with one
+// counts when the confidence interval of the shift reaches 95 % and
+// excludes zero, so two runs of an unchanged system do not differ by luck;
+// samples too few to reach it are listed as not judged. Figures with one
 // sample per side (a gc run's pairs) are judged as awr diff judges one
 // report per side, and each such change says so.
 package drift
