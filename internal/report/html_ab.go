@@ -66,7 +66,7 @@ func abSection(r *ab.Result) section {
 	}
 	s.list(warn)
 	if len(r.Stats) > 0 {
-		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference.", pctText(r.Confidence)),
+		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %[1]s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference (or too few runs to reach %[1]s: such a bar is a narrower interval, labelled with its level).", pctText(r.Confidence)),
 			forest(r))
 	}
 	for _, st := range r.Stats {
