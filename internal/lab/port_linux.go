@@ -10,6 +10,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/kernel"
 )
 
 // A switch port narrower than the node behind it (port_mtu < mtu) must drop
@@ -47,10 +49,13 @@ func (t *Topology) largestFrame(sw string) int {
 }
 
 // portClassifierSince is the mainline release that added the last thing
-// the classifier needs: __sk_buff.gso_size (5.7). It also needs the clsact
-// qdisc (4.5), cls_bpf direct-action (4.4) and prog_name in bpf_attr
-// (4.15); internal/kernel and docs/kernels.md list them.
-const portClassifierSince = "5.7"
+// the classifier needs, __sk_buff.gso_size; it also needs the clsact qdisc,
+// cls_bpf direct-action and prog_name in bpf_attr, all older (the table in
+// internal/kernel and docs/kernels.md).
+func portClassifierSince() string {
+	f, _ := kernel.Lookup("bpf-port-mtu")
+	return f.Since.String()
+}
 
 // portProbe loads the classifier once and unloads it, which is the only
 // sure test of what the verifier accepts (distribution kernels backport
@@ -94,7 +99,7 @@ func checkPortClassifier(t *Topology) error {
 		release = unix.ByteSliceToString(u.Release[:])
 	}
 	return fmt.Errorf("lab %s: %s needs a switch port that drops frames above its MTU, an eBPF tc classifier reading __sk_buff.gso_size (Linux %s or newer; this kernel is %s, %s): run the lab on a newer kernel (Oracle Linux 9, UEK R7) or give the nodes on each switch one MTU and no port_mtu",
-		t.Name, where, portClassifierSince, release, reason)
+		t.Name, where, portClassifierSince(), release, reason)
 }
 
 // portFilter attaches the classifier to a switch port: frames from the node
