@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/interlink/interlink/internal/kernel"
 )
 
 // Gather reads the inventory of the node under src. Unreadable sections are
@@ -92,6 +94,9 @@ func gatherNode(src *Source, inv *Inventory) {
 		inv.Node.Hostname, _ = os.Hostname()
 	}
 	inv.Node.Kernel, _ = src.ReadString("/proc/sys/kernel/osrelease")
+	if src.Live() {
+		inv.Node.Facilities = kernel.Probe()
+	}
 	if b, err := src.ReadFile("/etc/os-release"); err == nil {
 		inv.Node.OS = osRelease(string(b))
 	}

@@ -34,11 +34,15 @@ type Unreadable struct {
 
 // Node identifies the audited system.
 type Node struct {
-	Hostname string    `json:"hostname"`
-	Kernel   string    `json:"kernel,omitempty"`
-	OS       string    `json:"os,omitempty"`
-	Root     string    `json:"root"`
-	Time     time.Time `json:"time"`
+	Hostname string `json:"hostname"`
+	Kernel   string `json:"kernel,omitempty"`
+	// Facilities are kernel facilities probed on a live node (ids of
+	// kernel.Facilities, present or not); nil for a captured tree, where
+	// the release alone tells.
+	Facilities map[string]bool `json:"facilities,omitempty"`
+	OS         string          `json:"os,omitempty"`
+	Root       string          `json:"root"`
+	Time       time.Time       `json:"time"`
 }
 
 // Section reports whether one part of the inventory could be gathered.

@@ -31,6 +31,9 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	if err := checkPackages(t); err != nil {
 		return nil, err
 	}
+	if err := checkPortClassifier(t); err != nil {
+		return nil, err
+	}
 	var cfg upConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -286,7 +289,7 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	// than this one may deliver: the bridge checks single frames, but lets
 	// GSO packets with larger segments through.
 	limit := min(l.PortMTU, l.MTU)
-	filtered := l.PortMTU != l.MTU || limit < b.largestFrame(l.Switch)
+	filtered := b.t.portFiltered(l)
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{
 			Name: l.Port, MTU: max(l.PortMTU, l.MTU), MasterIndex: br.Attrs().Index,
@@ -335,20 +338,6 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 		h: h, index: link.Attrs().Index, node: n.Name, link: l.Name, prefix: l.Addresses,
 	})
 	return nil
-}
-
-// largestFrame returns the largest MTU of a frame that can enter switch sw
-// from any of its ports.
-func (b *builder) largestFrame(sw string) int {
-	largest := 0
-	for _, n := range b.t.Nodes {
-		for _, l := range n.Links {
-			if l.Switch == sw {
-				largest = max(largest, min(l.MTU, l.PortMTU))
-			}
-		}
-	}
-	return largest
 }
 
 // tbf returns the token-bucket qdisc that shapes a link to rate: a bucket

@@ -54,7 +54,10 @@ func createNS(name string) (netns.NsHandle, error) {
 			errc <- fmt.Errorf("unshare: %w", err)
 			return
 		}
-		if err := unix.Mount("/proc/thread-self/ns/net", path, "none", unix.MS_BIND, ""); err != nil {
+		// /proc/self/task/TID rather than /proc/thread-self, which
+		// kernels before 3.17 (RHEL and Oracle Linux 7) do not have.
+		self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+		if err := unix.Mount(self, path, "none", unix.MS_BIND, ""); err != nil {
 			errc <- fmt.Errorf("bind-mount %s: %w", path, err)
 			return
 		}
@@ -138,17 +141,42 @@ func enterNode(h netns.NsHandle) error {
 	return nil
 }
 
-// waitExit blocks until process pid exits, without reaping it (the caller's
-// cmd.Wait does that).
+// pidfdOpen is unix.PidfdOpen; tests replace it to act as a kernel before
+// 5.3, which has no pidfd_open (ENOSYS).
+var pidfdOpen = unix.PidfdOpen
+
+// waitExit blocks until process pid, a child of this process, exits,
+// without reaping it (the caller's cmd.Wait does that). It polls a pidfd
+// where the kernel has pidfd_open (5.3); elsewhere (ENOSYS, or a seccomp
+// filter refusing it) it waits with waitid and WNOWAIT, which also leaves
+// the child for its owner to reap. Only "no such process" means the child
+// is already gone.
 func waitExit(pid int) {
-	fd, err := unix.PidfdOpen(pid, 0)
+	fd, err := pidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return
+	}
 	if err != nil {
+		waitExitNoPidfd(pid)
 		return
 	}
 	defer unix.Close(fd)
 	for {
 		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, -1)
 		if err != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// waitExitNoPidfd waits for the child pid to exit and leaves it unreaped;
+// it returns at once when pid is no child of this process any more
+// (ECHILD: already reaped).
+func waitExitNoPidfd(pid int) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
 			return
 		}
 	}

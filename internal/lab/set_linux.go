@@ -41,6 +41,9 @@ func Set(name string, settings []Setting) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPortClassifier(nt); err != nil {
+		return nil, err
+	}
 	touched := map[string]bool{}
 	for _, s := range settings {
 		touched[switchOf(nt, s.Target)] = true
@@ -141,7 +144,7 @@ func (b *builder) reconfigure(swh, h *netlink.Handle, l LinkSpec) error {
 		return fmt.Errorf("switch port %s: remove classifier: %w", l.Port, err)
 	}
 	limit := min(l.PortMTU, l.MTU)
-	if l.PortMTU != l.MTU || limit < b.largestFrame(l.Switch) {
+	if b.t.portFiltered(l) {
 		fromNode := 0
 		if l.PortMTU < l.MTU {
 			fromNode = l.PortMTU

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/kernel"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -78,18 +79,13 @@ func checkPortRange(inv *inventory.Inventory, cfg *Config) []Finding {
 }
 
 // kernelBefore reports whether the release string ("4.14.35-2047...",
-// "3.10.0-1160.el7") is older than major.minor.
-func kernelBefore(release string, major, minor int) (bool, bool) {
-	f := strings.FieldsFunc(release, func(r rune) bool { return r == '.' || r == '-' })
-	if len(f) < 2 {
+// "3.10.0-1160.el7") is older than major.minor, and whether it could tell.
+func kernelBefore(release string, major, minor int) (before, known bool) {
+	r, err := kernel.ParseRelease(release)
+	if err != nil {
 		return false, false
 	}
-	a, err1 := strconv.Atoi(f[0])
-	b, err2 := strconv.Atoi(f[1])
-	if err1 != nil || err2 != nil {
-		return false, false
-	}
-	return a < major || a == major && b < minor, true
+	return r.Version.Before(kernel.V(major, minor)), true
 }
 
 func checkIPFrag(inv *inventory.Inventory, cfg *Config) []Finding {

@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/rules"
+)
+
+// kernelFinding runs check --json on root and returns its
+// KERNEL-FACILITIES finding, nil when there is none.
+func kernelFinding(t *testing.T, args ...string) *rules.Finding {
+	t.Helper()
+	out, errOut, code := run(t, append([]string{"check", "--json"}, args...)...)
+	if code == ExitUnknown || errOut != "" {
+		t.Fatalf("check %v: exit %d, stderr %q", args, code, errOut)
+	}
+	var res rules.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var found *rules.Finding
+	for i, f := range res.Findings {
+		if f.Rule == "KERNEL-FACILITIES" {
+			if found != nil {
+				t.Fatalf("two KERNEL-FACILITIES findings")
+			}
+			found = &res.Findings[i]
+		}
+	}
+	return found
+}
+
+// named returns the facilities a kernel finding lists in its evidence.
+func named(f *rules.Finding) string {
+	var b strings.Builder
+	for _, e := range f.Evidence[1:] {
+		b.WriteString(e.What + "\n")
+	}
+	return b.String()
+}
+
+// TestCheckKernelFacilities audits the RAC fixture (NFS mounts, bonded
+// interconnect) as captured from nodes on the kernels RAC runs on, by the
+// tree's /proc/sys/kernel/osrelease, directly and from a --collect bundle.
+func TestCheckKernelFacilities(t *testing.T) {
+	fixedClock(t)
+	for _, c := range []struct {
+		release   string
+		severity  rules.Severity
+		names     []string // facilities the finding must name
+		notNamed  []string // and must not
+		noFinding bool
+	}{
+		{release: "3.10.0-1160.el7.x86_64", severity: rules.Warning,
+			names: []string{"/proc/thread-self", "tcpi_bytes_acked", "tcpi_min_rtt", "UDP_SEGMENT", "pidfd_open", "mountstats", "gso_size"}},
+		{release: "4.14.35-2047.518.4.el7uek.x86_64", severity: rules.Warning,
+			names: []string{"UDP_SEGMENT", "pidfd_open", "mountstats", "gso_size"}, notNamed: []string{"thread-self", "tcpi_"}},
+		{release: "5.4.17-2136.330.7.1.el8uek.x86_64", severity: rules.Info,
+			names: []string{"gso_size"}, notNamed: []string{"thread-self", "tcpi_", "UDP_SEGMENT", "pidfd_open", "mountstats"}},
+		{release: "5.15.0-200.131.27.el9uek.x86_64", noFinding: true},
+		{release: "not a release", noFinding: true},
+	} {
+		t.Run(c.release, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "node")
+			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+			fixture.Write(t, root, "/proc/sys/kernel/osrelease", c.release+"\n")
+			bundle := filepath.Join(t.TempDir(), "node.tar.gz")
+			for _, args := range [][]string{{"--root", root, "--collect", bundle}, {"--root", bundle}} {
+				f := kernelFinding(t, args...)
+				if c.noFinding {
+					if f != nil {
+						t.Fatalf("%v: unexpected finding %+v", args, f)
+					}
+					continue
+				}
+				if f == nil {
+					t.Fatalf("%v: no KERNEL-FACILITIES finding", args)
+				}
+				if f.Severity != c.severity || f.Object != "kernel "+c.release || f.Evidence[0].Value != c.release ||
+					f.Evidence[0].File != "/proc/sys/kernel/osrelease" {
+					t.Errorf("%v: %s %q evidence %+v", args, f.Severity, f.Object, f.Evidence[0])
+				}
+				got := named(f)
+				for _, n := range c.names {
+					if !strings.Contains(got, n) {
+						t.Errorf("%v: does not name %s:\n%s", args, n, got)
+					}
+				}
+				for _, n := range c.notNamed {
+					if strings.Contains(got, n) {
+						t.Errorf("%v: names %s:\n%s", args, n, got)
+					}
+				}
+				if len(f.Evidence)-1 != len(c.names) {
+					t.Errorf("%v: %d facilities named, want %d:\n%s", args, len(f.Evidence)-1, len(c.names), got)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckKernelNoNFS: the mountstats errors column is not named where
+// there are no NFS mounts to read (the Debian fixture's one removed).
+func TestCheckKernelNoNFS(t *testing.T) {
+	fixedClock(t)
+	root := filepath.Join(t.TempDir(), "node")
+	fixture.Copy(t, fixtures+"debian12-netplan", root)
+	fixture.Write(t, root, "/proc/sys/kernel/osrelease", "4.18.0-553.el8_10.x86_64\n")
+	fixture.Write(t, root, "/proc/self/mountinfo", "")
+	fixture.Write(t, root, "/proc/self/mountstats", "")
+	fixture.Write(t, root, "/etc/fstab", "")
+	f := kernelFinding(t, "--root", root)
+	if f == nil {
+		t.Fatal("no KERNEL-FACILITIES finding")
+	}
+	if got := named(f); strings.Contains(got, "mountstats") || !strings.Contains(got, "pidfd_open") {
+		t.Errorf("names:\n%s", got)
+	}
+	if f.Severity != rules.Info {
+		t.Errorf("severity %s: every missing facility falls back or is a lab's", f.Severity)
+	}
+}

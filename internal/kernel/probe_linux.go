@@ -1,0 +1,106 @@
+package kernel
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Probe asks the running kernel, without any traffic, which of the
+// facilities it can test cheaply are there: ids of Facilities mapped to
+// present (true) or absent (false). A facility it cannot tell (a probe
+// failing for another reason) or does not probe (the mountstats column
+// needs an NFS mount; the lab's classifier is probed by lab up) is left
+// out, and the release decides for it.
+func Probe() map[string]bool {
+	out := map[string]bool{}
+	set := func(id string, present, known bool) {
+		if known {
+			out[id] = present
+		}
+	}
+	set(probeThreadSelf())
+	acked, minRTT, known := probeTCPInfo()
+	set("tcpinfo-bytes-acked", acked, known)
+	set("tcpinfo-min-rtt", minRTT, known)
+	set(probeUDPGSO())
+	set(probePidfd())
+	return out
+}
+
+func probeThreadSelf() (string, bool, bool) {
+	_, err := os.Lstat("/proc/thread-self")
+	switch {
+	case err == nil:
+		return "thread-self", true, true
+	case errors.Is(err, os.ErrNotExist):
+		return "thread-self", false, true
+	}
+	return "thread-self", false, false
+}
+
+// probeTCPInfo reads TCP_INFO of an unconnected TCP socket: the length the
+// kernel returns is the size of its struct tcp_info, which says which
+// fields it has.
+func probeTCPInfo() (acked, minRTT, known bool) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false, false, false
+	}
+	defer unix.Close(fd)
+	var info unix.TCPInfo
+	n := uint32(unsafe.Sizeof(info))
+	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_INFO,
+		uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&n)), 0)
+	if errno != 0 {
+		return false, false, false
+	}
+	return tcpInfoHas(int(n))
+}
+
+// tcpInfoHas says, from the length TCP_INFO returned, whether the kernel
+// filled tcpi_bytes_acked (4.1) and tcpi_min_rtt with tcpi_notsent_bytes
+// (4.6); known is false for a length too short to be any kernel's.
+func tcpInfoHas(length int) (acked, minRTT, known bool) {
+	var info unix.TCPInfo
+	if length < int(unsafe.Offsetof(info.Total_retrans)+unsafe.Sizeof(info.Total_retrans)) {
+		return false, false, false
+	}
+	acked = length >= int(unsafe.Offsetof(info.Bytes_acked)+unsafe.Sizeof(info.Bytes_acked))
+	minRTT = length >= int(unsafe.Offsetof(info.Min_rtt)+unsafe.Sizeof(info.Min_rtt))
+	return acked, minRTT, true
+}
+
+// probeUDPGSO asks for UDP_SEGMENT: kernels before 4.18 do not know the
+// option at level SOL_UDP (ENOPROTOOPT).
+func probeUDPGSO() (string, bool, bool) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return "udp-gso", false, false
+	}
+	defer unix.Close(fd)
+	_, err = unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT)
+	switch err {
+	case nil:
+		return "udp-gso", true, true
+	case unix.ENOPROTOOPT:
+		return "udp-gso", false, true
+	}
+	return "udp-gso", false, false
+}
+
+// probePidfd opens a pidfd of this process: ENOSYS before 5.3, EPERM where
+// a seccomp filter refuses it; either way the lab waits without one.
+func probePidfd() (string, bool, bool) {
+	fd, err := unix.PidfdOpen(os.Getpid(), 0)
+	switch err {
+	case nil:
+		unix.Close(fd)
+		return "pidfd-open", true, true
+	case unix.ENOSYS, unix.EPERM:
+		return "pidfd-open", false, true
+	}
+	return "pidfd-open", false, false
+}

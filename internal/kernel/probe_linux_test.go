@@ -1,0 +1,45 @@
+package kernel
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestTCPInfoLengths holds tcpInfoHas against the sizes of struct tcp_info
+// the supported kernels return: 104 bytes up to tcpi_total_retrans (3.10),
+// 120 with the pacing rates (3.15), 136 with bytes_acked and
+// bytes_received (4.1), 144 with segs_out and segs_in (4.2), 152 with
+// notsent_bytes and min_rtt (4.6), and larger since.
+func TestTCPInfoLengths(t *testing.T) {
+	for _, c := range []struct {
+		length               int
+		acked, minRTT, known bool
+	}{
+		{0, false, false, false}, {56, false, false, false},
+		{104, false, false, true}, {120, false, false, true}, {136, true, false, true},
+		{144, true, false, true}, {152, true, true, true}, {232, true, true, true},
+	} {
+		acked, minRTT, known := tcpInfoHas(c.length)
+		if acked != c.acked || minRTT != c.minRTT || known != c.known {
+			t.Errorf("length %d: acked %v min_rtt %v known %v, want %v %v %v", c.length, acked, minRTT, known, c.acked, c.minRTT, c.known)
+		}
+	}
+}
+
+// TestProbeHere: this machine's kernel (6.x) has every facility Probe
+// tests, and Probe tells each.
+func TestProbeHere(t *testing.T) {
+	got := Probe()
+	for _, id := range []string{"thread-self", "tcpinfo-bytes-acked", "tcpinfo-min-rtt", "udp-gso", "pidfd-open"} {
+		present, known := got[id]
+		if !known || !present {
+			t.Errorf("%s: probed %v, known %v; this kernel has it (%s)", id, present, known, runtime.GOOS)
+		}
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("Probe returns %s, which the table does not list", id)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("Probe returned %v", got)
+	}
+}
