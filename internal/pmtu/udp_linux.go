@@ -23,6 +23,7 @@ type Hooks struct {
 	In    func(n int)                            // an authenticated datagram arrived
 	Out   func(n int)                            // a datagram was sent
 	Drop  func()                                 // an unauthenticated datagram was dropped
+	Short func()                                 // a datagram was read short (truncated)
 }
 
 // Conn is one UDP probe socket of a session. It answers tagged probes
@@ -74,7 +75,7 @@ func NewConn(c *net.UDPConn, seal *wire.Sealer, open *wire.Opener, peer netip.Ad
 	}
 	go func() {
 		defer close(k.done)
-		readLoop(rc, k.onData, k.onQueue)
+		readLoop(rc, readBuffer, k.onData, h.Short, k.onQueue)
 	}()
 	return k, nil
 }
