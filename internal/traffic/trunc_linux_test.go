@@ -212,3 +212,38 @@ func TestLoopbackUDPOldKernelSilence(t *testing.T) {
 		t.Error("seam leaked into the probe")
 	}
 }
+
+// TestRespondTruncated: a request larger than requests are is read short
+// by the responder and counted as truncated (not foreign, not answered);
+// a blocks run whose lost blocks had datagrams read short puts them there,
+// not on the network.
+func TestRespondTruncated(t *testing.T) {
+	send, recv := connectedPair(t)
+	spec, err := Spec{Mode: ModeBlocks, Duration: time.Second}.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *Side)
+	go func() { done <- Respond(context.Background(), spec, recv, Options{}) }()
+	time.Sleep(50 * time.Millisecond)
+	big := make([]byte, spec.Request+4096)
+	(&Header{Kind: KindRequest, Seq: 1, Size: uint32(spec.Block), Chunks: 1}).Put(big)
+	send.Write(big)
+	end := make([]byte, HeaderLen)
+	(&Header{Kind: KindEnd}).Put(end)
+	send.Write(end)
+	var rs *Side
+	select {
+	case rs = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("responder did not end")
+	}
+	if b := rs.Blocks; b.Truncated != 1 || b.Foreign != 0 || b.Completed != 0 {
+		t.Errorf("responder: truncated %d, foreign %d, answered %d; want 1, 0, 0", b.Truncated, b.Foreign, b.Completed)
+	}
+	client := &Side{Role: RoleRequester, Blocks: &BlockStats{Requests: 10, Completed: 8, Lost: 2, Truncated: 1}}
+	s := Summarize(spec, Forward, client, rs).Summary
+	if s.Truncated != 2 || s.LossBy == nil || s.LossBy.Truncated != 2 || s.LossBy.Network != 0 {
+		t.Errorf("summary: truncated %d, lost by %+v", s.Truncated, s.LossBy)
+	}
+}
