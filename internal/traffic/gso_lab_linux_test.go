@@ -3,6 +3,7 @@ package traffic
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,7 +60,11 @@ func TestLabUDPGSOFallback(t *testing.T) {
 		t.Errorf("old kernel's silence: truncated %d holding %d, delivered %d, lost %.2f %%, reassembled %d",
 			s.Truncated, s.Joined, s.Messages, s.LossPercent, s.ReasmOKs)
 	}
-	if res.Verdict != VerdictFailed || len(res.Problems) != 1 || res.Problems[0].Problem != ProblemTruncated {
+	var text strings.Builder
+	Report{Result: res}.WriteText(&text)
+	t.Logf("the report:\n%s", text.String())
+	if res.Verdict != VerdictFailed || len(res.Problems) != 1 || res.Problems[0].Problem != ProblemTruncated ||
+		!strings.Contains(text.String(), "not network loss") {
 		t.Errorf("verdict %s, problems %+v", res.Verdict, res.Problems)
 	}
 }

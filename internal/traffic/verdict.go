@@ -129,8 +129,8 @@ func stalledFor(spec Spec, recv *Side) time.Duration {
 func truncatedDetail(spec Spec, s Summary, recv *Side) string {
 	d := fmt.Sprintf("the %s read %d datagrams short (larger than any this run sends): counted neither as delivered nor as lost, and not network loss", recv.Role, s.Truncated)
 	if s.Joined > 0 {
-		d += fmt.Sprintf("; they held %d of the %d datagrams sent, %d joined into each: the sending kernel ignored UDP segmentation offload (UDP_SEGMENT needs Linux 4.18; before, it is skipped without an error), so set %s=1 for the sender",
-			s.Joined, s.Sent, s.Joined/s.Truncated, NoGSOEnv)
+		d += fmt.Sprintf("; they held %d of the %d datagrams sent, %.0f joined into each: the sending kernel ignored UDP segmentation offload (UDP_SEGMENT needs Linux 4.18; before, it is skipped without an error), so set %s=1 for the sender",
+			s.Joined, s.Sent, float64(s.Joined)/float64(s.Truncated), NoGSOEnv)
 	} else if spec.Mode == ModeBlocks {
 		d += "; a block with such a datagram is lost at the end that read it"
 	}
