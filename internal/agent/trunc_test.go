@@ -1,10 +1,6 @@
 package agent
 
 import (
-	"context"
-	"encoding/json"
-	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -17,41 +13,17 @@ import (
 // never returning it as received (nor counting it as garbage), and the
 // session's log line says so.
 func TestUDPEndpointTruncated(t *testing.T) {
-	type opened struct {
-		Port int `json:"port"`
-	}
 	got := make(chan int, 4)
-	Register("test.udp.trunc", func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
-		ep, err := s.ListenUDP(netip.Addr{})
-		if err != nil {
-			return nil, err
-		}
-		go func() {
-			buf := make([]byte, 1000)
-			for {
-				n, _, err := ep.Read(buf)
-				if err != nil {
-					return
-				}
-				got <- n
+	c, u, log := udpEndpointSession(t, "test.udp.trunc", func(ep *UDPEndpoint) {
+		buf := make([]byte, 1000)
+		for {
+			n, _, err := ep.Read(buf)
+			if err != nil {
+				return
 			}
-		}()
-		return opened{Port: int(ep.LocalAddr().Port())}, nil
+			got <- n
+		}
 	})
-	addr, log := startAgent(t, wire.Limits{})
-	c, err := dial(t, addr, testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o opened
-	if err := c.Call(context.Background(), "test.udp.trunc", nil, &o); err != nil {
-		t.Fatal(err)
-	}
-	u, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: o.Port})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
 	for _, size := range []int{3000, 800} {
 		b := make([]byte, size)
 		c.Sealer().SealPacket(b, wire.KindProbe, 0)
