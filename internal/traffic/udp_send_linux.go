@@ -140,8 +140,15 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	if err != nil {
 		return d, errorf("udp send: %w", err)
 	}
-	// End markers: bounded, and skipped when cancelled (the receiver is
-	// being cancelled too).
+	sendEndMarkers(ctx, pc, opt, seq)
+	return d, nil
+}
+
+// sendEndMarkers tells the receiver that seq datagrams were sent, at
+// endMarkerDelays: bounded, and skipped when cancelled (the receiver is
+// being cancelled too).
+func sendEndMarkers(ctx context.Context, pc batchConn, opt Options, seq uint64) {
+	off := opt.overhead()
 	mk := make([]byte, off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: seq, Stamp: time.Now().UnixNano()}).Put(mk[off:])
 	marker := []ipv4.Message{{Buffers: [][]byte{mk}}}
@@ -156,7 +163,6 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 			pc.WriteBatch(marker, 0)
 		}
 	}
-	return d, nil
 }
 
 // flowDue is how many of n datagrams a flow-controlled sender may send now
