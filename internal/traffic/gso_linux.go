@@ -118,7 +118,10 @@ var gsoOnce struct {
 func probeGSO() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("udp socket: %w", err)
+		// An IPv6-only host: the option is the same on either family.
+		if fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("udp socket: %w", err)
+		}
 	}
 	defer unix.Close(fd)
 	if _, err := unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT); err != nil {
