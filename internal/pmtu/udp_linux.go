@@ -15,17 +15,6 @@ import (
 	"github.com/interlink/interlink/internal/wire"
 )
 
-// Hooks connect a Conn to the session that owns it (agent side): rate
-// limits and counters. Nil fields do nothing.
-type Hooks struct {
-	Wait  func(ctx context.Context, n int) error // before sending a probe
-	Allow func(n int) bool                       // before sending an ack; false drops it
-	In    func(n int)                            // an authenticated datagram arrived
-	Out   func(n int)                            // a datagram was sent
-	Drop  func()                                 // an unauthenticated datagram was dropped
-	Short func()                                 // a datagram was read short (truncated)
-}
-
 // Conn is one UDP probe socket of a session. It answers tagged probes
 // from its peer with a 48-byte tagged ack (never more than it received),
 // and it sends its own tagged probes to the peer (Prober). The client's
