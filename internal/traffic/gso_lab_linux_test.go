@@ -27,7 +27,7 @@ func TestLabUDPGSOFallback(t *testing.T) {
 	}
 	on := run("GSO on")
 	if on.Client.UDP.GSO < 2 || on.Client.UDP.NoGSO != "" {
-		t.Fatalf("this kernel's GSO not used: %d %q", on.Client.UDP.GSO, on.Client.UDP.NoGSO)
+		t.Fatalf("UDP GSO not used (%d segments, %q): the run with GSO on needs a kernel of 4.18 or later", on.Client.UDP.GSO, on.Client.UDP.NoGSO)
 	}
 
 	forceGSO(t, absentGSO)
