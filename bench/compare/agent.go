@@ -28,17 +28,22 @@ type agentProc struct {
 	cmd   *exec.Cmd
 	addr  string
 	token string
+	env   []string // added to the environment of the agent and its benches
 }
 
 // startAgent runs `interlink agent --listen ADDR --token-file F` (nothing
-// else: its defaults) in node2 and waits until it listens.
-func startAgent(p *pair, dir string) (*agentProc, error) {
-	tok := filepath.Join(dir, p.name+".token")
+// else: its defaults) in node2 on port, with env added to its environment,
+// and waits until it listens.
+func startAgent(p *pair, dir string, port int, env ...string) (*agentProc, error) {
+	tok := filepath.Join(dir, fmt.Sprintf("%s-%d.token", p.name, port))
 	if err := os.WriteFile(tok, []byte("t5-bench-compare-token-"+p.name+"-0123456789"), 0o600); err != nil {
 		return nil, err
 	}
-	a := &agentProc{addr: p.a2.String() + ":7471", token: tok}
+	a := &agentProc{addr: fmt.Sprintf("%s:%d", p.a2, port), token: tok, env: env}
 	a.cmd = exec.Command(*binary, "agent", "--listen", a.addr, "--token-file", tok)
+	if len(env) > 0 {
+		a.cmd.Env = append(os.Environ(), env...)
+	}
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	errs, err := a.cmd.StderrPipe()
 	if err != nil {
@@ -73,25 +78,31 @@ type benchReport struct {
 // that failed or was held back by a limit is an error: the comparison
 // would otherwise compare a limit.
 func viaAgent(p *pair, args ...string) (traffic.Summary, error) {
-	a := p.agent
+	f, err := benchVia(p, p.agent, args...)
+	return f.Summary, err
+}
+
+// benchVia runs `interlink bench` against agent a, with a's environment,
+// and returns the forward flow.
+func benchVia(p *pair, a *agentProc, args ...string) (traffic.Flow, error) {
 	full := append([]string{"bench", a.addr, "--token-file", a.token, "--json", "--time", duration.String()}, args...)
 	var out bytes.Buffer
-	cmd, err := start(p.n1, &out, *binary, full...)
+	cmd, err := startEnv(p.n1, &out, a.env, *binary, full...)
 	if err != nil {
-		return traffic.Summary{}, err
+		return traffic.Flow{}, err
 	}
 	t := time.AfterFunc(*duration+30*time.Second, func() { cmd.Process.Kill() })
 	defer t.Stop()
 	cmd.Wait() // exit 1 and 2 still print the report; judged below
 	var rep benchReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Flows) == 0 {
-		return traffic.Summary{}, fmt.Errorf("interlink %s: no report (%v): %s", strings.Join(args, " "), err, lastLine(out.String()))
+		return traffic.Flow{}, fmt.Errorf("interlink %s: no report (%v): %s", strings.Join(args, " "), err, lastLine(out.String()))
 	}
 	if len(rep.Problems) > 0 {
-		return traffic.Summary{}, fmt.Errorf("interlink %s: failed: %s", strings.Join(args, " "), rep.Problems[0].Detail)
+		return traffic.Flow{}, fmt.Errorf("interlink %s: failed: %s", strings.Join(args, " "), rep.Problems[0].Detail)
 	}
 	if len(rep.LimitedBy) > 0 {
-		return traffic.Summary{}, fmt.Errorf("interlink %s: limited by %s: %s", strings.Join(args, " "), rep.LimitedBy[0].Limit, rep.LimitedBy[0].Detail)
+		return traffic.Flow{}, fmt.Errorf("interlink %s: limited by %s: %s", strings.Join(args, " "), rep.LimitedBy[0].Limit, rep.LimitedBy[0].Detail)
 	}
-	return rep.Flows[0].Summary, nil
+	return rep.Flows[0], nil
 }

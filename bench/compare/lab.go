@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -24,6 +25,9 @@ type pair struct {
 	n1, n2 *lab.Node
 	a1, a2 netip.Addr
 	agent  *agentProc
+	// noGSO is a second agent started with INTERLINK_NO_GSO=1, for the
+	// scenarios that measure as a kernel before 4.18 sends (nil if none).
+	noGSO *agentProc
 }
 
 func up(name string, mtu int, rate string) (*pair, error) {
@@ -47,7 +51,15 @@ func up(name string, mtu int, rate string) (*pair, error) {
 
 // start runs a command in a node; it dies with this process.
 func start(n *lab.Node, out *bytes.Buffer, name string, args ...string) (*exec.Cmd, error) {
+	return startEnv(n, out, nil, name, args...)
+}
+
+// startEnv is start with env added to this process's environment.
+func startEnv(n *lab.Node, out *bytes.Buffer, env []string, name string, args ...string) (*exec.Cmd, error) {
 	cmd := exec.Command(name, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := n.Start(cmd); err != nil {

@@ -125,11 +125,17 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	for _, p := range labs {
-		if p.agent, err = startAgent(p, dir); err != nil {
+		if p.agent, err = startAgent(p, dir, 7471); err != nil {
 			return err
 		}
 		defer stop(p.agent.cmd)
 	}
+	// As on a kernel before 4.18 (UEK5, SLES 12): no UDP GSO at either end.
+	p9 := labs["t5-bench9000"]
+	if p9.noGSO, err = startAgent(p9, dir, 7472, traffic.NoGSOEnv+"=1"); err != nil {
+		return err
+	}
+	defer stop(p9.noGSO.cmd)
 
 	gbit := func(x float64) string { return units.FormatRate(x) }
 	sumSample := func(s traffic.Summary, err error) (sample, error) {
@@ -200,6 +206,19 @@ func run() error {
 				return sumSample(viaAgent(p, "--mode", "udp", "--len", "8K", "--rate", "0"))
 			},
 			direct: func(p *pair) (sample, error) {
+				return sumSample(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 8192, RateSet: true}))
+			},
+			ratio: div, met: atLeastNoMoreLoss},
+		// The fallback keeps its speed: one send per datagram, as
+		// interlink sends where the kernel has no UDP_SEGMENT.
+		{name: "UDP 8 KiB unpaced, MTU 9000, GSO off", lab: "t5-bench9000", unit: "goodput", goal: ">= 1.0, loss <=", peerName: "iperf3",
+			peer: udpPeer("8192"),
+			agent: func(p *pair) (sample, error) {
+				return sumSample(noGSO(benchVia(p, p.noGSO, "--mode", "udp", "--len", "8K", "--rate", "0")))
+			},
+			direct: func(p *pair) (sample, error) {
+				os.Setenv(traffic.NoGSOEnv, "1") // this process and the re-executed server end
+				defer os.Unsetenv(traffic.NoGSOEnv)
 				return sumSample(ours(p, traffic.Spec{Mode: traffic.ModeUDP, Len: 8192, RateSet: true}))
 			},
 			ratio: div, met: atLeastNoMoreLoss},
@@ -311,6 +330,18 @@ func run() error {
 	load1, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("load average after: %s (other work on this machine skews single runs; read medians and spreads)\n", strings.Fields(string(load1) + " ?")[0])
 	return missed.Err()
+}
+
+// noGSO is the summary of a flow whose sender must have sent without UDP
+// GSO, or an error: a scenario about the fallback must not measure GSO.
+func noGSO(f traffic.Flow, err error) (traffic.Summary, error) {
+	if err != nil {
+		return f.Summary, err
+	}
+	if f.Client == nil || f.Client.UDP == nil || f.Client.UDP.NoGSO == "" || f.Client.UDP.GSO > 1 {
+		return f.Summary, fmt.Errorf("the sender used UDP GSO although %s=1 was set", traffic.NoGSOEnv)
+	}
+	return f.Summary, nil
 }
 
 // cpuNote is interlink's CPU use of each end's test threads, and for

@@ -186,31 +186,21 @@ func TestDurationLimit(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(log.String(), "time limit 300ms reached") }, log)
 }
 
-func TestUDPEndpoint(t *testing.T) {
+// udpEndpointSession registers kind, whose handler opens a UDP endpoint in
+// the session and serves it with serve, starts an agent, calls kind from a
+// client and returns the client, a socket connected to the endpoint and
+// the agent's log.
+func udpEndpointSession(t *testing.T, kind string, serve func(ep *UDPEndpoint)) (*Client, *net.UDPConn, *syncBuf) {
+	t.Helper()
 	type opened struct {
 		Port int `json:"port"`
 	}
-	// A test kind that echoes authenticated datagrams with a header-only
-	// reply, the way a responder must: never more than it received.
-	eps := make(chan *UDPEndpoint, 1)
-	Register("test.udp", func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
+	Register(kind, func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
 		ep, err := s.ListenUDP(netip.Addr{})
 		if err != nil {
 			return nil, err
 		}
-		eps <- ep
-		go func() {
-			buf := make([]byte, 65536)
-			for {
-				n, h, err := ep.Read(buf)
-				if err != nil {
-					return
-				}
-				if err := ep.Reply(n, make([]byte, wire.HeaderLen), wire.KindAck, h.Seq); err != nil {
-					return
-				}
-			}
-		}()
+		go serve(ep)
 		return opened{Port: int(ep.LocalAddr().Port())}, nil
 	})
 	addr, log := startAgent(t, wire.Limits{})
@@ -219,14 +209,34 @@ func TestUDPEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var o opened
-	if err := c.Call(context.Background(), "test.udp", nil, &o); err != nil {
+	if err := c.Call(context.Background(), kind, nil, &o); err != nil {
 		t.Fatal(err)
 	}
 	u, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: o.Port})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer u.Close()
+	t.Cleanup(func() { u.Close() })
+	return c, u, log
+}
+
+func TestUDPEndpoint(t *testing.T) {
+	// A test kind that echoes authenticated datagrams with a header-only
+	// reply, the way a responder must: never more than it received.
+	eps := make(chan *UDPEndpoint, 1)
+	c, u, log := udpEndpointSession(t, "test.udp", func(ep *UDPEndpoint) {
+		eps <- ep
+		buf := make([]byte, 65536)
+		for {
+			n, h, err := ep.Read(buf)
+			if err != nil {
+				return
+			}
+			if err := ep.Reply(n, make([]byte, wire.HeaderLen), wire.KindAck, h.Seq); err != nil {
+				return
+			}
+		}
+	})
 	buf := make([]byte, 2048)
 	// Unauthenticated: garbage, a packet sealed with the wrong key, and a
 	// replay of a valid packet must get no reply.

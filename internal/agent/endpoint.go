@@ -90,16 +90,22 @@ func (e *UDPEndpoint) Accept(pkt []byte, from netip.AddrPort) (wire.Header, erro
 	return h, nil
 }
 
-// Read returns the next authenticated datagram into buf, dropping garbage.
-// It returns when the session ends or the deadline set on Conn passes.
+// Read returns the next authenticated datagram into buf, dropping garbage
+// and datagrams larger than buf (read short: counted as truncated, never
+// as received). It returns when the session ends or the deadline set on
+// Conn passes.
 func (e *UDPEndpoint) Read(buf []byte) (int, wire.Header, error) {
 	for {
-		n, from, err := e.conn.ReadFromUDPAddrPort(buf)
+		n, _, flags, from, err := e.conn.ReadMsgUDPAddrPort(buf, nil)
 		if err != nil {
 			if e.s.ctx.Err() != nil {
 				return 0, wire.Header{}, fmt.Errorf("session ended: %w", e.s.ctx.Err())
 			}
 			return 0, wire.Header{}, err
+		}
+		if flags&msgTrunc != 0 {
+			e.s.CountTruncated()
+			continue
 		}
 		h, err := e.Accept(buf[:n], from)
 		if err == nil {

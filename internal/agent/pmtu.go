@@ -86,7 +86,7 @@ func servePMTUOpen(ctx context.Context, s *Session, body json.RawMessage) (any, 
 		return nil, fmt.Errorf("%w (is %s an address of this node?)", err, local)
 	}
 	k, err := pmtu.NewConn(uc, s.Sealer(), s.Opener(), netip.AddrPort{}, pmtu.Hooks{
-		Wait: s.Wait, Allow: s.Allow, In: s.CountIn, Out: s.CountOut, Drop: s.CountDrop,
+		Wait: s.Wait, Allow: s.Allow, In: s.CountIn, Out: s.CountOut, Drop: s.CountDrop, Short: s.CountTruncated,
 	})
 	if err != nil {
 		uc.Close()

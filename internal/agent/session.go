@@ -48,6 +48,9 @@ type Session struct {
 	values    map[string]any
 
 	PacketsIn, PacketsOut, BytesIn, BytesOut, Dropped atomic.Int64
+	// Truncated counts datagrams read short (larger than the reader's
+	// buffer): neither received nor garbage.
+	Truncated atomic.Int64
 }
 
 // newSession starts a session whose data packets carry tags of algorithm
@@ -155,6 +158,9 @@ func (s *Session) CountOut(bytes int) { s.PacketsOut.Add(1); s.BytesOut.Add(int6
 
 // CountDrop: see CountIn.
 func (s *Session) CountDrop() { s.Dropped.Add(1) }
+
+// CountTruncated counts a datagram read short.
+func (s *Session) CountTruncated() { s.Truncated.Add(1) }
 
 // serve reads requests until the session ends, then logs one line.
 func (s *Session) serve() {
@@ -288,9 +294,13 @@ func (s *Session) close() {
 	if sw == "" {
 		sw = "unknown client"
 	}
-	s.srv.logf("session %016x from %s (%s): %s; requests: %s; data in %d pkts %s, out %d pkts %s, dropped %d; %s",
+	dropped := fmt.Sprint(s.Dropped.Load())
+	if n := s.Truncated.Load(); n > 0 {
+		dropped += fmt.Sprintf(", truncated %d (read short: larger than expected)", n)
+	}
+	s.srv.logf("session %016x from %s (%s): %s; requests: %s; data in %d pkts %s, out %d pkts %s, dropped %s; %s",
 		s.ID, s.Peer(), sw, s.end, req,
-		s.PacketsIn.Load(), units.FormatBytes(float64(s.BytesIn.Load())), s.PacketsOut.Load(), units.FormatBytes(float64(s.BytesOut.Load())), s.Dropped.Load(),
+		s.PacketsIn.Load(), units.FormatBytes(float64(s.BytesIn.Load())), s.PacketsOut.Load(), units.FormatBytes(float64(s.BytesOut.Load())), dropped,
 		time.Since(s.start).Round(time.Millisecond))
 }
 

@@ -120,6 +120,7 @@ func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) st
 	nd.Addr, nd.MTU, nd.DurationNs = nr.Addr, nr.MTU, nr.IssueNs
 	nd.Requests, nd.Served, nd.LocalHits = nr.Requests, nr.BlocksServed, nr.Local[0]+nr.Local[1]
 	nd.CPU, nd.Counters, nd.Dropped, nd.RateWaitedNs, nd.Error = nr.CPU, nr.Counters, nr.Dropped, nr.RateWaitedNs, nr.Error
+	nd.Truncated = nr.Truncated
 	if onHost > 1 {
 		nd.SharedHost = onHost
 	}
@@ -145,6 +146,7 @@ func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) st
 		w := &LostWhere{}
 		rest := lostBlock
 		take := func(v int64) int64 { v = max(min(v, rest), 0); rest -= v; return v }
+		w.Truncated = take(nr.Truncated)
 		w.ReceiveBuffer = take(nr.Counters.UDPRcvbufErrors)
 		w.Reassembly = take(nr.Counters.ReasmFails)
 		w.NothingSeen = rest
@@ -216,6 +218,9 @@ func (r *Report) judge() {
 	for _, nd := range r.Nodes {
 		if nd.Error != "" {
 			add(ProblemNodeError, true, "%s: %s", nd.Name, nd.Error)
+		}
+		if nd.Truncated > 0 {
+			add(ProblemTruncated, false, "%s read %d datagrams short (larger than any of the run): counted neither as received nor as lost in the network", nd.Name, nd.Truncated)
 		}
 		if len(nd.Unproven) > 0 {
 			add(ProblemNoPath, true, "%s never heard from %v during the setup: requests to them were not sent", nd.Name, nd.Unproven)

@@ -109,6 +109,7 @@ func (nd *node) Stop() *NodeRun {
 		pr := nd.ping.run
 		res.Pings = pr.Pings
 		res.Dropped += pr.Dropped
+		res.Truncated += pr.Truncated
 		// The host's counters hold the pings' packets too: the figures
 		// per block take them out with the workload's other datagrams.
 		res.OtherPackets += pr.OtherPackets
@@ -189,7 +190,7 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 				switch {
 				case lens[i] < 0:
 					if pass == 0 {
-						e.res.Dropped++ // truncated: larger than anything of the run
+						e.res.Truncated++ // larger than anything of the run
 					}
 				case isPing(bufs[i][:lens[i]]) == (pass == 0):
 					e.receive(bufs[i][:lens[i]], nameOf(&names[i]), now)

@@ -59,6 +59,10 @@ type NodeRun struct {
 	// Dropped counts datagrams refused: not sealed for a live session of
 	// the run, from another address than the peer announced, malformed.
 	Dropped int64 `json:"dropped"`
+	// Truncated counts datagrams read short (MSG_TRUNC: larger than any
+	// datagram of the run, so not one as sent): neither received nor
+	// garbage, and a block that lost one is not lost in the network.
+	Truncated int64 `json:"truncated,omitempty"`
 	// RateWaitedNs is how long the node's sends waited for the agent's
 	// send limit.
 	RateWaitedNs int64  `json:"rate_waited_ns"`

@@ -75,6 +75,7 @@ type Node struct {
 	Counters          traffic.Counters `json:"counters"`
 	Unproven          []string         `json:"unproven,omitempty"`
 	Dropped           int64            `json:"dropped"`
+	Truncated         int64            `json:"truncated,omitempty"` // datagrams read short (NodeRun.Truncated)
 	RateWaitedNs      int64            `json:"rate_waited_ns"`
 	Error             string           `json:"error,omitempty"`
 }
@@ -92,6 +93,9 @@ type PerBlock struct {
 // only after net.ipv4.ipfrag_time, 30 s by default), and nothing seen (lost
 // in the network before this node).
 type LostWhere struct {
+	// Truncated: blocks that had a datagram read short at this node
+	// (at most one block per such datagram): not network loss.
+	Truncated     int64 `json:"truncated,omitempty"`
 	ReceiveBuffer int64 `json:"receive_buffer"`
 	Reassembly    int64 `json:"reassembly"`
 	NothingSeen   int64 `json:"nothing_seen"`
@@ -179,6 +183,7 @@ const (
 	ProblemNoPath     = "no-path"
 	ProblemNodeError  = "node-error"
 	ProblemAccounting = "accounting"
+	ProblemTruncated  = "truncated" // datagrams read short at a node: not network loss
 )
 
 // MaxLossPercent is the share of a pair's blocks that may be lost before

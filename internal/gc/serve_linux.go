@@ -84,6 +84,7 @@ func (r *run) Close() error {
 				o.BytesOut.Add(e.bytesOut)
 			}
 			o.Dropped.Add(r.result.Dropped)
+			o.Truncated.Add(r.result.Truncated)
 		}
 		for _, s := range socks {
 			if s != nil {

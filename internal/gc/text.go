@@ -113,7 +113,11 @@ func (r *Report) WriteText(w io.Writer) {
 			first = false
 		}
 		lw := n.LostWhere
-		fmt.Fprintf(w, "  %s: %d nothing seen (lost before this node), %d receive buffer full, %d reassembly failed\n", clean(n.Name), lw.NothingSeen, lw.ReceiveBuffer, lw.Reassembly)
+		fmt.Fprintf(w, "  %s: %d nothing seen (lost before this node), %d receive buffer full, %d reassembly failed", clean(n.Name), lw.NothingSeen, lw.ReceiveBuffer, lw.Reassembly)
+		if lw.Truncated > 0 {
+			fmt.Fprintf(w, ", %d with a datagram read short (truncated: not network loss)", lw.Truncated)
+		}
+		fmt.Fprintln(w)
 	}
 	for _, p := range r.Pairs {
 		if l := p.LostBy; l.Request+l.Unconfirmed+l.NoPath > 0 {

@@ -133,7 +133,7 @@ func NewICMPProberOpts(local, remote netip.Addr, o ICMPOptions) (*ICMPProber, er
 	}
 	go func() {
 		defer close(p.done)
-		readLoop(p.rc, p.onData, p.onQueue)
+		readLoop(p.rc, readBuffer, p.onData, nil, p.onQueue)
 	}()
 	return p, nil
 }

@@ -11,15 +11,6 @@ import (
 	"github.com/interlink/interlink/internal/wire"
 )
 
-// Hooks: see the Linux implementation.
-type Hooks struct {
-	Wait  func(ctx context.Context, n int) error
-	Allow func(n int) bool
-	In    func(n int)
-	Out   func(n int)
-	Drop  func()
-}
-
 // Conn is only implemented on Linux (it needs IP_RECVERR and the error
 // queue).
 type Conn struct{}

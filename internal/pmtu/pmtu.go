@@ -17,6 +17,7 @@
 package pmtu
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -133,4 +134,15 @@ func (r *Result) explain() {
 	if r.Lost > 0 {
 		r.Detail += fmt.Sprintf("; %d of %d probes lost at sizes that passed on retry", r.Lost, r.Probes)
 	}
+}
+
+// Hooks connect a Conn to the session that owns it (agent side): rate
+// limits and counters. Nil fields do nothing.
+type Hooks struct {
+	Wait  func(ctx context.Context, n int) error // before sending a probe
+	Allow func(n int) bool                       // before sending an ack; false drops it
+	In    func(n int)                            // an authenticated datagram arrived
+	Out   func(n int)                            // a datagram was sent
+	Drop  func()                                 // an unauthenticated datagram was dropped
+	Short func()                                 // a datagram was read short (truncated)
 }

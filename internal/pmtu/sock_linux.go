@@ -63,15 +63,22 @@ func ListenUDP(laddr netip.AddrPort) (*net.UDPConn, error) {
 	return pc.(*net.UDPConn), nil
 }
 
-// readLoop reads rc until it fails (closed), calling onData for each
-// datagram and onQueue for each error-queue entry. Go's poller wakes
-// readers on EPOLLERR, so one loop serves both queues.
-func readLoop(rc syscall.RawConn, onData func(b []byte, from unix.Sockaddr), onQueue func(b, oob []byte)) error {
-	buf := make([]byte, 65536)
+// readBuffer holds any datagram: the largest IPv4 UDP payload is 65507
+// bytes, an IPv6 one without jumbograms 65527.
+const readBuffer = 65536
+
+// readLoop reads rc into a buffer of size bytes until it fails (closed),
+// calling onData for each datagram, onShort for each datagram read short
+// (larger than the buffer: MSG_TRUNC; never taken for what was sent) and
+// onQueue for each error-queue entry. Go's poller wakes readers on
+// EPOLLERR, so one loop serves both queues.
+func readLoop(rc syscall.RawConn, size int, onData func(b []byte, from unix.Sockaddr), onShort func(), onQueue func(b, oob []byte)) error {
+	buf := make([]byte, size)
 	oob := make([]byte, 512)
 	for {
 		var (
 			n, oobn int
+			flags   int
 			from    unix.Sockaddr
 			queued  bool
 			rerr    error
@@ -83,7 +90,7 @@ func readLoop(rc syscall.RawConn, onData func(b []byte, from unix.Sockaddr), onQ
 				queued = true
 				return true
 			}
-			n, _, _, from, err = unix.Recvmsg(int(fd), buf, nil, unix.MSG_DONTWAIT)
+			n, _, flags, from, err = unix.Recvmsg(int(fd), buf, nil, unix.MSG_DONTWAIT)
 			if err == unix.EAGAIN {
 				return false
 			}
@@ -101,6 +108,10 @@ func readLoop(rc syscall.RawConn, onData func(b []byte, from unix.Sockaddr), onQ
 			// once by a plain read; its details are on the error queue.
 			if errors.Is(rerr, unix.EBADF) {
 				return rerr
+			}
+		case flags&unix.MSG_TRUNC != 0:
+			if onShort != nil {
+				onShort()
 			}
 		default:
 			onData(buf[:n], from)

@@ -15,16 +15,6 @@ import (
 	"github.com/interlink/interlink/internal/wire"
 )
 
-// Hooks connect a Conn to the session that owns it (agent side): rate
-// limits and counters. Nil fields do nothing.
-type Hooks struct {
-	Wait  func(ctx context.Context, n int) error // before sending a probe
-	Allow func(n int) bool                       // before sending an ack; false drops it
-	In    func(n int)                            // an authenticated datagram arrived
-	Out   func(n int)                            // a datagram was sent
-	Drop  func()                                 // an unauthenticated datagram was dropped
-}
-
 // Conn is one UDP probe socket of a session. It answers tagged probes
 // from its peer with a 48-byte tagged ack (never more than it received),
 // and it sends its own tagged probes to the peer (Prober). The client's
@@ -74,7 +64,7 @@ func NewConn(c *net.UDPConn, seal *wire.Sealer, open *wire.Opener, peer netip.Ad
 	}
 	go func() {
 		defer close(k.done)
-		readLoop(rc, k.onData, k.onQueue)
+		readLoop(rc, readBuffer, k.onData, h.Short, k.onQueue)
 	}()
 	return k, nil
 }

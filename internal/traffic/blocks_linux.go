@@ -193,8 +193,11 @@ func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			break
 		}
 		for i := 0; i < n; i++ {
-			m := &resp[i]
-			pkt := m.Buffers[0][:m.N]
+			pkt, _, short := datagram(&resp[i])
+			if short {
+				st.Truncated++ // its block times out: lost here, not in the network
+				continue
+			}
 			if len(pkt) < off || h.Parse(pkt[off:]) != nil || h.Kind != KindResponse || int(h.Chunk) >= nchunks || opt.open(pkt) != nil {
 				st.Foreign++
 				continue
@@ -307,8 +310,11 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 			break
 		}
 		for i := 0; i < n; i++ {
-			m := &reqs[i]
-			pkt := m.Buffers[0][:m.N]
+			pkt, size, short := datagram(&reqs[i])
+			if short {
+				st.Truncated++ // not a request as sent: no block for it
+				continue
+			}
 			if len(pkt) < off || r.Parse(pkt[off:]) != nil || opt.open(pkt) != nil {
 				st.Foreign++
 				continue
@@ -318,7 +324,7 @@ func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side
 				continue
 			}
 			// Answer only well-formed requests for the agreed block size.
-			if r.Kind != KindRequest || int(r.Size) != spec.Block || m.N != spec.Request {
+			if r.Kind != KindRequest || int(r.Size) != spec.Block || size != spec.Request {
 				st.Foreign++
 				continue
 			}

@@ -12,11 +12,12 @@ import (
 // feedbackIn reads a flow-controlled sender's feedback (flow.go) from its
 // socket and hands it to the sender's flowSender.
 type feedbackIn struct {
-	pc      batchConn
-	ms      []ipv4.Message
-	off     int
-	opt     Options
-	foreign int64 // datagrams that were not feedback of this run
+	pc        batchConn
+	ms        []ipv4.Message
+	off       int
+	opt       Options
+	foreign   int64 // datagrams that were not feedback of this run
+	truncated int64 // datagrams read short (larger than any feedback)
 }
 
 func newFeedbackIn(pc batchConn, off int, opt Options) *feedbackIn {
@@ -61,9 +62,12 @@ func (r *feedbackIn) wait(f *flowSender, d time.Duration) error {
 func (r *feedbackIn) take(f *flowSender, n int, now time.Time) {
 	var h Header
 	for i := 0; i < n; i++ {
-		m := &r.ms[i]
-		pkt := m.Buffers[0][:m.N]
-		if m.N != r.off+HeaderLen || h.Parse(pkt[r.off:]) != nil || h.Kind != KindFeedback || r.opt.open(pkt) != nil {
+		pkt, _, short := datagram(&r.ms[i])
+		if short {
+			r.truncated++
+			continue
+		}
+		if len(pkt) != r.off+HeaderLen || h.Parse(pkt[r.off:]) != nil || h.Kind != KindFeedback || r.opt.open(pkt) != nil {
 			r.foreign++
 			continue
 		}

@@ -2,6 +2,9 @@ package traffic
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/net/ipv4"
@@ -25,13 +28,20 @@ type sendLayout struct {
 // gsoMaxSegs is UDP_MAX_SEGMENTS of older kernels.
 const gsoMaxSegs = 64
 
-func newSendLayout(size, mtu int) *sendLayout {
+// newSendLayout lays out datagrams of size bytes for a path of mtu (0: as
+// if each needed fragments, one datagram per message); gso says whether
+// datagrams that fit may be segmented (gsoAvailable).
+func newSendLayout(size, mtu int, gso bool) *sendLayout {
 	l := &sendLayout{len: size, segs: 1}
 	msgs := batchFor(size)
 	switch k := PacketsPerDatagram(size, mtu); {
-	case k == 1:
+	case k == 1 && gso:
 		l.segs = min(gsoMaxSegs, MaxDatagram/size)
 		msgs = max(1, min(8, batchBytes/(l.segs*size)))
+	case k == 1:
+		// One datagram per message, as many per call as a batch holds:
+		// without segmentation offload the stack runs once per datagram
+		// whatever the batching, so a larger batch only saves calls.
 	case k > 1:
 		// Keep a call's fragments within one softirq budget (64 packets
 		// per NAPI poll): a larger burst leaves receive work to ksoftirqd
@@ -71,10 +81,17 @@ func (l *sendLayout) fill(n int) int {
 // datagrams is how many of n datagrams the first sent messages held.
 func (l *sendLayout) datagrams(sent, n int) int { return min(sent*l.segs, n) }
 
+// gsoLevel is the level of the UDP_SEGMENT control message. A test sets a
+// level the kernel does not know (IPPROTO_TCP on a UDP socket): today's
+// kernel then skips the message without a word, exactly as one before 4.18
+// skips SOL_UDP (ip_cmsg_send ignores levels other than SOL_IP), and sends
+// the whole buffer as one datagram.
+var gsoLevel int32 = unix.SOL_UDP
+
 func gsoCmsg(size int) []byte {
 	b := make([]byte, unix.CmsgSpace(2))
 	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-	h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+	h.Level, h.Type = gsoLevel, unix.UDP_SEGMENT
 	h.SetLen(unix.CmsgLen(2))
 	*(*uint16)(unsafe.Pointer(&b[unix.CmsgLen(0)])) = uint16(size)
 	return b
@@ -83,4 +100,55 @@ func gsoCmsg(size int) []byte {
 // gsoRefused reports an error that means UDP GSO is not available.
 func gsoRefused(err error) bool {
 	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EIO) || errors.Is(err, unix.ENOPROTOOPT) || errors.Is(err, unix.EOPNOTSUPP)
+}
+
+// gsoProbe asks the kernel whether it has UDP GSO (a seam: tests replace
+// it to force the answer). It is called once per process (gsoKernel).
+var gsoProbe = probeGSO
+
+var gsoOnce struct {
+	sync.Once
+	err error
+}
+
+// probeGSO asks with getsockopt(SOL_UDP, UDP_SEGMENT) on a fresh socket:
+// a kernel before 4.18 answers ENOPROTOOPT. It must not be judged by a
+// send, because such a kernel does not refuse the control message: it
+// ignores it and sends the whole buffer as one fragmented datagram.
+func probeGSO() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		// An IPv6-only host: the option is the same on either family.
+		if fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("udp socket: %w", err)
+		}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT); err != nil {
+		return fmt.Errorf("getsockopt(SOL_UDP, UDP_SEGMENT): %w", err)
+	}
+	return nil
+}
+
+// gsoKernel is the kernel's answer, asked once.
+func gsoKernel() error {
+	gsoOnce.Do(func() { gsoOnce.err = gsoProbe() })
+	return gsoOnce.err
+}
+
+// gsoAvailable says whether a sender may use UDP GSO, and when not, why
+// (for the result: the figures are then those of one send per datagram).
+// The environment is read on every call so that one process can run with
+// and without (bench/compare's direct engines).
+func gsoAvailable() (bool, string) {
+	if v := os.Getenv(NoGSOEnv); v != "" && v != "0" {
+		return false, NoGSOEnv + " is set"
+	}
+	if err := gsoKernel(); err != nil {
+		if errors.Is(err, unix.ENOPROTOOPT) {
+			return false, "this kernel has no UDP segmentation offload (UDP_SEGMENT, Linux 4.18)"
+		}
+		return false, "UDP segmentation offload not usable: " + err.Error()
+	}
+	return true, ""
 }

@@ -231,15 +231,24 @@ func (c *rawConn) ReadNow(ms []ipv4.Message) (int, error) {
 
 // recv is one recvmmsg into ms; a single message without control data is
 // one recvfrom, the kernel's shortest path (no message header or vector
-// to copy in and out), as C tools read.
+// to copy in and out), as C tools read. Either way Flags carries MSG_TRUNC
+// for a datagram read short, as recvmmsg reports it: recvfrom has no
+// message flags, so it always asks for the real length (MSG_TRUNC) and
+// compares, and returns the real length in N only when the caller asked.
 func (c *rawConn) recv(ms []ipv4.Message, flags int) (int, error) {
 	if len(ms) == 1 && len(ms[0].OOB) == 0 {
 		b := ms[0].Buffers[0]
-		n, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, uintptr(c.fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags&^unix.MSG_WAITFORONE), 0, 0)
+		n, _, e := syscall.RawSyscall6(unix.SYS_RECVFROM, uintptr(c.fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), uintptr(flags&^unix.MSG_WAITFORONE|unix.MSG_TRUNC), 0, 0)
 		if e != 0 {
 			return 0, e
 		}
 		ms[0].N, ms[0].NN, ms[0].Flags = int(n), 0, 0
+		if int(n) > len(b) {
+			ms[0].Flags = unix.MSG_TRUNC
+			if flags&unix.MSG_TRUNC == 0 {
+				ms[0].N = len(b)
+			}
+		}
 		return 1, nil
 	}
 	c.prepare(ms)

@@ -53,6 +53,9 @@ func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 		line += fmt.Sprintf("  retr %d  rtt %s  cwnd %s", in.Retransmits, us(in.RTT), units.FormatBytes(float64(in.CwndBytes)))
 	case mode == ModeUDP && r == RoleReceiver:
 		line += fmt.Sprintf("  %d datagrams, lost %d, reordered %d, jitter %s", in.Messages, in.Lost, in.Reordered, us(in.Jitter))
+		if in.Truncated > 0 {
+			line += fmt.Sprintf(", TRUNCATED %d", in.Truncated)
+		}
 	case mode == ModeUDP:
 		line += fmt.Sprintf("  %d datagrams sent", in.Messages)
 	case mode == ModeBlocks:
@@ -97,43 +100,13 @@ func (rep Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", %.1f %% of the %s wire limit", s.PercentOfWireLimit, units.FormatRate(s.WireLimitBitsPerSec))
 		}
 		fmt.Fprintln(w)
-		switch rep.Spec.Mode {
-		case ModeTCP:
-			fmt.Fprintf(w, "  retransmits %d", s.Retransmits)
-			snd := sender(f)
-			if snd != nil {
-				for i, st := range snd.Streams {
-					fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), us(st.MinRTT), st.MSS)
-				}
-			}
-			fmt.Fprintln(w)
-			if snd != nil && snd.Bytes > s.Bytes {
-				fmt.Fprintf(w, "  the sender wrote %s, the receiver got %s: the rest was still in socket buffers or on the way when the run ended\n",
-					units.FormatBytes(float64(snd.Bytes)), units.FormatBytes(float64(s.Bytes)))
-			}
-		case ModeUDP:
-			fmt.Fprintf(w, "  datagrams: sent %d, delivered %d, lost %d (%.3f %%), reordered %d, duplicates %d, jitter %s\n",
-				s.Sent, s.Messages, s.Lost, s.LossPercent, s.Reordered, s.Duplicates, us(s.Jitter))
-			if s.Flow != nil {
-				writeFlow(w, s.Flow)
-			}
-		case ModeBlocks:
-			fmt.Fprintf(w, "  blocks: %d = %.0f blocks/s, lost %d (%.3f %%)", s.Messages, s.PerSec, s.Lost, s.LossPercent)
-			if s.Chunks > 1 {
-				fmt.Fprintf(w, ", each block split into %d datagrams (a UDP datagram holds at most 64 KiB)", s.Chunks)
-			}
-			fmt.Fprintln(w)
-			if p := s.RTT; p != nil {
-				fmt.Fprintf(w, "  round trip: min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
-					us(p.Min), us(p.P50), us(p.P90), us(p.P99), us(p.P999), us(p.Max))
-				if s.RTTPaced {
-					fmt.Fprint(w, "  (PACED by the agent's send limit: not the path's latency)")
-				}
-				fmt.Fprintln(w)
-			}
-		}
+		writeModeText(w, rep.Spec.Mode, f)
 		if s.LossBy != nil && s.Lost > 0 {
-			fmt.Fprintf(w, "  lost where: sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
+			fmt.Fprint(w, "  lost where: ")
+			if s.LossBy.Truncated > 0 {
+				fmt.Fprintf(w, "read short (truncated) %d, ", s.LossBy.Truncated)
+			}
+			fmt.Fprintf(w, "sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
 				s.LossBy.SenderQueue, s.LossBy.Network, s.LossBy.SocketBuffer, s.LossBy.Reassembly)
 		}
 		if rep.Spec.Mode != ModeTCP {
@@ -171,6 +144,56 @@ func (rep Report) WriteText(w io.Writer) {
 				us(st.RTT.P50), us(st.RTT.P99), st.PerSec, time.Duration(st.Duration))
 		} else {
 			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
+		}
+	}
+}
+
+// writeModeText writes a flow's mode-specific lines: retransmits and
+// streams, datagrams, or blocks and their round trips.
+func writeModeText(w io.Writer, mode Mode, f Flow) {
+	s := f.Summary
+	switch mode {
+	case ModeTCP:
+		fmt.Fprintf(w, "  retransmits %d", s.Retransmits)
+		snd := sender(f)
+		if snd != nil {
+			for i, st := range snd.Streams {
+				fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), us(st.MinRTT), st.MSS)
+			}
+		}
+		fmt.Fprintln(w)
+		if snd != nil && snd.Bytes > s.Bytes {
+			fmt.Fprintf(w, "  the sender wrote %s, the receiver got %s: the rest was still in socket buffers or on the way when the run ended\n",
+				units.FormatBytes(float64(snd.Bytes)), units.FormatBytes(float64(s.Bytes)))
+		}
+	case ModeUDP:
+		fmt.Fprintf(w, "  datagrams: sent %d, delivered %d, lost %d (%.3f %%), reordered %d, duplicates %d, jitter %s\n",
+			s.Sent, s.Messages, s.Lost, s.LossPercent, s.Reordered, s.Duplicates, us(s.Jitter))
+		if s.Truncated > 0 {
+			fmt.Fprintf(w, "  truncated: %d datagrams read short, holding %d of those sent: neither delivered nor lost (not network loss)\n", s.Truncated, s.Joined)
+		}
+		if snd := sender(f); snd != nil && snd.UDP != nil && snd.UDP.NoGSO != "" {
+			fmt.Fprintf(w, "  sent one datagram per send (no UDP segmentation offload): %s\n", termtext.Clean(snd.UDP.NoGSO))
+		}
+		if s.Flow != nil {
+			writeFlow(w, s.Flow)
+		}
+	case ModeBlocks:
+		fmt.Fprintf(w, "  blocks: %d = %.0f blocks/s, lost %d (%.3f %%)", s.Messages, s.PerSec, s.Lost, s.LossPercent)
+		if s.Chunks > 1 {
+			fmt.Fprintf(w, ", each block split into %d datagrams (a UDP datagram holds at most 64 KiB)", s.Chunks)
+		}
+		fmt.Fprintln(w)
+		if s.Truncated > 0 {
+			fmt.Fprintf(w, "  truncated: %d datagrams read short (larger than any of the run): their blocks are lost at the end, not in the network\n", s.Truncated)
+		}
+		if p := s.RTT; p != nil {
+			fmt.Fprintf(w, "  round trip: min %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s",
+				us(p.Min), us(p.P50), us(p.P90), us(p.P99), us(p.P999), us(p.Max))
+			if s.RTTPaced {
+				fmt.Fprint(w, "  (PACED by the agent's send limit: not the path's latency)")
+			}
+			fmt.Fprintln(w)
 		}
 	}
 }

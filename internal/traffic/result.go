@@ -91,6 +91,7 @@ type Interval struct {
 	// UDP receiver: gaps opened in the interval (late arrivals subtract),
 	// reordered and duplicate datagrams, jitter at the end of the interval.
 	Lost       int64 `json:"lost,omitempty"`
+	Truncated  int64 `json:"truncated,omitempty"` // datagrams read short (UDPStats.Truncated)
 	Reordered  int64 `json:"reordered,omitempty"`
 	Duplicates int64 `json:"duplicates,omitempty"`
 	Jitter     int64 `json:"jitter_ns,omitempty"`
@@ -114,6 +115,13 @@ type Stream struct {
 	LargestPacket int `json:"largest_packet,omitempty"`
 }
 
+// NoGSOEnv is the environment variable that turns UDP segmentation offload
+// off in this process (any value but "" and "0"): each datagram is then its
+// own send, as on a kernel before 4.18. A diagnostic knob (docs/bench.md):
+// set it for both `interlink bench` and `interlink agent` to measure the
+// path as such a kernel sends.
+const NoGSOEnv = "INTERLINK_NO_GSO"
+
 // UDPStats is the sequence accounting of a UDP receiver, or the send count
 // of a sender.
 type UDPStats struct {
@@ -127,6 +135,17 @@ type UDPStats struct {
 	// GSO is how many datagrams the sender handed the kernel per buffer
 	// (UDP_SEGMENT); the kernel's IP counters then count a buffer once.
 	GSO int `json:"gso_segments,omitempty"`
+	// NoGSO says why an unpaced sender whose datagrams fit the MTU sent
+	// each datagram on its own (no UDP_SEGMENT): the kernel lacks it, or
+	// INTERLINK_NO_GSO is set. Empty when GSO was used or not applicable.
+	NoGSO string `json:"no_gso,omitempty"`
+	// Truncated counts datagrams read short: larger than this run sends
+	// (the receive buffer holds the largest), so not one of its datagrams
+	// as sent. Joined counts this run's datagrams found inside them (a
+	// sending kernel that ignored UDP_SEGMENT joins a whole buffer into
+	// one datagram): those are neither received nor lost.
+	Truncated int64 `json:"truncated,omitempty"`
+	Joined    int64 `json:"joined,omitempty"`
 	// Flow is a flow-controlled sender's account of its window (flow.go).
 	// A receiver that took part counts its feedback datagrams and says
 	// how large its socket buffer was (SO_RCVBUF as the kernel has it).
@@ -137,11 +156,15 @@ type UDPStats struct {
 
 // BlockStats is what a blocks requester counted (or a responder answered).
 type BlockStats struct {
-	Requests  int64    `json:"requests"`  // requests sent (responder: received)
-	Completed int64    `json:"completed"` // blocks received whole (responder: answered)
-	Lost      int64    `json:"lost"`      // no whole block within the timeout
-	Late      int64    `json:"late"`      // chunks that arrived after their block was declared lost
-	Chunks    int      `json:"chunks"`    // UDP datagrams per block (more than 1 above 64 KiB)
+	Requests  int64 `json:"requests"`  // requests sent (responder: received)
+	Completed int64 `json:"completed"` // blocks received whole (responder: answered)
+	Lost      int64 `json:"lost"`      // no whole block within the timeout
+	Late      int64 `json:"late"`      // chunks that arrived after their block was declared lost
+	// Truncated counts datagrams read short (larger than any of the run:
+	// not a chunk or request as sent); a block that lost one is lost here,
+	// not in the network.
+	Truncated int64    `json:"truncated,omitempty"`
+	Chunks    int      `json:"chunks"` // UDP datagrams per block (more than 1 above 64 KiB)
 	RTT       *Latency `json:"rtt,omitempty"`
 	Foreign   int64    `json:"foreign,omitempty"`
 }
@@ -212,13 +235,18 @@ type Summary struct {
 
 	// UDP and blocks: messages sent and lost (sent minus delivered, the
 	// receiver's own count), and where they were lost.
-	Sent        int64       `json:"sent,omitempty"`
-	Lost        int64       `json:"lost"`
-	LossPercent float64     `json:"loss_percent"`
-	Reordered   int64       `json:"reordered,omitempty"`
-	Duplicates  int64       `json:"duplicates,omitempty"`
-	Jitter      int64       `json:"jitter_ns,omitempty"`
-	LossBy      *LossPlaces `json:"loss_by_place,omitempty"`
+	Sent        int64   `json:"sent,omitempty"`
+	Lost        int64   `json:"lost"`
+	LossPercent float64 `json:"loss_percent"`
+	// Truncated counts datagrams the receiving end read short (larger
+	// than the run sends); Joined the sent datagrams found inside them,
+	// which count neither as delivered nor as lost (see UDPStats).
+	Truncated  int64       `json:"truncated,omitempty"`
+	Joined     int64       `json:"joined,omitempty"`
+	Reordered  int64       `json:"reordered,omitempty"`
+	Duplicates int64       `json:"duplicates,omitempty"`
+	Jitter     int64       `json:"jitter_ns,omitempty"`
+	LossBy     *LossPlaces `json:"loss_by_place,omitempty"`
 	// Flow is the flow control of an unpaced UDP run: its window, and
 	// which end was the bottleneck.
 	Flow *FlowSummary `json:"flow,omitempty"`
@@ -249,12 +277,16 @@ type Summary struct {
 	PercentOfWireLimit  float64 `json:"percent_of_wire_limit,omitempty"`
 }
 
-// LossPlaces splits lost messages by where they were lost: the sender's own
+// LossPlaces splits lost messages by where they were lost: datagrams read
+// short at an end (truncated), the sender's own
 // queue (the local qdisc or device refused the datagram: Udp SndbufErrors at
 // the sender), the receiver's socket buffer (Udp RcvbufErrors), IP
 // reassembly at the receiver (Ip ReasmFails, at most what remains), and the
 // rest, which was lost in the network between.
 type LossPlaces struct {
+	// Truncated is blocks lost because a datagram of theirs was read
+	// short at an end (BlockStats.Truncated): not the network's loss.
+	Truncated    int64 `json:"truncated,omitempty"`
 	SenderQueue  int64 `json:"sender_queue"`
 	SocketBuffer int64 `json:"socket_buffer"`
 	Reassembly   int64 `json:"reassembly"`

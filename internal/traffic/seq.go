@@ -16,7 +16,10 @@ type seqTracker struct {
 	unique     uint64
 	duplicates uint64
 	reordered  uint64
-	seen       [seqWindow / 64]uint64
+	// unread counts numbers that arrived but could not be read as sent
+	// (inside a datagram read short): neither received nor gaps.
+	unread uint64
+	seen   [seqWindow / 64]uint64
 }
 
 func (t *seqTracker) bit(seq uint64) (word *uint64, mask uint64) {
@@ -26,6 +29,23 @@ func (t *seqTracker) bit(seq uint64) (word *uint64, mask uint64) {
 
 // add records one datagram.
 func (t *seqTracker) add(seq uint64) {
+	if t.mark(seq) {
+		t.unique++
+	}
+}
+
+// addUnread records the k numbers from seq on as arrived but unreadable.
+func (t *seqTracker) addUnread(seq, k uint64) {
+	for i := uint64(0); i < k; i++ {
+		if t.mark(seq + i) {
+			t.unread++
+		}
+	}
+}
+
+// mark records that seq arrived and reports whether it is new (not a
+// duplicate); the caller counts it.
+func (t *seqTracker) mark(seq uint64) bool {
 	switch {
 	case seq >= t.next:
 		// Numbers between the old and new high mark are now gaps: clear
@@ -41,30 +61,28 @@ func (t *seqTracker) add(seq uint64) {
 		w, m := t.bit(seq)
 		*w |= m
 		t.next = seq + 1
-		t.unique++
 	case t.next-seq > seqWindow:
 		// Older than the window: count it as a late arrival (it filled a gap
 		// counted as lost); a duplicate this old cannot be recognised.
 		t.reordered++
-		t.unique++
 	default:
 		w, m := t.bit(seq)
 		if *w&m != 0 {
 			t.duplicates++
-			return
+			return false
 		}
 		*w |= m
 		t.reordered++
-		t.unique++
 	}
+	return true
 }
 
 // lost is the number of gaps so far (numbers below the high mark never seen).
 func (t *seqTracker) lost() uint64 {
-	if t.unique > t.next {
+	if t.unique+t.unread > t.next {
 		return 0
 	}
-	return t.next - t.unique
+	return t.next - t.unique - t.unread
 }
 
 // jitter is the RFC 3550 section 6.4.1 interarrival jitter: a running mean

@@ -45,11 +45,12 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	case ModeUDP:
 		if send.UDP != nil && recv.UDP != nil {
 			s.Sent = send.UDP.Sent
-			s.Lost = max(s.Sent-recv.UDP.Received, 0)
+			s.Truncated, s.Joined = recv.UDP.Truncated, recv.UDP.Joined
+			s.Lost = max(s.Sent-recv.UDP.Received-recv.UDP.Joined, 0)
 			s.Reordered = recv.UDP.Reordered
 			s.Duplicates = recv.UDP.Duplicates
 			s.Jitter = recv.UDP.Jitter
-			s.LossBy = lossPlaces(s.Lost, send.Counters, recv.Counters)
+			s.LossBy = lossPlaces(s.Lost, 0, send.Counters, recv.Counters)
 			s.Flow = summarizeFlow(send, recv)
 		}
 		switch {
@@ -76,7 +77,11 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 				UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
 				ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
 			}
-			s.LossBy = lossPlaces(s.Lost, both, both)
+			s.Truncated = b.Truncated
+			if server.Blocks != nil {
+				s.Truncated += server.Blocks.Truncated
+			}
+			s.LossBy = lossPlaces(s.Lost, s.Truncated, both, both)
 		}
 		if server.Messages > 0 {
 			s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
@@ -112,12 +117,14 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	return f
 }
 
-// lossPlaces attributes lost messages: first to counters that name a place
-// (the sender's queue, the receiver's socket buffer, reassembly), each at
-// most what is still unexplained, then the rest to the network. ReasmFails
-// can count fragments rather than datagrams (a fragment dropped because
-// reassembly memory is full counts once per fragment), hence the cap.
-func lossPlaces(lost int64, send, recv Counters) *LossPlaces {
+// lossPlaces attributes lost messages: first to datagrams read short
+// (truncated, each the loss of at most one message), then to counters that
+// name a place (the sender's queue, the receiver's socket buffer,
+// reassembly), each at most what is still unexplained, then the rest to the
+// network. ReasmFails can count fragments rather than datagrams (a
+// fragment dropped because reassembly memory is full counts once per
+// fragment), hence the cap.
+func lossPlaces(lost, truncated int64, send, recv Counters) *LossPlaces {
 	p := &LossPlaces{}
 	rest := lost
 	take := func(n int64) int64 {
@@ -125,6 +132,7 @@ func lossPlaces(lost int64, send, recv Counters) *LossPlaces {
 		rest -= n
 		return n
 	}
+	p.Truncated = take(truncated)
 	p.SenderQueue = take(send.UDPSndbufErrors)
 	p.SocketBuffer = take(recv.UDPRcvbufErrors)
 	p.Reassembly = take(recv.ReasmFails)

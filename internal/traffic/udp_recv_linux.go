@@ -9,8 +9,26 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// udpRecv is a UDP receiver's accounting while it runs.
+type udpRecv struct {
+	spec      Spec
+	off       int
+	opt       Options
+	tr        seqTracker
+	jit       jitter
+	h         Header
+	in        Interval
+	iv        *intervals
+	start     time.Time
+	hardEnd   time.Time
+	bytes     int64
+	foreign   int64
+	truncated int64
+	ended     bool
+	last      struct{ lost, reordered, dup uint64 }
+}
+
 func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
-	off := opt.overhead()
 	if err := enableRxTimestamps(conn); err != nil {
 		return 0, errorf("udp: SO_TIMESTAMPNS: %w", err)
 	}
@@ -22,34 +40,24 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 		ms[i].Buffers = [][]byte{make([]byte, max(spec.Len, HeaderLen))}
 		ms[i].OOB = make([]byte, oobLen)
 	}
+	now := time.Now()
+	r := &udpRecv{spec: spec, off: opt.overhead(), opt: opt, hardEnd: now.Add(startupTimeout)}
 	var (
-		tr       seqTracker
-		jit      jitter
-		h        Header
-		in       Interval
-		iv       *intervals
-		start    time.Time
-		now      = time.Now()
-		hardEnd  = now.Add(startupTimeout)
-		bytes    int64
-		foreign  int64
 		err      error
-		ended    bool
 		coalesce bool
-		last     struct{ lost, reordered, dup uint64 }
 	)
 	var fb *feedbackOut
 	if spec.Flow() {
-		fb = newFeedbackOut(flowWindow(rcvbuf, spec.Len, side.MTU), off, now)
+		fb = newFeedbackOut(flowWindow(rcvbuf, spec.Len, side.MTU), r.off, now)
 	}
-	deadline := hardEnd
+	deadline := r.hardEnd
 	pc.SetReadDeadline(deadline)
-	for !ended && ctx.Err() == nil && now.Before(hardEnd) {
-		if iv != nil && iv.due(now) {
-			closeUDPInterval(iv, now, &in, &tr, &jit, &last)
+	for !r.ended && ctx.Err() == nil && now.Before(r.hardEnd) {
+		if r.iv != nil && r.iv.due(now) {
+			r.closeInterval(now, false)
 		}
-		if iv != nil && !iv.next.Equal(deadline) {
-			deadline = iv.next
+		if r.iv != nil && !r.iv.next.Equal(deadline) {
+			deadline = r.iv.next
 			pc.SetReadDeadline(deadline)
 		}
 		if coalesce {
@@ -62,97 +70,122 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 			// the socket buffer holds milliseconds of traffic.
 			nanosleep(coalesceSleep)
 		}
-		n, rerr := pc.ReadBatch(ms, unix.MSG_WAITFORONE)
+		n, rerr := pc.ReadBatch(ms, unix.MSG_WAITFORONE|readRealLength)
 		now = time.Now()
 		if rerr != nil && !isTimeout(rerr) && !peerGone(rerr) {
 			err = rerr
 			break
 		}
 		coalesce = n > 0 && n < len(ms)/2
-		unique := tr.unique
+		arrived := r.tr.unique + r.tr.unread
 		for i := 0; i < n; i++ {
-			m := &ms[i]
-			pkt := m.Buffers[0][:m.N]
-			if len(pkt) < off || h.Parse(pkt[off:]) != nil || opt.open(pkt) != nil {
-				foreign++
-				continue
-			}
-			switch h.Kind {
-			case KindEnd:
-				ended = true
-				continue
-			case KindData:
-			default:
-				foreign++
-				continue
-			}
-			if iv == nil {
-				// The receiver's clock starts with the first datagram.
-				start = now
-				iv = newIntervals(start, spec.Interval, RoleReceiver, nil)
-				iv.obs = opt.Observer
-				hardEnd = start.Add(spec.Duration + drainGrace)
-			}
-			before := tr.unique
-			tr.add(h.Seq)
-			if tr.unique == before {
-				continue // duplicate: neither bytes nor jitter
-			}
-			if at, ok := rxStamp(m.OOB[:m.NN]); ok {
-				jit.add(h.Stamp, at)
-			} else {
-				jit.add(h.Stamp, now.UnixNano())
-			}
-			in.Messages++
-			in.Bytes += int64(m.N)
-			bytes += int64(m.N)
+			r.take(&ms[i], now)
 		}
 		if fb != nil {
 			// Feedback only after data arrived since the last: never more
-			// bytes out than in.
-			fb.unsent += int(tr.unique - unique)
+			// bytes out than in. Datagrams that arrived joined count: the
+			// sender must not wait for them.
+			fb.unsent += int(r.tr.unique + r.tr.unread - arrived)
 			if fb.due(now, n < len(ms)) {
-				fb.send(pc, opt, tr.next, now)
+				fb.send(pc, opt, r.tr.next, now)
 			}
 		}
 	}
 	var d time.Duration
-	if iv != nil {
-		closeUDPIntervalFinal(iv, now, &in, &tr, &jit, &last)
-		side.Intervals = iv.list
-		d = now.Sub(start)
+	if r.iv != nil {
+		r.closeInterval(now, true)
+		side.Intervals = r.iv.list
+		d = now.Sub(r.start)
 	}
-	side.Bytes = bytes
-	side.Messages = int64(tr.unique)
-	side.UDP = &UDPStats{Received: int64(tr.unique), Lost: int64(tr.lost()), Reordered: int64(tr.reordered),
-		Duplicates: int64(tr.duplicates), Jitter: jit.ns(), Foreign: foreign, ReceiveBufferBytes: rcvbuf}
+	side.Bytes = r.bytes
+	side.Messages = int64(r.tr.unique)
+	side.UDP = &UDPStats{Received: int64(r.tr.unique), Lost: int64(r.tr.lost()), Reordered: int64(r.tr.reordered),
+		Duplicates: int64(r.tr.duplicates), Jitter: r.jit.ns(), Foreign: r.foreign, ReceiveBufferBytes: rcvbuf,
+		Truncated: r.truncated, Joined: int64(r.tr.unread)}
 	if fb != nil {
 		side.UDP.FeedbackSent = fb.sent
 	}
 	if err != nil {
 		return d, errorf("udp receive: %w", err)
 	}
-	if iv == nil && ctx.Err() == nil && !ended {
+	if r.iv == nil && ctx.Err() == nil && !r.ended {
 		return 0, errorf("udp receive: no datagram within %v", startupTimeout)
 	}
 	return d, nil
 }
 
-func udpInterval(in *Interval, tr *seqTracker, jit *jitter, last *struct{ lost, reordered, dup uint64 }) {
-	in.Lost = int64(tr.lost()) - int64(last.lost)
-	in.Reordered = int64(tr.reordered - last.reordered)
-	in.Duplicates = int64(tr.duplicates - last.dup)
-	in.Jitter = jit.ns()
-	last.lost, last.reordered, last.dup = tr.lost(), tr.reordered, tr.duplicates
+// take accounts one received message.
+func (r *udpRecv) take(m *ipv4.Message, now time.Time) {
+	pkt, size, short := datagram(m)
+	if short {
+		r.truncated++
+		r.in.Truncated++
+		// A whole buffer the sending kernel did not segment: its
+		// datagrams are accounted, neither received nor lost.
+		if k, first := joinedIn(pkt, size, r.spec.Len); k > 0 && r.ours(first) && r.h.Kind == KindData {
+			r.begin(now)
+			r.tr.addUnread(r.h.Seq, uint64(k))
+		}
+		return
+	}
+	if !r.ours(pkt) {
+		r.foreign++
+		return
+	}
+	switch r.h.Kind {
+	case KindEnd:
+		r.ended = true
+		return
+	case KindData:
+	default:
+		r.foreign++
+		return
+	}
+	r.begin(now)
+	before := r.tr.unique
+	r.tr.add(r.h.Seq)
+	if r.tr.unique == before {
+		return // duplicate: neither bytes nor jitter
+	}
+	if at, ok := rxStamp(m.OOB[:m.NN]); ok {
+		r.jit.add(r.h.Stamp, at)
+	} else {
+		r.jit.add(r.h.Stamp, now.UnixNano())
+	}
+	r.in.Messages++
+	r.in.Bytes += int64(m.N)
+	r.bytes += int64(m.N)
 }
 
-func closeUDPInterval(iv *intervals, now time.Time, in *Interval, tr *seqTracker, jit *jitter, last *struct{ lost, reordered, dup uint64 }) {
-	udpInterval(in, tr, jit, last)
-	iv.close(now, *in)
-	*in = Interval{}
+// ours parses pkt's header into r.h and says whether it is this run's.
+func (r *udpRecv) ours(pkt []byte) bool {
+	return len(pkt) >= r.off && r.h.Parse(pkt[r.off:]) == nil && r.opt.open(pkt) == nil
 }
 
-func closeUDPIntervalFinal(iv *intervals, now time.Time, in *Interval, tr *seqTracker, jit *jitter, last *struct{ lost, reordered, dup uint64 }) {
-	udpInterval(in, tr, jit, last)
-	iv.finish(now, *in)
+// begin starts the receiver's clock with the first datagram of the run.
+func (r *udpRecv) begin(now time.Time) {
+	if r.iv != nil {
+		return
+	}
+	r.start = now
+	r.iv = newIntervals(r.start, r.spec.Interval, RoleReceiver, nil)
+	r.iv.obs = r.opt.Observer
+	r.hardEnd = r.start.Add(r.spec.Duration + drainGrace)
+}
+
+// closeInterval closes the current interval (the last one when final) with
+// the gaps, reordering and duplicates that opened in it.
+func (r *udpRecv) closeInterval(now time.Time, final bool) {
+	tr := &r.tr
+	r.in.Lost = int64(tr.lost()) - int64(r.last.lost)
+	r.in.Reordered = int64(tr.reordered - r.last.reordered)
+	r.in.Duplicates = int64(tr.duplicates - r.last.dup)
+	r.in.Jitter = r.jit.ns()
+	r.last.lost, r.last.reordered, r.last.dup = tr.lost(), tr.reordered, tr.duplicates
+	if final {
+		r.iv.finish(now, r.in)
+		return
+	}
+	r.iv.close(now, r.in)
+	r.in = Interval{}
 }

@@ -20,7 +20,11 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	if spec.Paced() {
 		mtu = 0
 	}
-	lay := newSendLayout(spec.Len, mtu)
+	gso, noGSO := gsoAvailable()
+	if PacketsPerDatagram(spec.Len, mtu) != 1 {
+		noGSO = "" // nothing to segment: not a fallback
+	}
+	lay := newSendLayout(spec.Len, mtu, gso)
 	start := time.Now()
 	end := start.Add(spec.Duration)
 	conn.SetWriteDeadline(end.Add(time.Second)) // for the netpoller's conn
@@ -98,7 +102,8 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		if werr != nil && sent == 0 && lay.segs > 1 && gsoRefused(werr) {
 			// No UDP segmentation offload here: send datagram by datagram
 			// and try this batch again.
-			lay = newSendLayout(spec.Len, 0)
+			lay = newSendLayout(spec.Len, mtu, false)
+			noGSO = "the kernel refused UDP_SEGMENT on this path: " + werr.Error()
 			now = time.Now()
 			continue
 		}
@@ -120,6 +125,7 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	if lay.segs > 1 {
 		side.UDP.GSO = lay.segs
 	}
+	side.UDP.NoGSO = noGSO
 	iv.finish(now, in)
 	d := now.Sub(start)
 	side.Intervals = iv.list
@@ -129,12 +135,20 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 	if fl != nil {
 		side.UDP.Flow = &fl.st
 		side.UDP.Foreign = fb.foreign
+		side.UDP.Truncated = fb.truncated
 	}
 	if err != nil {
 		return d, errorf("udp send: %w", err)
 	}
-	// End markers: bounded, and skipped when cancelled (the receiver is
-	// being cancelled too).
+	sendEndMarkers(ctx, pc, opt, seq)
+	return d, nil
+}
+
+// sendEndMarkers tells the receiver that seq datagrams were sent, at
+// endMarkerDelays: bounded, and skipped when cancelled (the receiver is
+// being cancelled too).
+func sendEndMarkers(ctx context.Context, pc batchConn, opt Options, seq uint64) {
+	off := opt.overhead()
 	mk := make([]byte, off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: seq, Stamp: time.Now().UnixNano()}).Put(mk[off:])
 	marker := []ipv4.Message{{Buffers: [][]byte{mk}}}
@@ -149,7 +163,6 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 			pc.WriteBatch(marker, 0)
 		}
 	}
-	return d, nil
 }
 
 // flowDue is how many of n datagrams a flow-controlled sender may send now

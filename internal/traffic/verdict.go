@@ -35,6 +35,7 @@ const (
 	ProblemNoData    = "no-data"    // nothing reached the receiver
 	ProblemStalled   = "stalled"    // data stopped for whole intervals, or an end was cut at the deadline
 	ProblemBlockLoss = "block-loss" // more than MaxBlockLossPercent of the blocks were lost
+	ProblemTruncated = "truncated"  // datagrams arrived larger than the run sends and were read short
 )
 
 // Judge sets the result's verdict and problems from what it measured.
@@ -66,7 +67,10 @@ func judgeFlow(spec Spec, f Flow) []Problem {
 	if f.Direction == Reverse || spec.Mode == ModeBlocks {
 		send, recv = recv, send
 	}
-	if s.Bytes == 0 && s.Messages == 0 {
+	if s.Truncated > 0 {
+		add(ProblemTruncated, "%s", truncatedDetail(spec, s, recv))
+	}
+	if s.Bytes == 0 && s.Messages == 0 && s.Truncated == 0 {
 		what := fmt.Sprintf("the %s sent %s", send.Role, units.FormatBytes(float64(send.Bytes)))
 		if spec.Mode == ModeBlocks {
 			what = fmt.Sprintf("%d requests were sent, %d blocks answered", s.Sent, f.Server.Messages)
@@ -118,4 +122,17 @@ func stalledFor(spec Spec, recv *Side) time.Duration {
 		}
 	}
 	return gap
+}
+
+// truncatedDetail says what datagrams read short mean: not loss in the
+// network, and most likely a sending kernel that ignored UDP_SEGMENT.
+func truncatedDetail(spec Spec, s Summary, recv *Side) string {
+	d := fmt.Sprintf("the %s read %d datagrams short (larger than any this run sends): counted neither as delivered nor as lost, and not network loss", recv.Role, s.Truncated)
+	if s.Joined > 0 {
+		d += fmt.Sprintf("; they held %d of the %d datagrams sent, %.0f joined into each: the sending kernel ignored UDP segmentation offload (UDP_SEGMENT needs Linux 4.18; before, it is skipped without an error), so set %s=1 for the sender",
+			s.Joined, s.Sent, float64(s.Joined)/float64(s.Truncated), NoGSOEnv)
+	} else if spec.Mode == ModeBlocks {
+		d += "; a block with such a datagram is lost at the end that read it"
+	}
+	return d
 }
