@@ -40,7 +40,7 @@ func TestAWRSummary(t *testing.T) {
 	}
 	after := awrResult(t, "11.2.0.3-awrrpt-rac-mtu9000.txt")
 	d := awr.Compare(before.Reports, after.Reports, Confidence)
-	if s := Summary(d); s != "1 before, 1 after (one sample each): 8 better, 0 worse" {
+	if s := Summary(d); s != "1 before, 1 after (one sample each): 9 better, 0 worse" {
 		t.Errorf("awr diff: %q", s)
 	}
 }
