@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -81,7 +81,9 @@ unreadable or not an AWR report.`,
 			if err != nil {
 				return fmt.Errorf("awr: write report: %w", err)
 			}
-			if err := out.emit(e, "awr", "interlink awr "+strings.Join(args, " "), res); err != nil {
+			// The page's title is a command line a person may copy: each
+			// file name quoted for the shell.
+			if err := out.emit(e, "awr", shellq.Join(append([]string{"interlink", "awr"}, args...)...), res); err != nil {
 				return err
 			}
 			return withCode(res.Summary.ExitCode)

@@ -152,3 +152,25 @@ func TestAWRDiffDatabases(t *testing.T) {
 		t.Errorf("lost blocks 21 -> 96 missing:\n%s", out)
 	}
 }
+
+// TestAWRPageTitleQuoted: the HTML page's title is the command line, with
+// a report's name quoted for the shell ($(id) in a file name stays a name).
+func TestAWRPageTitleQuoted(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x$(id).html")
+	data, err := os.ReadFile(filepath.Join(awrData, "19c-public-layout-lost21.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "page.html")
+	if _, errs, code := runAWR(t, "awr", "--html", page, name); code != ExitWarning || errs != "" {
+		t.Fatalf("exit %d, %s", code, errs)
+	}
+	b, _ := os.ReadFile(page)
+	if want := "interlink awr &#39;" + dir + "/x$(id).html&#39;"; !strings.Contains(string(b), want) {
+		t.Errorf("page lacks %q", want)
+	}
+}

@@ -131,15 +131,16 @@ def rac(r):
 
 
 def pings(r):
+    # 11.2.0.4 and 19c print the same notes but for the unit (11.2.0.4:
+    # "miliseconds", as printed) and the title.
+    unit, t = ("microseconds", "Interconnect Ping Latency Statistics")
     if r["rel"].startswith("11."):
-        t, notes, s = "Interconnect Ping Latency Stats", ["Ping latency of the roundtrip of a message from this instance to ",
-                                                          "target instances. ", "The target instance is identified by an instance number. ",
-                                                          "Average and standard deviation of ping latency is given in miliseconds "], "This table displays the interconnect ping latency stats"
-    else:
-        t, notes, s = "Interconnect Ping Latency Statistics", ["Ping latency of the roundtrip of a message from this instance to ",
-                                                               "target instances.  ", "The target instance is identified by an instance number. ",
-                                                               "Average and standard deviation of ping latency is given in microseconds ",
-                                                               "for message sizes of 500 bytes and 8K. "], "This table displays IC ping latency statistics"
+        unit, t = ("miliseconds", "Interconnect Ping Latency Stats")
+    notes = ["Ping latency of the roundtrip of a message from this instance to ", "target instances.  ",
+             "The target instance is identified by an instance number. ",
+             f"Average and standard deviation of ping latency is given in {unit} ", "for message sizes of 500 bytes and 8K. ",
+             "Note that latency of a message from the instance to itself is used as ", "control, since message latency can include wait for CPU"]
+    s = "This table displays IC ping latency statistics"
     out = h3(t, notes, "7800") + table(s, th(["Target Instance", "500B Ping Count", "Avg Latency 500B msg", "Stddev 500B msg",
                                               "8K Ping Count", "Avg Latency 8K msg", "Stddev 8K msg"]),
                                        rows(r["pings"], first_scope=False, right_first=True), width=False) + back()
@@ -257,7 +258,7 @@ open("12.2-public-layout-pdb-lost42379.html", "w").write(report(pdb, cluster=Fal
 
 # XYDB before its upgrade: DB id 1882826147, 11.2.0.4 (milliseconds,
 # "Other Instance Activity Stats", Dynamic Remastering Stats without data).
-old = xydb19("24703", "24704", "0", "             0.4", [["1", "174", ".17", ".04", "174", ".16", ".04"], ["2", "174", ".20", ".05", "174", ".29", ".07"]], FG19)
+old = xydb19("24703", "24704", "0", "             0.4", [["1", "174", "0.17", "0.04", "174", "0.16", "0.04"], ["2", "174", "0.20", "0.05", "174", "0.29", "0.07"]], FG19)
 old.update(id="1882826147", rel="11.2.0.4.0", cur="             0.5",
            load=[["DB Time(s):", "               3.8", "               0.4", "      0.00", "      0.00"], ["DB CPU(s):", "               2.0", "               0.2", "      0.00", "      0.00"],
                  ["Transactions:", "               9.6", "", "", ""], ["Executes:", "           2,310.4", "             240.7", "", ""]],
