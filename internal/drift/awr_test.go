@@ -125,3 +125,15 @@ func TestAWRCompareSeveral(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestAWRDifferentDatabases: two saved awr results of different DB ids
+// are refused, not compared (their instances would never match).
+func TestAWRDifferentDatabases(t *testing.T) {
+	a, b := awrResult(t, "19c-public-layout-lost21.html"), awrResult(t, "19c-public-layout-idle.html")
+	if _, err := Compare(a, b); err == nil || !strings.Contains(err.Error(), "2 databases: DB id 1971498938") {
+		t.Errorf("two DB ids: %v", err)
+	}
+	if d, err := Compare(a, awrResult(t, "19c-public-layout-lost96.html")); err != nil || d.Compared == 0 {
+		t.Errorf("one database: %v", err)
+	}
+}
