@@ -51,12 +51,14 @@ var lostWaitEvents = []string{"gc cr block lost", "gc current block lost"}
 
 // finishLost fills the lost-block figures of in from what was read: the
 // statistic of a global report from its SysStat and Global Messaging
-// totals, and the waits of the lost-block events from the wait table.
-func finishLost(in *Instance) {
+// totals, and the waits of the lost-block events from the wait table
+// (none for a database that says RAC NO: it has no interconnect to lose
+// blocks on, so its 0 would be no sample).
+func finishLost(in *Instance, rac *bool) {
 	if in.GCBlocksLost == nil && in.GCLoad != nil && in.GCLoad.BlocksLost != nil {
 		in.GCBlocksLost, in.GCBlocksLostFrom = in.GCLoad.BlocksLost, secGMsgTotal
 	}
-	if in.Waits == nil {
+	if in.Waits == nil || rac != nil && !*rac {
 		return
 	}
 	n := 0.0

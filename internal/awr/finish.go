@@ -37,7 +37,7 @@ func (b *builder) finish() {
 	}
 	for _, n := range b.order {
 		in := b.byNum[n]
-		finishLost(in)
+		finishLost(in, b.rep.RAC)
 		finishSamples(in)
 		for _, k := range sectionOrder[b.rep.Kind] {
 			st := "absent"
