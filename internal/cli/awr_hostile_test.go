@@ -78,34 +78,41 @@ func TestReadersHostileFiles(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run("awr stopped by "+sig.String(), func(t *testing.T) {
-			cmd := exec.Command(bin, "awr", long)
-			var o, e bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &o, &e
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					cmd.Process.Kill()
-					<-done
-				}
-			})
-			time.Sleep(500 * time.Millisecond)
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("still running 5 s after %s", sig)
-			}
-			took := time.Since(sent)
-			code := cmd.ProcessState.ExitCode()
-			if took > time.Second || code != ExitUnknown || !strings.Contains(e.String(), "interrupted before the report was read") || strings.Count(e.String(), "\n") != 1 {
-				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, e.String())
+			_, errOut, code, took := runUntilSignal(t, bin, 500*time.Millisecond, sig, "awr", long)
+			if took > time.Second || code != ExitUnknown || !strings.Contains(errOut, "interrupted before the report was read") || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, errOut)
 			}
 			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
 		})
 	}
+}
+
+// runUntilSignal starts the built binary, sends it sig after delay and
+// returns its output, exit code and the time from the signal to its exit;
+// it fails the test when the binary still runs 5 s after the signal.
+func runUntilSignal(t *testing.T, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	time.Sleep(delay)
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("interlink %s still running 5 s after %s", strings.Join(args, " "), sig)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode(), time.Since(sent)
 }
