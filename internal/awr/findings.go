@@ -145,6 +145,30 @@ func judge(r *Report, in *Instance) []rules.Finding {
 		}
 	}
 
+	judgePings(in, ev, add)
+	judgeDevices(in, r.File, ev, add)
+
+	busy := 0.0
+	var busyEv []rules.Evidence
+	for _, n := range []string{"gc buffer busy acquire", "gc buffer busy release"} {
+		if w := in.Wait(n); w != nil && w.PctDBTime != nil {
+			busy += *w.PctDBTime
+			busyEv = append(busyEv, ev(n+" % DB time", *w.PctDBTime))
+		}
+	}
+	if busy >= 10 {
+		add(RuleBusy, rules.Warning, fmt.Sprintf("gc buffer busy takes %s %% of DB time", g(busy)),
+			"find the segments ('Segments by Global Cache Buffer Busy' in the same report): hot blocks shared by instances want partitioning, reverse-key or hash indexes, or service affinity; if the transfers themselves are slow, see the receive time and ping findings",
+			srcBusy, busyEv...)
+	}
+
+	judgeTransfers(in, ev, add)
+	return out
+}
+
+// judgePings applies AWR-PING-8K: an 8 KiB ping to another instance slow
+// both absolutely and beside the instance's ping of itself.
+func judgePings(in *Instance, ev evidencer, add adder) {
 	var self *Ping
 	for i := range in.Pings {
 		if in.Pings[i].Target == in.Number {
@@ -169,7 +193,11 @@ func judge(r *Report, in *Instance) []rules.Finding {
 			"an 8 KiB message slow where 500 B is fast points at fragmentation or an MTU mismatch: 'interlink pmtu PEER' on the interconnect address proves the path MTU both ways",
 			srcPing, evs...)
 	}
+}
 
+// judgeDevices applies AWR-IC-DEVICE and AWR-IC-PUBLIC to the
+// interconnect devices of the report (file).
+func judgeDevices(in *Instance, file string, ev evidencer, add adder) {
 	for _, d := range in.Devices {
 		var evs []rules.Evidence
 		for _, c := range []struct {
@@ -189,24 +217,7 @@ func judge(r *Report, in *Instance) []rules.Finding {
 		if d.Public == "YES" {
 			add(RulePublic, rules.Warning, fmt.Sprintf("Cache Fusion runs over %s (%s), a public interface", d.Name, d.Address),
 				"give the cluster a private interconnect and register it ('oifcfg setif -global IF/SUBNET:cluster_interconnect')",
-				srcPub, rules.Evidence{What: d.Name + " public", Value: d.Public, File: r.File})
+				srcPub, rules.Evidence{What: d.Name + " public", Value: d.Public, File: file})
 		}
 	}
-
-	busy := 0.0
-	var busyEv []rules.Evidence
-	for _, n := range []string{"gc buffer busy acquire", "gc buffer busy release"} {
-		if w := in.Wait(n); w != nil && w.PctDBTime != nil {
-			busy += *w.PctDBTime
-			busyEv = append(busyEv, ev(n+" % DB time", *w.PctDBTime))
-		}
-	}
-	if busy >= 10 {
-		add(RuleBusy, rules.Warning, fmt.Sprintf("gc buffer busy takes %s %% of DB time", g(busy)),
-			"find the segments ('Segments by Global Cache Buffer Busy' in the same report): hot blocks shared by instances want partitioning, reverse-key or hash indexes, or service affinity; if the transfers themselves are slow, see the receive time and ping findings",
-			srcBusy, busyEv...)
-	}
-
-	judgeTransfers(in, ev, add)
-	return out
 }

@@ -148,6 +148,12 @@ func awrInstance(p *printer, in *awr.Instance) {
 	if m := in.Remaster; m != nil && (m.Ops != nil || m.Objects != nil || m.TimeSeconds != nil) {
 		p.f("    dynamic remastering: %s ops, %s objects, %s s\n", val(m.Ops), val(m.Objects), val(m.TimeSeconds))
 	}
+	sectionsText(p, in)
+}
+
+// sectionsText names the sections an instance's report lacks or holds
+// without rows.
+func sectionsText(p *printer, in *awr.Instance) {
 	var absent, empty []string
 	for _, s := range in.Sections {
 		switch s.Status {
