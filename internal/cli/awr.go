@@ -34,8 +34,10 @@ header, the Load Profile and the cluster sections: Global Cache Load Profile (wi
 Interconnect traffic), Global Cache Efficiency Percentages, the workload characteristics
 (average cr and current block receive times), the gc wait events (2-way, 3-way, busy,
 congested, lost, gc buffer busy), Interconnect Ping Latency Stats (500 B and 8 KiB per
-target), Interconnect Throughput by Client, Interconnect Device Statistics and Dynamic
-Remastering. A section a report does not have is shown as absent, never as zero.
+target), Interconnect Throughput by Client, Interconnect Device Statistics, Dynamic
+Remastering, and the blocks lost (the statistic gc blocks lost of Instance Activity
+Stats; the lost-block waits are a second figure). A section a report does not have is
+shown as absent, never as zero, and so is a figure without samples (n/a).
 
 The findings are those of check (rule, severity, evidence, fix, source): lost blocks,
 receive times and 8 KiB pings above their thresholds, device errors or drops, a public
@@ -47,7 +49,8 @@ client or printed with decimal commas (1.234,56) gives what it holds.
 
 'awr diff BEFORE... -- AFTER...' compares reports from before a change with reports
 from after it. Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 a file is
-unreadable or not an AWR report.`,
+unreadable, not a regular file or not an AWR report (Ctrl-C or SIGTERM ends a read
+at once, exit 3).`,
 		Example: `  interlink awr awrrpt_1_4410_4411.txt
   interlink awr awrrpt_1_*.html --json > awr.json
   interlink awr awrgrpt_4410_4411.html --html awr.html --save
