@@ -89,8 +89,23 @@ type Instance struct {
 	GCLoad         *GCLoad       `json:"gc_load_profile"`
 	GCEfficiency   *GCEfficiency `json:"gc_efficiency"`
 	GCWorkload     *GCWorkload   `json:"gc_workload"`
+	// GCBlocksLost and GCBlocksCorrupt are the interval's totals of the
+	// statistics "gc blocks lost" and "gc blocks corrupt": blocks, from
+	// Instance Activity Stats (awrrpt) or SysStat and Global Messaging -
+	// RAC (awrgrpt; GCBlocksLostFrom names the section). nil when the
+	// report prints no such row.
+	GCBlocksLost     *float64 `json:"gc_blocks_lost"`
+	GCBlocksLostFrom string   `json:"gc_blocks_lost_from,omitempty"`
+	GCBlocksCorrupt  *float64 `json:"gc_blocks_corrupt"`
+	// GCLostBlockWaits is the waits of "gc cr block lost" and "gc current
+	// block lost": waits, not blocks (a lost block may be waited for more
+	// than once, or by nobody). nil when the report has no wait table; 0
+	// when its table lists neither event.
+	GCLostBlockWaits *float64 `json:"gc_lost_block_waits"`
 	// Waits are the global cache wait events (gc ...), from Foreground
-	// Wait Events, else from the top events table (WaitsFrom names it).
+	// Wait Events, else from the top events table (WaitsFrom names it):
+	// nil when neither table is in the report, empty when the table had
+	// rows but no gc event.
 	Waits     []WaitEvent        `json:"gc_wait_events"`
 	WaitsFrom string             `json:"gc_wait_events_from,omitempty"`
 	Pings     []Ping             `json:"interconnect_pings"`
@@ -150,7 +165,9 @@ type GCEfficiency struct {
 }
 
 // GCWorkload is Global Cache and Enqueue Services - Workload
-// Characteristics, in milliseconds (the flush shares in percent).
+// Characteristics, in milliseconds (the flush shares in percent). The
+// receive times of an instance that received no block (0 blocks/s in its
+// load profile and a printed 0) are absent (nil): no block, no time.
 type GCWorkload struct {
 	EnqueueGetMs        *float64 `json:"avg_global_enqueue_get_ms"`
 	CRReceiveMs         *float64 `json:"avg_cr_block_receive_ms"`
@@ -179,7 +196,9 @@ type WaitEvent struct {
 }
 
 // Ping is one row of Interconnect Ping Latency Stats: this instance's
-// pings of Target (the instance itself is the control). 12.2 and later
+// pings of Target (the instance itself is the control). A size with a
+// count of 0 has no samples: its average and deviation are absent (nil),
+// not the 0 the report prints. 12.2 and later
 // print the averages in microseconds; they are kept in milliseconds. The
 // standard deviations are kept as printed: their column names no unit,
 // and beside averages in microseconds their values are those of

@@ -166,6 +166,13 @@ func TestNoCluster(t *testing.T) {
 	if res := Analyze([]Report{*r}); res.Summary.Status != "OK" {
 		t.Errorf("findings on a report without cluster sections: %+v", res.Findings)
 	}
+	// With its wait table kept, RAC NO still has no lost-block waits to
+	// count: absent, not 0.
+	whole := parseString(t, strings.Replace(read(t, "19c-awrrpt-rac-mtu1500.txt"), "RACDB         1231980070 racdb       PRIMARY          EE      19.0.0.0.0 YES NO",
+		"ORCL          1231980070 orcl        PRIMARY          EE      19.0.0.0.0 NO  NO", 1), "single-waits.txt")
+	if in := whole.Instances[0]; in.Waits == nil || in.GCLostBlockWaits != nil {
+		t.Errorf("RAC NO: waits %v, lost-block waits %v; want the table and no lost-block figure", in.Waits != nil, in.GCLostBlockWaits)
+	}
 }
 
 func TestNotAWR(t *testing.T) {

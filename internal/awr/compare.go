@@ -2,7 +2,6 @@ package awr
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/interlink/interlink/internal/stats"
 )
@@ -19,8 +18,12 @@ type Diff struct {
 	Confidence float64  `json:"confidence"`
 	// OneSample: one report per side, so each figure is one sample and
 	// the comparison is a ratio without an interval. Note says so.
-	OneSample bool           `json:"one_sample"`
-	Note      string         `json:"note"`
+	OneSample bool   `json:"one_sample"`
+	Note      string `json:"note"`
+	// Databases lists the databases of the reports, one per DB id, in
+	// the order they came; instances are matched within one database
+	// only (awr diff refuses more than one unless --any-db).
+	Databases []Database     `json:"databases"`
 	Instances []InstanceDiff `json:"instances"`
 	// Improved and Worsened count the metrics judged better or worse
 	// (significantly, with several reports per side; by any change
@@ -35,6 +38,8 @@ type Diff struct {
 
 // InstanceDiff is one instance's metrics side by side.
 type InstanceDiff struct {
+	DBID    string       `json:"db_id"`
+	DBName  string       `json:"db_name"`
 	Number  int          `json:"number"`
 	Name    string       `json:"name"`
 	Metrics []MetricDiff `json:"metrics"`
@@ -120,7 +125,8 @@ var metrics = []metric{
 		}
 		return in.GCEfficiency.RemotePct
 	})},
-	{"gc_lost_blocks", "count", "lower", one(lostBlocks)},
+	{"gc_lost_blocks", "count", "lower", one(func(in *Instance) *float64 { return in.GCBlocksLost })},
+	{"gc_lost_block_waits", "count", "lower", one(func(in *Instance) *float64 { return in.GCLostBlockWaits })},
 	{"gc_buffer_busy_pct_db_time", "%", "lower", one(func(in *Instance) *float64 { return pctDB(in, "gc buffer busy acquire", "gc buffer busy release") })},
 	{"ping_8k_ms", "ms", "lower", func(in *Instance) []namedValue {
 		var out []namedValue
@@ -175,20 +181,6 @@ func dbTimePerTxn(in *Instance) *float64 {
 	return f(*in.Load.DBTimePerSec / *in.Load.TransactionsPerSec)
 }
 
-// lostBlocks is the blocks lost in the interval: the statistic gc blocks
-// lost where the report prints it (awrgrpt), else the waits of gc cr and
-// current block lost; nil when the report has neither, 0 when it has
-// them and none was lost.
-func lostBlocks(in *Instance) *float64 {
-	if in.GCLoad != nil && in.GCLoad.BlocksLost != nil {
-		return in.GCLoad.BlocksLost
-	}
-	if in.Waits == nil {
-		return nil
-	}
-	return f(waits(in, "lost"))
-}
-
 func pctDB(in *Instance, names ...string) *float64 {
 	if in.Waits == nil {
 		return nil
@@ -213,28 +205,30 @@ func Compare(before, after []Report, conf float64) *Diff {
 	for _, r := range after {
 		d.After = append(d.After, r.File)
 	}
-	d.OneSample = len(before) == 1 && len(after) == 1
+	d.Databases = databases(before, after)
+	d.OneSample = oneEach(d.Databases)
 	if d.OneSample {
 		d.Note = "one report per side: each figure is one sample, so the ratios below say how the two intervals differed, not whether the change caused it; compare several reports per side (e.g. the same hour on several days) for intervals and a verdict"
 	} else {
 		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %g %% intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval reaches %g %% and excludes 0 and its p-value, Holm-adjusted across the metrics, is at most %.3g", len(before), len(after), conf*100, conf*100, 1-conf)
 	}
 	type side struct{ before, after []*Instance }
-	byNum := map[int]*side{}
-	var nums []int
-	names := map[int]string{}
+	byNum := map[instKey]*side{}
+	var nums []instKey
+	names := map[instKey]string{}
 	collect := func(reps []Report, after bool) {
 		for i := range reps {
 			for j := range reps[i].Instances {
 				in := &reps[i].Instances[j]
-				s := byNum[in.Number]
+				k := instKey{db: reps[i].DBID, n: in.Number}
+				s := byNum[k]
 				if s == nil {
 					s = &side{}
-					byNum[in.Number] = s
-					nums = append(nums, in.Number)
+					byNum[k] = s
+					nums = append(nums, k)
 				}
-				if names[in.Number] == "" {
-					names[in.Number] = in.Name
+				if names[k] == "" {
+					names[k] = in.Name
 				}
 				if after {
 					s.after = append(s.after, in)
@@ -246,13 +240,13 @@ func Compare(before, after []Report, conf float64) *Diff {
 	}
 	collect(before, false)
 	collect(after, true)
-	sort.Ints(nums)
+	sortKeys(nums, d.Databases)
 	for _, n := range nums {
 		s := byNum[n]
 		if len(s.before) == 0 || len(s.after) == 0 {
 			continue
 		}
-		id := InstanceDiff{Number: n, Name: names[n], Metrics: []MetricDiff{}}
+		id := InstanceDiff{DBID: n.db, DBName: dbName(d.Databases, n.db), Number: n.n, Name: names[n], Metrics: []MetricDiff{}}
 		for _, m := range metrics {
 			id.Metrics = append(id.Metrics, compareMetric(m, s.before, s.after, conf, d.OneSample)...)
 		}

@@ -2,10 +2,12 @@ package awr
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // Sources the thresholds cite. Where Oracle documents the meaning of a
@@ -35,14 +37,14 @@ const (
 // Rules lists what Analyze judges, for `awr --rules` and the docs.
 func Rules() []rules.RuleInfo {
 	return []rules.RuleInfo{
-		{ID: RuleLost, Severity: rules.Warning, Also: []rules.SeverityCase{{Severity: rules.Critical, When: "lost-block waits take 1 % of DB time or more"}}, Title: "gc cr/current block lost waits in the interval", Source: srcLost},
+		{ID: RuleLost, Severity: rules.Warning, Also: []rules.SeverityCase{{Severity: rules.Critical, When: "lost-block waits take 1 % of DB time or more"}}, Title: "blocks lost on the interconnect in the interval (the statistic gc blocks lost, else gc cr/current block lost waits)", Source: srcLost},
 		{ID: RuleReceive, Severity: rules.Warning, Also: []rules.SeverityCase{{Severity: rules.Critical, When: "above 5 ms"}}, Title: "average global cache cr or current block receive time above 1 ms", Source: srcRecv},
 		{ID: RulePing, Severity: rules.Warning, Title: "average 8 KiB ping to another instance above 1 ms and 3 times the instance's ping of itself", Source: srcPing},
 		{ID: RuleDevice, Severity: rules.Warning, Title: "errors, drops, overruns, frame errors or carrier losses on an interconnect device", Source: srcDev},
 		{ID: RulePublic, Severity: rules.Warning, Title: "the interconnect runs over a device marked public", Source: srcPub},
 		{ID: RuleBusy, Severity: rules.Warning, Title: "gc buffer busy acquire and release take 10 % of DB time or more", Source: srcBusy},
 		{ID: RuleThreeWay, Severity: rules.Info, Title: "3-way transfers outnumber 2-way ones", Source: src3way},
-		{ID: RuleCongested, Severity: rules.Warning, Title: "congested transfers above 10 % of block transfers", Source: src3way},
+		{ID: RuleCongested, Severity: rules.Warning, Title: "congested transfers above 10 % of block requests (single and multi block, every gc cr/current block and multi block event the report lists)", Source: src3way},
 	}
 }
 
@@ -103,7 +105,14 @@ func (r *Report) Object(in *Instance) string {
 	return r.File + ": " + s
 }
 
-func g(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+// g formats a figure for a finding: counts whole (42379, 8353089), other
+// figures with six significant digits.
+func g(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
 
 // judge applies every rule to one instance.
 func judge(r *Report, in *Instance) []rules.Finding {
@@ -112,37 +121,11 @@ func judge(r *Report, in *Instance) []rules.Finding {
 	ev := func(what string, v float64) rules.Evidence {
 		return rules.Evidence{What: what, Value: g(v), File: r.File}
 	}
-	add := func(id string, sev rules.Severity, msg, fix, src string, evs ...rules.Evidence) {
+	var add adder = func(id string, sev rules.Severity, msg, fix, src string, evs ...rules.Evidence) {
 		out = append(out, rules.Finding{Rule: id, Severity: sev, Object: obj, Message: msg, Evidence: evs, Fix: fix, Source: src})
 	}
 
-	var lost, lostPct float64
-	var lostEv []rules.Evidence
-	for _, n := range []string{"gc cr block lost", "gc current block lost"} {
-		if w := in.Wait(n); w != nil && w.Waits != nil && *w.Waits > 0 {
-			lost += *w.Waits
-			lostEv = append(lostEv, ev(n+" waits", *w.Waits))
-			if w.PctDBTime != nil {
-				lostPct += *w.PctDBTime
-				lostEv = append(lostEv, ev(n+" % DB time", *w.PctDBTime))
-			}
-		}
-	}
-	if lost == 0 && in.GCLoad != nil && in.GCLoad.BlocksLost != nil && *in.GCLoad.BlocksLost > 0 {
-		// A global report lists only each instance's top events; its
-		// SysStat and Global Messaging counts every lost block.
-		lost = *in.GCLoad.BlocksLost
-		lostEv = append(lostEv, ev("gc blocks lost (SysStat and Global Messaging)", lost))
-	}
-	if lost > 0 {
-		sev := rules.Warning
-		if lostPct >= 1 {
-			sev = rules.Critical
-		}
-		add(RuleLost, sev, fmt.Sprintf("%s blocks lost on the interconnect in the interval", g(lost)),
-			"find where datagrams are lost: 'interlink check --interconnect IF' on every node (Udp RcvbufErrors, Ip ReasmFails, NIC drops), 'interlink mesh' for an MTU mismatch or a switch port blackholing jumbo frames; then the switch counters",
-			srcLost, lostEv...)
-	}
+	judgeLost(in, ev, add)
 
 	if w := in.GCWorkload; w != nil {
 		for _, c := range []struct {
@@ -162,6 +145,30 @@ func judge(r *Report, in *Instance) []rules.Finding {
 		}
 	}
 
+	judgePings(in, ev, add)
+	judgeDevices(in, r.File, ev, add)
+
+	busy := 0.0
+	var busyEv []rules.Evidence
+	for _, n := range []string{"gc buffer busy acquire", "gc buffer busy release"} {
+		if w := in.Wait(n); w != nil && w.PctDBTime != nil {
+			busy += *w.PctDBTime
+			busyEv = append(busyEv, ev(n+" % DB time", *w.PctDBTime))
+		}
+	}
+	if busy >= 10 {
+		add(RuleBusy, rules.Warning, fmt.Sprintf("gc buffer busy takes %s %% of DB time", g(busy)),
+			"find the segments ('Segments by Global Cache Buffer Busy' in the same report): hot blocks shared by instances want partitioning, reverse-key or hash indexes, or service affinity; if the transfers themselves are slow, see the receive time and ping findings",
+			srcBusy, busyEv...)
+	}
+
+	judgeTransfers(in, ev, add)
+	return out
+}
+
+// judgePings applies AWR-PING-8K: an 8 KiB ping to another instance slow
+// both absolutely and beside the instance's ping of itself.
+func judgePings(in *Instance, ev evidencer, add adder) {
 	var self *Ping
 	for i := range in.Pings {
 		if in.Pings[i].Target == in.Number {
@@ -186,7 +193,11 @@ func judge(r *Report, in *Instance) []rules.Finding {
 			"an 8 KiB message slow where 500 B is fast points at fragmentation or an MTU mismatch: 'interlink pmtu PEER' on the interconnect address proves the path MTU both ways",
 			srcPing, evs...)
 	}
+}
 
+// judgeDevices applies AWR-IC-DEVICE and AWR-IC-PUBLIC to the
+// interconnect devices of the report (file).
+func judgeDevices(in *Instance, file string, ev evidencer, add adder) {
 	for _, d := range in.Devices {
 		var evs []rules.Evidence
 		for _, c := range []struct {
@@ -200,52 +211,13 @@ func judge(r *Report, in *Instance) []rules.Finding {
 		}
 		if len(evs) > 0 {
 			add(RuleDevice, rules.Warning, fmt.Sprintf("interconnect device %s (%s) counted errors or drops", d.Name, d.Address),
-				"read the device's counters on the node ('interlink check --interconnect "+d.Name+"' shows rx_dropped, rx_errors and the UDP buffer errors) and the switch port's; drops with a full socket buffer call for larger net.core.rmem_max",
+				"read the device's counters on the node ('interlink check --interconnect "+shellq.Quote(d.Name)+"' shows rx_dropped, rx_errors and the UDP buffer errors) and the switch port's; drops with a full socket buffer call for larger net.core.rmem_max",
 				srcDev, evs...)
 		}
 		if d.Public == "YES" {
 			add(RulePublic, rules.Warning, fmt.Sprintf("Cache Fusion runs over %s (%s), a public interface", d.Name, d.Address),
 				"give the cluster a private interconnect and register it ('oifcfg setif -global IF/SUBNET:cluster_interconnect')",
-				srcPub, rules.Evidence{What: d.Name + " public", Value: d.Public, File: r.File})
+				srcPub, rules.Evidence{What: d.Name + " public", Value: d.Public, File: file})
 		}
 	}
-
-	busy := 0.0
-	var busyEv []rules.Evidence
-	for _, n := range []string{"gc buffer busy acquire", "gc buffer busy release"} {
-		if w := in.Wait(n); w != nil && w.PctDBTime != nil {
-			busy += *w.PctDBTime
-			busyEv = append(busyEv, ev(n+" % DB time", *w.PctDBTime))
-		}
-	}
-	if busy >= 10 {
-		add(RuleBusy, rules.Warning, fmt.Sprintf("gc buffer busy takes %s %% of DB time", g(busy)),
-			"find the segments ('Segments by Global Cache Buffer Busy' in the same report): hot blocks shared by instances want partitioning, reverse-key or hash indexes, or service affinity; if the transfers themselves are slow, see the receive time and ping findings",
-			srcBusy, busyEv...)
-	}
-
-	two, three, cong, all := waits(in, "2-way"), waits(in, "3-way"), waits(in, "congested"), waits(in, "2-way")+waits(in, "3-way")+waits(in, "busy")+waits(in, "congested")
-	if three > 0 && three > two {
-		add(RuleThreeWay, rules.Info, fmt.Sprintf("3-way transfers (%s waits) outnumber 2-way ones (%s)", g(three), g(two)),
-			"three or more instances share the blocks: service affinity (one workload per instance) turns 3-way into 2-way or local access",
-			src3way, ev("gc 3-way waits", three), ev("gc 2-way waits", two))
-	}
-	if all > 0 && cong/all > 0.10 {
-		add(RuleCongested, rules.Warning, fmt.Sprintf("%.1f %% of block transfers were congested", cong/all*100),
-			"congestion is the serving instance's LMS waiting for CPU: check the LMS processes' CPU and priority on the serving nodes (and gcs_server_processes)",
-			src3way, ev("gc congested waits", cong), ev("gc block transfer waits", all))
-	}
-	return out
-}
-
-// waits sums the waits of the gc cr and current block events of a kind
-// (2-way, 3-way, busy, congested).
-func waits(in *Instance, kind string) float64 {
-	s := 0.0
-	for _, n := range []string{"gc cr block " + kind, "gc current block " + kind} {
-		if w := in.Wait(n); w != nil && w.Waits != nil {
-			s += *w.Waits
-		}
-	}
-	return s
 }

@@ -37,6 +37,8 @@ func (b *builder) finish() {
 	}
 	for _, n := range b.order {
 		in := b.byNum[n]
+		finishLost(in, b.rep.RAC)
+		finishSamples(in)
 		for _, k := range sectionOrder[b.rep.Kind] {
 			st := "absent"
 			switch {
@@ -55,7 +57,7 @@ func (b *builder) finish() {
 		}
 	}
 	if !b.rep.Cluster {
-		b.note("no cluster sections: a single-instance database, or a report cut before them")
+		b.note("%s", noClusterNote(b.rep.RAC, b.ended, b.pdb))
 	}
 	if b.rep.Notes == nil {
 		b.rep.Notes = []string{}
@@ -63,4 +65,23 @@ func (b *builder) finish() {
 	if b.rep.Instances == nil {
 		b.rep.Instances = []Instance{}
 	}
+}
+
+// noClusterNote says why a report holds no cluster section, as far as the
+// report tells: its header's RAC column and whether it ends with "End of
+// Report" (a report cut short does not).
+func noClusterNote(rac *bool, ended, pdb bool) string {
+	switch {
+	case pdb:
+		return "no cluster sections: a PDB report (its title says WORKLOAD REPOSITORY PDB report), which holds none; a report of the whole database has them"
+	case rac != nil && !*rac:
+		return "no cluster sections: a single-instance database (RAC NO)"
+	case rac != nil && ended:
+		return "no cluster sections although RAC is YES: the report is whole (it ends with End of Report), so it was written without them"
+	case rac != nil:
+		return "no cluster sections although RAC is YES: the report ends before them (no End of Report): cut short"
+	case ended:
+		return "no cluster sections (the report does not say whether the database is RAC)"
+	}
+	return "no cluster sections: a single-instance database, or a report cut before them"
 }

@@ -270,6 +270,7 @@ func parseGTop(b *builder, r row) {
 		vals = joinUnits(vals, false)
 	}
 	if !gcEvent(event) {
+		waitTable(b, secGTop, in)
 		return
 	}
 	if len(vals) < 5 {

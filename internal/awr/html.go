@@ -42,7 +42,6 @@ func readHTML(r io.Reader, b *builder) error {
 	z := html.NewTokenizer(r)
 	z.SetMaxBuf(maxToken)
 	h := &htmlReader{b: b, z: z}
-	seen := 0
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -50,7 +49,7 @@ func readHTML(r io.Reader, b *builder) error {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			if b.rep.Kind == "" {
+			if errors.Is(err, errBudget) || b.rep.Kind == "" && errors.Is(err, html.ErrBufferExceeded) {
 				return ErrNotAWR
 			}
 			if errors.Is(err, html.ErrBufferExceeded) {
@@ -59,16 +58,13 @@ func readHTML(r io.Reader, b *builder) error {
 			}
 			return fmt.Errorf("read: %w", err)
 		}
-		seen += len(z.Raw())
-		if b.rep.Kind == "" && seen > 4<<20 {
-			return ErrNotAWR
-		}
 		h.token(tt)
 	}
 	if b.rep.Kind == "" {
 		return ErrNotAWR
 	}
 	h.endRow()
+	h.blockBreak()
 	return nil
 }
 
@@ -79,8 +75,10 @@ func (h *htmlReader) token(tt html.TokenType) {
 			return
 		}
 		text := string(h.z.Text())
-		if h.b.rep.Kind == "" {
-			h.b.rep.Kind = kindOf(text)
+		if len(h.b.titled) == 0 {
+			// Before the first section: the page's title, then the
+			// report's (which says a PDB report).
+			h.b.title(text)
 		}
 		if h.cell != nil {
 			appendText(h.cell, text)
@@ -192,7 +190,7 @@ func (h *htmlReader) blockBreak() {
 		return
 	}
 	if k := kindOf(t); k != "" && h.b.rep.Kind == "" {
-		h.b.rep.Kind = k
+		h.b.title(t)
 	}
 	if tag == "li" {
 		// Notes under a title, which may give the unit of its table.
@@ -202,6 +200,18 @@ func (h *htmlReader) blockBreak() {
 		return
 	}
 	if h.b.rep.Kind == "" {
+		return
+	}
+	switch {
+	case endOfReport(t):
+		h.b.ended = true
+	case noData(t) && h.title != "":
+		// The section is there, with nothing for the interval.
+		if d := match(h.title, h.b.rep.Kind); d != nil {
+			h.b.start(d)
+			h.b.end()
+		}
+		h.title, h.notes = "", ""
 		return
 	}
 	if match(t, h.b.rep.Kind) != nil {

@@ -13,10 +13,15 @@ import (
 // bytes), from r as a stream. name is recorded as Report.File. A report
 // cut short or re-wrapped by a mail client gives what it holds; input
 // without an AWR title gives an error wrapping ErrNotAWR.
+//
+// At most titleBytes are read before the title: a file of another kind
+// (or an endless one) is refused after that many bytes, however its lines
+// run. A read error, such as the context error of a reader that
+// readfile.WithContext wraps, ends the parse with that error.
 func Parse(r io.Reader, name string) (*Report, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(4096)
 	rep := &Report{File: name, Format: "text"}
+	br := bufio.NewReaderSize(&budgetReader{r: r, left: titleBytes, kind: &rep.Kind}, 64<<10)
+	head, _ := br.Peek(4096)
 	b := newBuilder(rep)
 	var err error
 	if looksHTML(head) {
@@ -24,6 +29,9 @@ func Parse(r io.Reader, name string) (*Report, error) {
 		err = readHTML(br, b)
 	} else {
 		err = readText(br, b)
+	}
+	if errors.Is(err, errBudget) {
+		err = ErrNotAWR
 	}
 	if err != nil {
 		return nil, err
@@ -50,12 +58,39 @@ func kindOf(s string) string {
 	return ""
 }
 
-// Limits of the text reader: a longer line is cut (AWR lines are at most
-// a few hundred characters); the title must come within titleLines.
+// Limits of the readers: a longer text line is cut (AWR lines are at most
+// a few hundred characters); the title must come within titleBytes of the
+// start (an AWR report's comes within its first kilobytes).
 const (
 	maxLine    = 8 << 10
-	titleLines = 2000
+	titleBytes = 4 << 20
 )
+
+// errBudget ends a read that found no title within titleBytes.
+var errBudget = errors.New("no AWR title within the first bytes")
+
+// budgetReader reads at most left bytes until the report's kind is known
+// (its title was read); from then on it reads without bound.
+type budgetReader struct {
+	r    io.Reader
+	left int64
+	kind *string
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if *b.kind != "" {
+		return b.r.Read(p)
+	}
+	if b.left <= 0 {
+		return 0, errBudget
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
 
 // readLine returns the next line without its end of line, at most
 // maxLine bytes of it (the rest is skipped), and io.EOF after the last.
@@ -92,7 +127,7 @@ type textReader struct {
 func readText(br *bufio.Reader, b *builder) error {
 	t := &textReader{b: b}
 	var buf []byte
-	for n := 0; ; n++ {
+	for {
 		line, err := readLine(br, buf)
 		if err == io.EOF {
 			break
@@ -102,12 +137,11 @@ func readText(br *bufio.Reader, b *builder) error {
 		}
 		buf = line
 		s := string(line)
+		if endOfReport(s) {
+			b.ended = true
+		}
 		if b.rep.Kind == "" {
-			if k := kindOf(s); k != "" {
-				b.rep.Kind = k
-			} else if n >= titleLines {
-				return ErrNotAWR
-			}
+			b.title(s)
 			continue
 		}
 		t.line(s)

@@ -18,6 +18,7 @@ const (
 	secClients   = "Interconnect Throughput by Client"
 	secDevices   = "Interconnect Device Statistics"
 	secRemaster  = "Dynamic Remastering Stats"
+	secActivity  = "Instance Activity Stats"
 	secGSummary  = "Database Summary"
 	secGInst     = "Database Instances Included In Report"
 	secGTime     = "Time Model"
@@ -75,6 +76,7 @@ var sections = []sectionDef{
 	{key: secClients, titles: []string{"Interconnect Throughput by Client"}, kind: KindInstance, parse: parseClient, cluster: true},
 	{key: secDevices, titles: []string{"Interconnect Device Statistics"}, kind: KindInstance, parse: parseDevice, cluster: true},
 	{key: secRemaster, titles: []string{"Dynamic Remastering Stats", "Dynamic Remastering Statistics"}, kind: KindInstance, parse: parseRemaster, cluster: true},
+	{key: secActivity, titles: []string{"Other Instance Activity Stats", "Instance Activity Stats"}, exclude: []string{"-"}, kind: KindInstance, parse: parseActivity},
 	{key: secGSummary, titles: []string{"Database Summary"}, kind: KindGlobal, parse: parseGSummary},
 	{key: secGInst, titles: []string{"Database Instances Included In Report"}, kind: KindGlobal, numericFirst: true, parse: parseGInstance},
 	{key: secGTime, titles: []string{"Time Model"}, exclude: []string{"-"}, kind: KindGlobal, numericFirst: true, want: 10, parse: parseGTime},
@@ -93,7 +95,7 @@ var sections = []sectionDef{
 
 // sectionOrder is the order of Instance.Sections for each kind of report.
 var sectionOrder = map[string][]string{
-	KindInstance: {secLoad, secGCLoad, secGCEff, secGCWork, secFGWaits, secTop, secPing, secClients, secDevices, secRemaster},
+	KindInstance: {secLoad, secGCLoad, secGCEff, secGCWork, secFGWaits, secTop, secActivity, secPing, secClients, secDevices, secRemaster},
 	KindGlobal: {secGInst, secGTime, secGSys, secGMsg, secGMsgTotal, secGEff, secGWork, secGTop, secGIC, secGPing, secGClients,
 		secGDevices, secGDevRate},
 }
@@ -221,6 +223,11 @@ type builder struct {
 	// the rows of a global report that leave I# blank.
 	last string
 	glob global
+	// ended: the report's last line, "End of Report", was read: the
+	// report was not cut.
+	ended bool
+	// pdb: the title says a PDB report, which has no cluster sections.
+	pdb bool
 }
 
 func newBuilder(rep *Report) *builder {

@@ -27,6 +27,7 @@ func parseFGWaits(b *builder, r row) {
 	name, vals := r.split(b.decComma)
 	name = strings.TrimSpace(name)
 	if !gcEvent(name) {
+		waitTable(b, secFGWaits, b.only())
 		return
 	}
 	vals = joinUnits(vals, r.exact)
@@ -56,6 +57,7 @@ func parseTop(b *builder, r row) {
 	name, vals := r.split(b.decComma)
 	name = strings.TrimSpace(name)
 	if !gcEvent(name) {
+		waitTable(b, secTop, b.only())
 		return
 	}
 	vals = joinUnits(vals, r.exact)
@@ -79,13 +81,9 @@ func addWait(b *builder, sec string, in *Instance, w WaitEvent) {
 		b.reject()
 		return
 	}
-	if in.WaitsFrom == secFGWaits && sec != secFGWaits {
+	if !waitTable(b, sec, in) {
 		return
 	}
-	if sec == secFGWaits && in.WaitsFrom != secFGWaits {
-		in.Waits = nil
-	}
-	in.WaitsFrom = sec
 	for _, x := range in.Waits {
 		if x.Name == w.Name {
 			return
@@ -94,7 +92,25 @@ func addWait(b *builder, sec string, in *Instance, w WaitEvent) {
 	if len(in.Waits) < maxWaits {
 		in.Waits = append(in.Waits, w)
 	}
+}
+
+// waitTable records that wait table sec had a row for in, gc event or
+// not: the table is present, and in.Waits is no longer nil (a table whose
+// rows hold no gc event leaves it empty). It reports whether sec's gc
+// events are kept: Foreground Wait Events replaces what the top events
+// table gave and is never replaced by it.
+func waitTable(b *builder, sec string, in *Instance) bool {
+	if in == nil {
+		return false
+	}
 	b.mark(sec, keyOf(b, in))
+	if in.WaitsFrom == secFGWaits && sec != secFGWaits {
+		return false
+	}
+	if in.WaitsFrom != sec {
+		in.Waits, in.WaitsFrom = []WaitEvent{}, sec
+	}
+	return true
 }
 
 // keyOf returns the builder's key of in.

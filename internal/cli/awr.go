@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/awr"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -33,8 +34,10 @@ header, the Load Profile and the cluster sections: Global Cache Load Profile (wi
 Interconnect traffic), Global Cache Efficiency Percentages, the workload characteristics
 (average cr and current block receive times), the gc wait events (2-way, 3-way, busy,
 congested, lost, gc buffer busy), Interconnect Ping Latency Stats (500 B and 8 KiB per
-target), Interconnect Throughput by Client, Interconnect Device Statistics and Dynamic
-Remastering. A section a report does not have is shown as absent, never as zero.
+target), Interconnect Throughput by Client, Interconnect Device Statistics, Dynamic
+Remastering, and the blocks lost (the statistic gc blocks lost of Instance Activity
+Stats; the lost-block waits are a second figure). A section a report does not have is
+shown as absent, never as zero, and so is a figure without samples (n/a).
 
 The findings are those of check (rule, severity, evidence, fix, source): lost blocks,
 receive times and 8 KiB pings above their thresholds, device errors or drops, a public
@@ -46,7 +49,8 @@ client or printed with decimal commas (1.234,56) gives what it holds.
 
 'awr diff BEFORE... -- AFTER...' compares reports from before a change with reports
 from after it. Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 a file is
-unreadable or not an AWR report.`,
+unreadable, not a regular file or not an AWR report (Ctrl-C or SIGTERM ends a read
+at once, exit 3).`,
 		Example: `  interlink awr awrrpt_1_4410_4411.txt
   interlink awr awrrpt_1_*.html --json > awr.json
   interlink awr awrgrpt_4410_4411.html --html awr.html --save
@@ -67,7 +71,7 @@ unreadable or not an AWR report.`,
 			if err := out.check("awr"); err != nil {
 				return err
 			}
-			reps, err := readAWR("awr", args)
+			reps, err := readAWR(cmd.Context(), "awr", args)
 			if err != nil {
 				return err
 			}
@@ -80,7 +84,9 @@ unreadable or not an AWR report.`,
 			if err != nil {
 				return fmt.Errorf("awr: write report: %w", err)
 			}
-			if err := out.emit(e, "awr", "interlink awr "+strings.Join(args, " "), res); err != nil {
+			// The page's title is a command line a person may copy: each
+			// file name quoted for the shell.
+			if err := out.emit(e, "awr", shellq.Join(append([]string{"interlink", "awr"}, args...)...), res); err != nil {
 				return err
 			}
 			return withCode(res.Summary.ExitCode)
@@ -96,9 +102,9 @@ unreadable or not an AWR report.`,
 
 func newAWRDiffCmd(e *env) *cobra.Command {
 	var (
-		asJSON bool
-		conf   float64
-		out    outputFlags
+		asJSON, anyDB bool
+		conf          float64
+		out           outputFlags
 	)
 	c := &cobra.Command{
 		Use:   "diff BEFORE... -- AFTER...",
@@ -115,8 +121,16 @@ intervals, the Mann-Whitney p-value, and a verdict only where the interval reach
 --confidence (four reports a side for 95 %; fewer give no verdict and say so), excludes 0,
 and the p-value, Holm-corrected across the metrics, is at most 1 - confidence.
 
+Reports of different databases (DB ids) or of one database on different releases are
+refused: their figures do not measure the same thing. With --any-db each database is
+compared apart (its instances are matched only with its own) and the output groups the
+instances by database; a database with reports on one side only is named, not compared.
+A figure a report does not have, or has no samples for (a ping target pinged 0 times,
+receive times with no block received), is left out of the comparison and the medians.
+
 Exit codes: 0 nothing worse, 1 a metric with a direction (receive time, lost blocks,
-pings, drops, transactions) is worse, 3 bad input.`,
+pings, drops, transactions) is worse, 3 bad input (reports of different databases or
+releases without --any-db among it).`,
 		Example: `  interlink awr diff awrrpt_mtu1500.txt -- awrrpt_mtu9000.txt
   interlink awr diff w1-mon.html w1-tue.html w1-wed.html w1-thu.html -- w2-mon.html w2-tue.html w2-wed.html w2-thu.html --json`,
 		Args: cobra.ArbitraryArgs,
@@ -134,17 +148,20 @@ pings, drops, transactions) is worse, 3 bad input.`,
 			if err := out.check("awr diff"); err != nil {
 				return err
 			}
-			before, err := readAWR("awr diff", args[:dash])
+			before, err := readAWR(cmd.Context(), "awr diff", args[:dash])
 			if err != nil {
 				return err
 			}
-			after, err := readAWR("awr diff", args[dash:])
+			after, err := readAWR(cmd.Context(), "awr diff", args[dash:])
 			if err != nil {
 				return err
+			}
+			if err := awr.Comparable(before, after); err != nil && !anyDB {
+				return usageError("awr diff: %s; compare reports of one database and release, or pass --any-db to compare each database apart", termtext.Clean(err.Error()))
 			}
 			d := awr.Compare(before, after, conf)
 			if len(d.Instances) == 0 {
-				return usageError("awr diff: no instance is in the reports on both sides (instances are matched by number)")
+				return usageError("awr diff: no instance is in the reports on both sides (instances are matched by database and number)")
 			}
 			if asJSON {
 				err = report.JSON(e.stdout, d)
@@ -166,28 +183,28 @@ pings, drops, transactions) is worse, 3 bad input.`,
 	fl := c.Flags()
 	fl.BoolVar(&asJSON, "json", false, "print JSON (schema "+awr.DiffSchema+")")
 	fl.Float64Var(&conf, "confidence", 0.95, "confidence level of the intervals with several reports per side")
+	fl.BoolVar(&anyDB, "any-db", false, "compare reports of different databases (DB ids) or releases, each database apart")
 	out.add(fl)
 	return c
 }
 
-// readAWR parses each file; an unreadable file or one that is not an AWR
-// report is bad input: one line, exit 3.
-func readAWR(cmd string, files []string) ([]awr.Report, error) {
+// readAWR parses each file; an unreadable file, one that is not a regular
+// file or not an AWR report is bad input: one line, exit 3. The reads stop
+// at their next read when ctx ends (Ctrl-C, SIGTERM).
+func readAWR(ctx context.Context, cmd string, files []string) ([]awr.Report, error) {
 	var reps []awr.Report
 	for _, name := range files {
-		f, err := os.Open(name)
+		f, err := readfile.Open(name)
 		if err != nil {
 			return nil, usageError("%s: %s", cmd, termtext.Clean(err.Error()))
 		}
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			f.Close()
-			return nil, usageError("%s: %s is a directory, not an AWR report", cmd, termtext.Clean(name))
-		}
-		r, err := awr.Parse(f, name)
+		r, err := awr.Parse(readfile.WithContext(ctx, f), name)
 		f.Close()
 		switch {
 		case errors.Is(err, awr.ErrNotAWR):
 			return nil, usageError("%s: %s is not an AWR report (no 'WORKLOAD REPOSITORY' title; awrrpt.sql or awrgrpt.sql output, text or HTML, is expected)", cmd, termtext.Clean(name))
+		case ctx.Err() != nil:
+			return nil, usageError("%s: %s: interrupted before the report was read", cmd, termtext.Clean(name))
 		case err != nil:
 			return nil, usageError("%s: %s: %s", cmd, termtext.Clean(name), termtext.Clean(err.Error()))
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,70 @@ func TestAWRHistory(t *testing.T) {
 	code, out, stderr = runMain(t, "diff", "3", "3", "--db", db)
 	if code != ExitUnknown || out != "" || !strings.Contains(stderr, "awr diff result is a comparison already") {
 		t.Errorf("diff of awr diff results: exit %d, %q, %q", code, out, stderr)
+	}
+}
+
+// TestAWRDiffDatabases: awr diff refuses reports of two DB ids, or of
+// 11.2 and 19c, in one line with exit 3; with --any-db it compares each
+// database apart, names the one with reports on one side only, and leaves
+// out a ping target with no samples.
+func TestAWRDiffDatabases(t *testing.T) {
+	lost21 := filepath.Join(awrData, "19c-public-layout-lost21.html")
+	lost96 := filepath.Join(awrData, "19c-public-layout-lost96.html")
+	idle := filepath.Join(awrData, "19c-public-layout-idle.html")
+	old := filepath.Join(awrData, "11.2.0.4-public-layout-xydb.html")
+	for _, args := range [][]string{
+		{"awr", "diff", lost21, "--", idle},
+		{"awr", "diff", lost21, old, "--", lost96},
+	} {
+		out, errs, code := runAWR(t, args...)
+		if code != ExitUnknown || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "reports of different databases or releases: ") ||
+			!strings.Contains(errs, "or pass --any-db to compare each database apart") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	out, errs, code := runAWR(t, "awr", "diff", "--any-db", lost21, idle, old, "--", lost96, idle)
+	if code != ExitWarning || errs != "" {
+		t.Fatalf("--any-db: exit %d, %s", code, errs)
+	}
+	for _, want := range []string{
+		"the reports are of 3 database(s), compared apart (--any-db):",
+		"XYDB (DB id 1882826147, release 11.2.0.4.0): 1 report(s) before, 0 after",
+		"note: database XYDB (DB id 1882826147) has reports before the change only: not compared",
+		"database XYDB (DB id 1971498938), instance 1 xydb1",
+		"database XYDB (DB id 2028335103), instance 1 xydb1",
+		"ping_8k_ms to 1 ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--any-db output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "ping_8k_ms to 2 ") && strings.Count(out, "ping_8k_ms to 2 ") != 1 {
+		t.Errorf("the zero-sample ping of 2028335103 was compared:\n%s", out)
+	}
+	if !regexp.MustCompile(`gc_lost_blocks\s+count\s+21\s+96\s`).MatchString(out) {
+		t.Errorf("lost blocks 21 -> 96 missing:\n%s", out)
+	}
+}
+
+// TestAWRPageTitleQuoted: the HTML page's title is the command line, with
+// a report's name quoted for the shell ($(id) in a file name stays a name).
+func TestAWRPageTitleQuoted(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x$(id).html")
+	data, err := os.ReadFile(filepath.Join(awrData, "19c-public-layout-lost21.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "page.html")
+	if _, errs, code := runAWR(t, "awr", "--html", page, name); code != ExitWarning || errs != "" {
+		t.Fatalf("exit %d, %s", code, errs)
+	}
+	b, _ := os.ReadFile(page)
+	if want := "interlink awr &#39;" + dir + "/x$(id).html&#39;"; !strings.Contains(string(b), want) {
+		t.Errorf("page lacks %q", want)
 	}
 }

@@ -146,34 +146,12 @@ func TestCheckHostileTree(t *testing.T) {
 			// a signal cuts the wait and the totals are reported.
 			r := t.TempDir()
 			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
-			cmd := exec.Command(bin, "check", "--root", r, "--interval", "5m")
-			var o, e bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &o, &e
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			t.Cleanup(func() {
-				if cmd.ProcessState == nil {
-					cmd.Process.Kill()
-					<-done
-				}
-			})
-			time.Sleep(time.Second) // the tree is read in well under that
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("still running 5 s after %s", sig)
-			}
-			took := time.Since(sent)
+			out, errOut, code, took := runUntilSignal(t, bin, time.Second, sig, "check", "--root", r, "--interval", "5m") // the tree is read in well under the second
 			if took > 2*time.Second {
 				t.Errorf("exited %s after %s, want within a second or two", took, sig)
 			}
-			if code := cmd.ProcessState.ExitCode(); code == ExitUnknown || !strings.Contains(o.String(), "interval sample cancelled") {
-				t.Errorf("exit %d after %s: %s %s", code, sig, o.String(), e.String())
+			if code == ExitUnknown || !strings.Contains(out, "interval sample cancelled") {
+				t.Errorf("exit %d after %s: %s %s", code, sig, out, errOut)
 			}
 			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
 		})

@@ -53,8 +53,9 @@ the baseline's command; without either, the newest saved result against the run 
 the same command on the same host before it.
 
 Exit 0 no change, 1 changed (better or worse: each change says which), 3 bad input
-(unknown id or name, results of different commands, a file that is not a result,
-a history file that is not one). Fit for cron and monitoring.`,
+(unknown id or name, results of different commands, awr results of different
+databases or releases, a file that is not a regular file or not a result, a history
+file that is not one). Fit for cron and monitoring.`,
 		Example: `  interlink mesh --nodes nodes.txt --expect 9000 --save-as known-good
   interlink mesh --nodes nodes.txt --expect 9000 --save   # later, from cron
   interlink diff known-good          # the newest mesh against the baseline

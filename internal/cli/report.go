@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 )
@@ -81,32 +82,28 @@ interlink result (nothing is written then).`,
 	return c
 }
 
-// readResult reads one result file ("-": standard input, once), bounded.
+// readResult reads one result file ("-": standard input, once), bounded;
+// a path must be a regular file (a FIFO, a device or a directory is
+// refused before a byte is read).
 func readResult(name string, stdin *bool) ([]byte, error) {
-	var r io.Reader
+	var data []byte
+	var err error
 	if name == "-" {
 		if *stdin {
 			return nil, usageError("report: standard input (-) given twice")
 		}
 		*stdin = true
-		r = os.Stdin
+		data, err = readfile.ReadLimited(os.Stdin, "standard input", maxResultBytes)
 	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usageError("report: %s", termtext.Clean(err.Error()))
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, usageError("report: %s is a directory, not a result file", termtext.Clean(name))
-		}
-		r = f
+		data, err = readfile.ReadAll(name, maxResultBytes)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, maxResultBytes+1))
-	if err != nil {
-		return nil, usageError("report: read %s: %s", termtext.Clean(name), termtext.Clean(err.Error()))
-	}
-	if len(data) > maxResultBytes {
+	switch {
+	case errors.Is(err, readfile.ErrTooLarge):
 		return nil, usageError("report: %s is larger than %d MiB; not a result file", termtext.Clean(name), maxResultBytes>>20)
+	case errors.Is(err, readfile.ErrNotRegular):
+		return nil, usageError("report: %s; not a result file", termtext.Clean(err.Error()))
+	case err != nil:
+		return nil, usageError("report: %s", termtext.Clean(err.Error()))
 	}
 	return data, nil
 }

@@ -40,7 +40,7 @@ func TestAWRSummary(t *testing.T) {
 	}
 	after := awrResult(t, "11.2.0.3-awrrpt-rac-mtu9000.txt")
 	d := awr.Compare(before.Reports, after.Reports, Confidence)
-	if s := Summary(d); s != "1 before, 1 after (one sample each): 8 better, 0 worse" {
+	if s := Summary(d); s != "1 before, 1 after (one sample each): 9 better, 0 worse" {
 		t.Errorf("awr diff: %q", s)
 	}
 }
@@ -142,3 +142,15 @@ func TestAWRCompareSeveral(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// TestAWRDifferentDatabases: two saved awr results of different DB ids
+// are refused, not compared (their instances would never match).
+func TestAWRDifferentDatabases(t *testing.T) {
+	a, b := awrResult(t, "19c-public-layout-lost21.html"), awrResult(t, "19c-public-layout-idle.html")
+	if _, err := Compare(a, b); err == nil || !strings.Contains(err.Error(), "2 databases: DB id 1971498938") {
+		t.Errorf("two DB ids: %v", err)
+	}
+	if d, err := Compare(a, awrResult(t, "19c-public-layout-lost96.html")); err != nil || d.Compared == 0 {
+		t.Errorf("one database: %v", err)
+	}
+}

@@ -121,6 +121,10 @@ func Compare(base, cur any) (*Diff, error) {
 		if !ok {
 			return nil, mismatch(base, cur)
 		}
+		if err := awr.Comparable(b.Reports, c.Reports); err != nil {
+			// Figures of other databases or releases are no baseline.
+			return nil, fmt.Errorf("%w; compare awr results of one database and release ('interlink awr diff --any-db' compares several, each apart)", err)
+		}
 		d.Kind = awr.Schema
 		compareAWR(d, b, c)
 	case *gc.Report:

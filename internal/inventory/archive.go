@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // Limits on a bundle, so a corrupt or hostile archive cannot fill the disk:
@@ -217,7 +219,7 @@ func unpack(ctx context.Context, file string) (string, error) {
 	if st, err := f.Stat(); err != nil {
 		return "", err
 	} else if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("%s, not a directory or a .tar.gz bundle", kindOf(st.Mode()))
+		return "", fmt.Errorf("%s, not a directory or a .tar.gz bundle", readfile.Kind(st.Mode()))
 	}
 	zr, err := gzip.NewReader(f)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"path"
 	"sort"
 	"syscall"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // MaxFileBytes bounds one file read from a root. The largest file check
@@ -61,28 +63,6 @@ func (tooLargeError) Error() string {
 }
 func (tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
-// kindOf names the type of a file mode for a refusal.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	default:
-		return "an irregular file"
-	}
-}
-
 func checkKind(fi fs.FileInfo, wantDir bool) error {
 	if wantDir && fi.IsDir() || !wantDir && fi.Mode().IsRegular() {
 		return nil
@@ -91,7 +71,7 @@ func checkKind(fi fs.FileInfo, wantDir bool) error {
 	if wantDir {
 		want = "directory"
 	}
-	return &kindError{kind: kindOf(fi.Mode()), want: want}
+	return &kindError{kind: readfile.Kind(fi.Mode()), want: want}
 }
 
 // open opens the file (or, with wantDir, the directory) at node path p for

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // ErrBadRoot is wrapped when the root itself is missing or not usable.
@@ -77,7 +79,7 @@ func OpenContext(ctx context.Context, root string) (*Source, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
 	}
 	if !st.IsDir() && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is %s, not a directory or a .tar.gz bundle", ErrBadRoot, root, kindOf(st.Mode()))
+		return nil, fmt.Errorf("%w: %s is %s, not a directory or a .tar.gz bundle", ErrBadRoot, root, readfile.Kind(st.Mode()))
 	}
 	if !st.IsDir() {
 		dir, err := unpack(ctx, root)

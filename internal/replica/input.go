@@ -15,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -125,7 +126,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 
 // schemaOf reads the schema field of a JSON document ("" when it has none).
 func schemaOf(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.ReadAll(path, maxRunBytes)
 	if err != nil {
 		return "", err
 	}
@@ -141,10 +142,16 @@ func schemaOf(path string) (string, error) {
 	return *head.Schema, nil
 }
 
+// maxRunBytes bounds the JSON of a cluster run: each node's inventory is
+// tens of KiB, a 100-node run a few MiB.
+const maxRunBytes = 64 << 20
+
 func loadCluster(ctx context.Context, path string) (*Run, error) {
-	data, err := os.ReadFile(path)
+	// A regular file only: a FIFO would block the read, /dev/zero never
+	// end it.
+	data, err := readfile.ReadAll(path, maxRunBytes)
 	if err != nil {
-		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
+		return nil, inputErr("RUN %s", termtext.Clean(err.Error()))
 	}
 	var head struct {
 		Schema *string `json:"schema"`

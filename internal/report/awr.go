@@ -29,10 +29,11 @@ func AWRText(w io.Writer, r *awr.Result) error {
 	return p.err
 }
 
-// val formats a value that may be absent.
+// val formats a value that may be absent ("n/a": not in the report, or
+// no samples behind it).
 func val(x *float64) string {
 	if x == nil {
-		return "-"
+		return "n/a"
 	}
 	return fnum(*x)
 }
@@ -76,7 +77,7 @@ func awrReport(p *printer, r *awr.Report) {
 
 func mins(s *float64) string {
 	if s == nil {
-		return "-"
+		return "n/a"
 	}
 	return strconv.FormatFloat(*s/60, 'f', 2, 64) + " min"
 }
@@ -94,9 +95,17 @@ func awrInstance(p *printer, in *awr.Instance) {
 		}
 		p.f("    global cache load: %s blocks/s received, %s served; GCS/GES messages %s/s received, %s sent; Estd Interconnect traffic %s KB/s%s\n",
 			val(g.BlocksReceivedPerSec), val(g.BlocksServedPerSec), val(g.MessagesReceivedPerSec), val(g.MessagesSentPerSec), val(g.TrafficKBPerSec), computed)
-		if g.BlocksLost != nil || g.CRFailures != nil {
-			p.f("    in the interval: %s gc blocks lost, %s gc cr failures\n", val(g.BlocksLost), val(g.CRFailures))
+		if g.CRFailures != nil {
+			p.f("    in the interval: %s gc cr failures\n", val(g.CRFailures))
 		}
+	}
+	if in.GCBlocksLost != nil || in.GCBlocksCorrupt != nil || in.GCLostBlockWaits != nil {
+		from := ""
+		if in.GCBlocksLostFrom != "" {
+			from = " (" + in.GCBlocksLostFrom + ")"
+		}
+		p.f("    lost blocks in the interval: %s gc blocks lost%s, %s gc blocks corrupt; %s waits on gc cr/current block lost\n",
+			val(in.GCBlocksLost), from, val(in.GCBlocksCorrupt), val(in.GCLostBlockWaits))
 	}
 	if e := in.GCEfficiency; e != nil {
 		p.f("    buffer access: local %s %%, remote %s %%, disk %s %%\n", val(e.LocalPct), val(e.RemotePct), val(e.DiskPct))
@@ -106,6 +115,9 @@ func awrInstance(p *printer, in *awr.Instance) {
 			val(w.CRReceiveMs), val(w.CurrentReceiveMs), val(w.CRBuildMs), val(w.CRSendMs), val(w.CRFlushMs), val(w.CurrentPinMs), val(w.CurrentSendMs), val(w.CurrentFlushMs))
 	}
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if in.Waits != nil && len(in.Waits) == 0 {
+		p.f("    gc wait events (from %s): none (the table lists no gc event)\n", in.WaitsFrom)
+	}
 	if len(in.Waits) > 0 {
 		p.f("    gc wait events (from %s):\n", in.WaitsFrom)
 		cleanf(tw, "      EVENT\tWAITS\tTOTAL (S)\tAVG (MS)\t%% DB TIME\t\n")
@@ -134,9 +146,15 @@ func awrInstance(p *printer, in *awr.Instance) {
 			d.Name, d.Address, orDash(d.Public), orDash(d.Source), val(d.SendMBPerSec), val(d.SendErrors), val(d.SendDropped), val(d.SendOverrun), val(d.SendCarrierLost),
 			val(d.ReceiveMBPerSec), val(d.ReceiveErrors), val(d.ReceiveDropped), val(d.ReceiveOverrun), val(d.ReceiveFrameErrs))
 	}
-	if m := in.Remaster; m != nil {
+	if m := in.Remaster; m != nil && (m.Ops != nil || m.Objects != nil || m.TimeSeconds != nil) {
 		p.f("    dynamic remastering: %s ops, %s objects, %s s\n", val(m.Ops), val(m.Objects), val(m.TimeSeconds))
 	}
+	sectionsText(p, in)
+}
+
+// sectionsText names the sections an instance's report lacks or holds
+// without rows.
+func sectionsText(p *printer, in *awr.Instance) {
 	var absent, empty []string
 	for _, s := range in.Sections {
 		switch s.Status {
@@ -199,8 +217,22 @@ func AWRDiffText(w io.Writer, d *awr.Diff) error {
 		p.f("  after:  %s\n", f)
 	}
 	p.f("  %s\n", d.Note)
+	mixed := d.Mixed()
+	if mixed {
+		p.f("  the reports are of %d database(s), compared apart (--any-db):\n", len(d.Databases))
+		for _, db := range d.Databases {
+			p.f("    %s (DB id %s, release %s): %d report(s) before, %d after\n", orDash(db.Name), orDash(db.ID), orDash(strings.Join(db.Releases, ", ")), db.Before, db.After)
+		}
+		for _, u := range d.Unmatched() {
+			p.f("  note: %s\n", u)
+		}
+	}
 	for _, in := range d.Instances {
-		p.f("\ninstance %d %s\n", in.Number, orDash(in.Name))
+		if mixed {
+			p.f("\ndatabase %s (DB id %s), instance %d %s\n", orDash(in.DBName), orDash(in.DBID), in.Number, orDash(in.Name))
+		} else {
+			p.f("\ninstance %d %s\n", in.Number, orDash(in.Name))
+		}
 		tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
 		if d.OneSample {
 			cleanf(tw, "  METRIC\tUNIT\tBEFORE\tAFTER\tRATIO\tCHANGE\tVERDICT\n")

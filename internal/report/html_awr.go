@@ -61,6 +61,11 @@ func awrInstanceBlocks(s *section, in *awr.Instance) {
 		add("GCS/GES messages sent per second", g.MessagesSentPerSec)
 		add("Estd Interconnect traffic (KB/s)", g.TrafficKBPerSec)
 	}
+	if in.GCBlocksLost != nil || in.GCBlocksCorrupt != nil || in.GCLostBlockWaits != nil {
+		add("gc blocks lost in the interval", in.GCBlocksLost)
+		add("gc blocks corrupt in the interval", in.GCBlocksCorrupt)
+		add("waits on gc cr/current block lost", in.GCLostBlockWaits)
+	}
 	if e := in.GCEfficiency; e != nil {
 		add("buffer access: local cache %", e.LocalPct)
 		add("buffer access: remote cache %", e.RemotePct)
@@ -74,6 +79,9 @@ func awrInstanceBlocks(s *section, in *awr.Instance) {
 	}
 	if len(kv.Rows) > 0 {
 		s.table(kv)
+	}
+	if in.Waits != nil && len(in.Waits) == 0 {
+		s.note("%s lists no gc wait event.", in.WaitsFrom)
 	}
 	if len(in.Waits) > 0 {
 		t := &table{Head: []string{"gc wait event", "waits", "total (s)", "avg (ms)", "% DB time"}}
@@ -120,8 +128,24 @@ func awrDiffSection(d *awr.Diff) section {
 	s := section{Kind: "awr", Title: "AWR before and after", Status: status, Badge: badge}
 	s.list([]string{"before: " + strings.Join(d.Before, ", "), "after: " + strings.Join(d.After, ", ")})
 	s.note("%s", d.Note)
+	mixed := d.Mixed()
+	if mixed {
+		var dbs []string
+		for _, db := range d.Databases {
+			dbs = append(dbs, fmt.Sprintf("%s (DB id %s, release %s): %d report(s) before, %d after", orDash(db.Name), orDash(db.ID), orDash(strings.Join(db.Releases, ", ")), db.Before, db.After))
+		}
+		s.note("The reports are of %d databases, compared apart (--any-db).", len(d.Databases))
+		s.list(dbs)
+		for _, u := range d.Unmatched() {
+			s.note("%s", u)
+		}
+	}
 	for _, in := range d.Instances {
-		s.heading(fmt.Sprintf("Instance %d %s", in.Number, orDash(in.Name)))
+		if mixed {
+			s.heading(fmt.Sprintf("Database %s (DB id %s), instance %d %s", orDash(in.DBName), orDash(in.DBID), in.Number, orDash(in.Name)))
+		} else {
+			s.heading(fmt.Sprintf("Instance %d %s", in.Number, orDash(in.Name)))
+		}
 		head := []string{"metric", "unit", "before", "after", "ratio", "verdict"}
 		if !d.OneSample {
 			head = []string{"metric", "unit", "before (median)", "after (median)", "ratio", fmt.Sprintf("%g %% CI of the ratio", d.Confidence*100), "p", "verdict"}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
+)
+
+// TestReadersHostileFiles runs the built binary, as a person would, on
+// what is not a regular file where awr, awr diff, report and diff read
+// files, and stops a long awr read with SIGTERM and SIGINT.
+func TestReadersHostileFiles(t *testing.T) {
+	testlab.SkipShort(t)
+	bin, cleanup, err := testbin.Build("interlink-awr-hostile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "report.html")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(awrData, "19c-public-layout-lost96.html")
+
+	t.Run("issue 34: timeout -s TERM 2 interlink awr /dev/zero", func(t *testing.T) {
+		if _, err := exec.LookPath("timeout"); err != nil {
+			t.Fatal("timeout(1) missing: apt-get install coreutils")
+		}
+		_, errOut, code, took := runBin(t, "timeout", 10*time.Second, "-s", "TERM", "2", bin, "awr", "/dev/zero")
+		if code != ExitUnknown || took > 3*time.Second || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("exit %d after %s, stderr %q; want 3 within 3 s and one line", code, took, errOut)
+		}
+		t.Logf("awr /dev/zero: exit %d in %s", code, took.Round(time.Millisecond))
+	})
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"awr", "/dev/zero"}, "interlink: awr: /dev/zero is a character device: not a regular file\n"},
+		{[]string{"awr", fifo}, "interlink: awr: " + fifo + " is a named pipe (FIFO): not a regular file\n"},
+		{[]string{"awr", dir}, "interlink: awr: " + dir + " is a directory: not a regular file\n"},
+		{[]string{"awr", "diff", good, "--", fifo}, "interlink: awr diff: " + fifo + " is a named pipe (FIFO): not a regular file\n"},
+		{[]string{"report", "/dev/zero", "-o", filepath.Join(dir, "r.html")}, "interlink: report: /dev/zero is a character device: not a regular file; not a result file\n"},
+		{[]string{"report", fifo, "-o", filepath.Join(dir, "r.html")}, "interlink: report: " + fifo + " is a named pipe (FIFO): not a regular file; not a result file\n"},
+		{[]string{"diff", fifo, "--db", filepath.Join(dir, "history.db")}, "interlink: diff: " + fifo + " is a named pipe (FIFO): not a regular file; not a result file\n"},
+	} {
+		out, errOut, code, took := runBin(t, bin, 10*time.Second, c.args...)
+		if code != ExitUnknown || out != "" || errOut != c.want || took > 3*time.Second {
+			t.Errorf("%s: exit %d in %s, stdout %q\nstderr %q\nwant   %q", strings.Join(c.args, " "), code, took, out, errOut, c.want)
+		}
+	}
+
+	// An AWR report followed by far more than can be read in the test:
+	// a sparse file, its title then zeros.
+	long := filepath.Join(dir, "long.txt")
+	f, err := os.Create(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("WORKLOAD REPOSITORY report for\n\nDB Name         DB Id    Instance     Inst Num Startup Time    Release     RAC\n")
+	err = f.Truncate(1 << 40)
+	if err != nil {
+		err = f.Truncate(64 << 30)
+	}
+	f.Close()
+	if err != nil {
+		t.Fatalf("sparse file: %v", err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run("awr stopped by "+sig.String(), func(t *testing.T) {
+			_, errOut, code, took := runUntilSignal(t, bin, 500*time.Millisecond, sig, "awr", long)
+			if took > time.Second || code != ExitUnknown || !strings.Contains(errOut, "interrupted before the report was read") || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, errOut)
+			}
+			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// runUntilSignal starts the built binary, sends it sig after delay and
+// returns its output, exit code and the time from the signal to its exit;
+// it fails the test when the binary still runs 5 s after the signal.
+func runUntilSignal(t *testing.T, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	time.Sleep(delay)
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("interlink %s still running 5 s after %s", strings.Join(args, " "), sig)
+	}
+	return o.String(), e.String(), cmd.ProcessState.ExitCode(), time.Since(sent)
+}

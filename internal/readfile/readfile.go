@@ -1,0 +1,122 @@
+// Package readfile opens the files a person hands to interlink's readers
+// (AWR reports, saved results, cluster runs, bundles) so that no file can
+// hang them: only regular files are read (a directory, a FIFO, a socket or
+// a device such as /dev/zero is refused before a byte is read, and a FIFO
+// is never opened in a way that blocks), a whole-file read is bounded, and
+// a streaming read stops within one read of its context ending (Ctrl-C,
+// SIGTERM).
+//
+// Errors wrap ErrNotRegular or ErrTooLarge (or the os error) and name the
+// file, so a command prints them as its one line.
+package readfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular marks a path that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge marks a file larger than the bound its reader allows.
+var ErrTooLarge = errors.New("file too large")
+
+// Kind names the type of a file mode: "a directory", "a named pipe
+// (FIFO)", "a character device" and so on.
+func Kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "an irregular file"
+}
+
+func notRegular(name string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s: %w", name, Kind(m), ErrNotRegular)
+}
+
+// Open opens the regular file name for reading. The path is stat'ed first
+// (following links) and anything else is refused unopened; it is then
+// opened with O_NONBLOCK (a FIFO swapped in between cannot block the open)
+// and checked again. The caller closes the file.
+func Open(name string) (*os.File, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notRegular(name, fi.Mode())
+	}
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		err = notRegular(name, fi.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadAll reads the regular file name whole, at most limit bytes; a larger
+// file is an error wrapping ErrTooLarge.
+func ReadAll(name string, limit int64) ([]byte, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadLimited(f, name, limit)
+}
+
+// ReadLimited reads r whole, at most limit bytes (name is for the error);
+// more is an error wrapping ErrTooLarge.
+func ReadLimited(r io.Reader, name string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes: %w", name, limit, ErrTooLarge)
+	}
+	return data, nil
+}
+
+// WithContext returns a reader of r whose Read fails with ctx's error once
+// ctx has ended: a loop reading a long file stops at its next read after
+// Ctrl-C instead of reading to the end.
+func WithContext(ctx context.Context, r io.Reader) io.Reader {
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,87 @@
+package readfile
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatalf("mkfifo: %v", err)
+	}
+	for _, c := range []struct{ path, kind string }{
+		{dir, "a directory"},
+		{fifo, "a named pipe (FIFO)"},
+		{"/dev/zero", "a character device"},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			f, err := Open(c.path)
+			if f != nil {
+				f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), c.kind) {
+				t.Errorf("Open(%s) = %v, want ErrNotRegular naming %q", c.path, err, c.kind)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Open(%s) blocked", c.path)
+		}
+	}
+	if _, err := Open(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}
+
+func TestReadAllBounds(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(name, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadAll(name, 10); err != nil || string(b) != "0123456789" {
+		t.Errorf("ReadAll at the limit = %q, %v", b, err)
+	}
+	if _, err := ReadAll(name, 9); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadAll over the limit = %v, want ErrTooLarge", err)
+	}
+	if _, err := ReadAll("/dev/zero", 1<<20); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("ReadAll(/dev/zero) = %v, want ErrNotRegular", err)
+	}
+}
+
+// endless is a reader that never ends, as /dev/zero would be.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) { return len(p), nil }
+
+func TestWithContextStopsAnEndlessRead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := WithContext(ctx, endless{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, r)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("read after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read did not stop after its context ended")
+	}
+}
