@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,8 +39,8 @@ func WriteText(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  %-18s %6d %9s %9s %9s %9s %9s\n", row.name, row.p.N, ms(row.p.Min), ms(row.p.P50), ms(row.p.P90), ms(row.p.P99), ms(row.p.Max))
 	}
 	if k := r.Kernel; k != nil {
-		fmt.Fprintf(w, "\n  this host's kernel during the storm: ListenOverflows %d, ListenDrops %d, SYN retransmits %d\n",
-			k.ListenOverflows, k.ListenDrops, k.SYNRetrans)
+		fmt.Fprintf(w, "\n  this host's kernel during the storm: ListenOverflows %s, ListenDrops %s, SYN retransmits %s\n",
+			count(k.ListenOverflows), count(k.ListenDrops), count(k.SYNRetrans))
 	}
 	if r.Fairness != nil {
 		fmt.Fprintf(w, "\n  fairness across sources (Jain's index of their median logon times): %.3f\n", *r.Fairness)
@@ -65,4 +66,12 @@ func ms(ns int64) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
+}
+
+// count is a kernel counter, or "n/a" where this kernel does not keep it.
+func count(v *int64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return strconv.FormatInt(*v, 10)
 }

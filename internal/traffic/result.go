@@ -163,7 +163,8 @@ type CPU struct {
 }
 
 // Counters are kernel counter deltas of one end's network namespace over its
-// run (/proc/net/snmp and netstat).
+// run (/proc/net/snmp and netstat). A counter the kernel does not keep is
+// named in NotAvailable, left 0 here and absent from the JSON (avail.go).
 type Counters struct {
 	IPInReceives    int64 `json:"ip_in_receives"`
 	IPOutRequests   int64 `json:"ip_out_requests"`
@@ -183,6 +184,9 @@ type Counters struct {
 	TCPInSegs       int64 `json:"tcp_in_segs"`
 	TCPOutSegs      int64 `json:"tcp_out_segs"`
 	TCPRetransSegs  int64 `json:"tcp_retrans_segs"`
+	// NotAvailable lists the JSON names of the counters this kernel
+	// does not keep.
+	NotAvailable []string `json:"not_available,omitempty"`
 }
 
 // PacketsOut is the number of UDP packets the namespace sent: each
@@ -235,9 +239,10 @@ type Summary struct {
 	// delivered. Reassembly counters are the receiving end's.
 	FragmentsPerMessage float64 `json:"fragments_per_message,omitempty"`
 	PacketsPerMessage   float64 `json:"packets_per_message,omitempty"`
-	ReasmReqds          int64   `json:"reasm_reqds"`
-	ReasmOKs            int64   `json:"reasm_oks"`
-	ReasmFails          int64   `json:"reasm_fails"`
+	// nil (absent) when the receiving end's kernel does not keep them.
+	ReasmReqds *int64 `json:"reasm_reqds,omitempty"`
+	ReasmOKs   *int64 `json:"reasm_oks,omitempty"`
+	ReasmFails *int64 `json:"reasm_fails,omitempty"`
 
 	// Cost of each end, per GiB delivered and per message delivered.
 	ClientCost Cost `json:"client_cost"`
