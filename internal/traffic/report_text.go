@@ -130,7 +130,7 @@ func (rep Report) WriteText(w io.Writer) {
 			snd := sender(f)
 			if snd != nil {
 				for i, st := range snd.Streams {
-					fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), us(st.MinRTT), st.MSS)
+					fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), usOf(st.MinRTT), st.MSS)
 				}
 			}
 			fmt.Fprintln(w)

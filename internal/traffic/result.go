@@ -105,10 +105,11 @@ type Stream struct {
 	Retransmits int64 `json:"retransmits"`
 	RTT         int64 `json:"rtt_ns"`
 	RTTVar      int64 `json:"rttvar_ns"`
-	MinRTT      int64 `json:"min_rtt_ns"`
-	MSS         int   `json:"mss"`
-	PMTU        int   `json:"pmtu"`
-	CwndBytes   int64 `json:"cwnd_bytes"`
+	// MinRTT is absent where the kernel's TCP_INFO lacks it (before 4.6).
+	MinRTT    *int64 `json:"min_rtt_ns,omitempty"`
+	MSS       int    `json:"mss"`
+	PMTU      int    `json:"pmtu"`
+	CwndBytes int64  `json:"cwnd_bytes"`
 	// LargestPacket (receiver) is the largest IP packet of the stream that
 	// arrived, from the largest segment received (TCP_INFO rcv_mss).
 	LargestPacket int `json:"largest_packet,omitempty"`
