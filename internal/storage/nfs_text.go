@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // writeNFS renders the NFS part of a result: the mountstats delta per
@@ -25,7 +26,7 @@ func writeNFS(w io.Writer, n *NFS) {
 		fmt.Fprintln(tw, "    op\trequests\tretrans\ttimeouts\tKiB sent\tKiB recv\tavg RTT\tavg exec\terrors\t")
 		for _, o := range d.Ops {
 			fmt.Fprintf(tw, "    %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", termtext.Clean(o.Op), o.Requests, o.Retransmissions(), o.MajorTimeouts,
-				o.BytesSent>>10, o.BytesReceived>>10, msec(o.AvgRTT()), msec(o.AvgExecute()), opErrors(o.Errors))
+				o.BytesSent>>10, o.BytesReceived>>10, msec(o.AvgRTT()), msec(o.AvgExecute()), units.FormatCount(o.Errors)) // n/a before Linux 5.3
 		}
 		tw.Flush()
 		if r, t := d.Retransmissions(), d.MajorTimeouts(); r > 0 || t > 0 {
@@ -40,15 +41,6 @@ func writeNFS(w io.Writer, n *NFS) {
 	for _, f := range n.Findings {
 		fmt.Fprintf(w, "      %s %s: %s\n", f.Severity, f.Rule, termtext.Clean(f.Message))
 	}
-}
-
-// opErrors is a per-op error count, "n/a" where the kernel does not
-// count them (before Linux 5.3: RHEL/OL 7 and 8, UEK5).
-func opErrors(n *uint64) string {
-	if n == nil {
-		return "n/a"
-	}
-	return fmt.Sprint(*n)
 }
 
 // msec prints a mountstats average: the kernel counts whole milliseconds.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // WriteText renders r for a terminal.
@@ -40,7 +40,7 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	if k := r.Kernel; k != nil {
 		fmt.Fprintf(w, "\n  this host's kernel during the storm: ListenOverflows %s, ListenDrops %s, SYN retransmits %s\n",
-			count(k.ListenOverflows), count(k.ListenDrops), count(k.SYNRetrans))
+			units.FormatCount(k.ListenOverflows), units.FormatCount(k.ListenDrops), units.FormatCount(k.SYNRetrans))
 	}
 	if r.Fairness != nil {
 		fmt.Fprintf(w, "\n  fairness across sources (Jain's index of their median logon times): %.3f\n", *r.Fairness)
@@ -66,12 +66,4 @@ func ms(ns int64) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return fmt.Sprintf("%.1f ms", float64(ns)/1e6)
-}
-
-// count is a kernel counter, or "n/a" where this kernel does not keep it.
-func count(v *int64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return strconv.FormatInt(*v, 10)
 }

@@ -43,26 +43,21 @@ func us(ns int64) string { return fmt.Sprintf("%.1f us", float64(ns)/1e3) }
 // usOf is us of a figure the kernel may not give (nil: "n/a").
 func usOf(ns *int64) string {
 	if ns == nil {
-		return "n/a"
+		return units.NotAvailable
 	}
 	return us(*ns)
 }
 
 // FormatCount is a kernel counter, or "n/a" where the kernel does not
 // keep it.
-func FormatCount(v *int64) string {
-	if v == nil {
-		return "n/a"
-	}
-	return fmt.Sprint(*v)
-}
+func FormatCount(v *int64) string { return units.FormatCount(v) }
 
 // FormatRatio is a per-message packet figure with two decimals; 0 means
 // it could not be computed (a counter it needs is not available, or GSO
 // hid the packets), never that a message took no packets: "n/a".
 func FormatRatio(v float64) string {
 	if v == 0 {
-		return "n/a"
+		return units.NotAvailable
 	}
 	return fmt.Sprintf("%.2f", v)
 }
