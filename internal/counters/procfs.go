@@ -3,6 +3,7 @@ package counters
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 )
@@ -38,8 +39,8 @@ func (p *procFS) hasThreadSelf() bool {
 // namespace. /proc/self/net would show the main thread's (the process's)
 // namespace, which a goroutine switched into a lab node is not in; the
 // task directory of the thread itself shows the thread's own, as
-// thread-self does (a link to it). The caller must stay on its thread
-// (a namespace switch locks it) between this call and the reads.
+// thread-self does (a link to it). The caller stays on its thread between
+// this call and the reads (take locks it).
 func (p *procFS) threadNetDir() string {
 	if p.hasThreadSelf() {
 		return filepath.Join(p.root, "thread-self", "net")
@@ -48,5 +49,9 @@ func (p *procFS) threadNetDir() string {
 }
 
 func (p *procFS) take() (*Snapshot, error) {
+	// Stay on this thread from naming its task directory to the last
+	// read (a no-op count for a caller already locked in a namespace).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return TakeFrom(p.threadNetDir(), filepath.Join(p.root, "stat"))
 }
