@@ -6,10 +6,11 @@
 //
 // Lengths, from the kernel's include/uapi/linux/tcp.h: 104 bytes up to
 // tcpi_total_retrans on Linux 3.10 (the base every kernel interlink runs
-// on gives); pacing rates 3.15; bytes_acked and bytes_received 4.1 (RHEL 7's
-// 3.10 backports them: 144 bytes, through tcpi_segs_in); segs_out and
-// segs_in 4.2; notsent_bytes, min_rtt and the data segment counts 4.6;
-// delivery_rate 4.9.
+// on gives); pacing rates 3.15; bytes_acked and bytes_received 4.1; segs_out
+// and segs_in 4.2 (144 bytes; OpenVZ's RHEL 7-based 3.10 header ends there
+// too, backported); notsent_bytes, min_rtt and the data segment counts 4.6;
+// delivery_rate 4.9. Distribution kernels backport fields, so the length,
+// never the release, decides.
 package tcpinfo
 
 import (
