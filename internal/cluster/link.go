@@ -26,8 +26,9 @@ import (
 // session, channel and tunnel of the connection ends with it.
 type link struct {
 	*ssh.Client
-	tcp  *net.TCPConn
-	read atomic.Int64 // bytes read from tcp
+	tcp     *net.TCPConn
+	read    atomic.Int64 // bytes read from tcp
+	written atomic.Int64 // bytes written to tcp (taken by the kernel)
 
 	mu   sync.Mutex
 	why  error // why it was cut; nil while it is up
@@ -36,10 +37,15 @@ type link struct {
 
 // tcpState is what the kernel knows of a connection's sending side.
 type tcpState struct {
-	Acked       int64 // bytes the peer acknowledged, over the connection's life
-	Unacked     int   // segments sent and not acknowledged
-	NotSent     int64 // bytes written and not yet sent (the peer's window is closed)
-	Retransmits int   // segments retransmitted, over the connection's life
+	// Acked is the bytes written that the peer acknowledged, over the
+	// connection's life: TCP_INFO's bytes_acked (Linux 4.1) less the
+	// SYN, or, where the kernel lacks it, the bytes written less those
+	// still queued (SIOCOUTQ), the same figure. AckedByKernel says which.
+	Acked         int64
+	AckedByKernel bool
+	Unacked       int   // segments sent and not acknowledged
+	Queued        int64 // bytes written and not yet acknowledged, sent or not (SIOCOUTQ)
+	Retransmits   int   // segments retransmitted, over the connection's life
 }
 
 // Keepalives on every link: a node that dies while the link is idle (a
@@ -69,7 +75,7 @@ func newLink(tcp *net.TCPConn, addr string, cfg *ssh.ClientConfig) (*link, error
 }
 
 // countConn is the link's TCP connection as SSH sees it: it counts what
-// is read and keeps the first read error.
+// is read and written and keeps the first read error.
 type countConn struct {
 	*net.TCPConn
 	l *link
@@ -85,6 +91,12 @@ func (c countConn) Read(p []byte) (int, error) {
 		}
 		c.l.mu.Unlock()
 	}
+	return n, err
+}
+
+func (c countConn) Write(p []byte) (int, error) {
+	n, err := c.TCPConn.Write(p)
+	c.l.written.Add(int64(n))
 	return n, err
 }
 

@@ -113,7 +113,7 @@ func newTransfer(step string, in []byte, l *link) *transfer {
 // Read is the command's stdin.
 func (x *transfer) Read(p []byte) (int, error) {
 	x.base.Do(func() {
-		if st, ok := readTCPState(x.l.tcp); ok {
+		if st, ok := readTCPState(x.l); ok {
 			x.mu.Lock()
 			x.acked0 = st.Acked
 			x.mu.Unlock()
@@ -144,7 +144,7 @@ func (o outCounter) Write(p []byte) (int, error) {
 // from the connection). Once all of in is taken and acknowledged, the
 // transfer is over and the command runs: it is never standing still.
 func (x *transfer) sample(now time.Time) (Stall, time.Duration) {
-	st, ok := readTCPState(x.l.tcp)
+	st, ok := readTCPState(x.l)
 	sent, got := x.sent.Load(), x.got.Load()
 	moved := sent + got
 	if ok {
@@ -154,7 +154,7 @@ func (x *transfer) sample(now time.Time) (Stall, time.Duration) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	delivered := ok && x.in != nil && sent == x.size && st.Unacked == 0 && st.NotSent == 0
+	delivered := ok && x.in != nil && sent == x.size && st.Queued == 0
 	if x.since.IsZero() || moved != x.moved || delivered {
 		x.moved, x.since, x.retrans0 = moved, now, st.Retransmits
 	}

@@ -1,11 +1,12 @@
 package cluster
 
 import (
-	"net"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/tcpinfo"
 )
 
 // userTimeout returns a dialer Control function that sets TCP_USER_TIMEOUT:
@@ -26,24 +27,37 @@ func userTimeout(d time.Duration) func(network, address string, c syscall.RawCon
 	}
 }
 
-// readTCPState reads the sending side of c from the kernel (TCP_INFO);
-// false when it cannot (a closed connection).
-func readTCPState(c *net.TCPConn) (tcpState, bool) {
-	rc, err := c.SyscallConn()
+// readTCPState reads the sending side of l's connection from the kernel
+// (TCP_INFO and SIOCOUTQ); false when it cannot (a closed connection).
+func readTCPState(l *link) (tcpState, bool) {
+	rc, err := l.tcp.SyscallConn()
 	if err != nil {
 		return tcpState{}, false
 	}
-	var info *unix.TCPInfo
-	var ierr error
+	return tcpStateOf(rc, l.written.Load)
+}
+
+// tcpStateOf reads the state of rc's socket; written gives the bytes
+// written to it (counted once the kernel took them), read before the
+// queue so that a write under way can make the fallback's Acked too small
+// for a moment, never too large.
+func tcpStateOf(rc syscall.RawConn, written func() int64) (tcpState, bool) {
+	w := written()
+	var info tcpinfo.Info
+	var queued int
+	var ierr, qerr error
 	if err := rc.Control(func(fd uintptr) {
-		info, ierr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
-	}); err != nil || ierr != nil {
+		info, ierr = tcpinfo.Get(int(fd))
+		queued, qerr = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
+	}); err != nil || ierr != nil || qerr != nil {
 		return tcpState{}, false
 	}
-	return tcpState{
-		Acked:       int64(info.Bytes_acked),
-		Unacked:     int(info.Unacked),
-		NotSent:     int64(info.Notsent_bytes),
-		Retransmits: int(info.Total_retrans),
-	}, true
+	st := tcpState{Unacked: info.Unacked(), Queued: int64(queued), Retransmits: info.TotalRetrans()}
+	if acked, ok := info.BytesAcked(); ok {
+		// The kernel counts the SYN's sequence number as one byte.
+		st.Acked, st.AckedByKernel = max(acked-1, 0), true
+	} else {
+		st.Acked = max(w-st.Queued, 0)
+	}
+	return st, true
 }

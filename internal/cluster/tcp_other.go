@@ -3,7 +3,6 @@
 package cluster
 
 import (
-	"net"
 	"syscall"
 	"time"
 )
@@ -17,4 +16,4 @@ func userTimeout(time.Duration) func(network, address string, c syscall.RawConn)
 
 // readTCPState cannot read the kernel's TCP state here: the stall
 // watchdog goes by the bytes that move through SSH alone.
-func readTCPState(*net.TCPConn) (tcpState, bool) { return tcpState{}, false }
+func readTCPState(*link) (tcpState, bool) { return tcpState{}, false }

@@ -29,6 +29,16 @@ func (t Table) Get(group, field string) (int64, bool) {
 	return v, ok
 }
 
+// Ptr returns group.field as a pointer to a copy, nil when the table
+// lacks it: for result fields that are absent (JSON omitempty, "n/a" in
+// text) when this kernel does not keep the counter.
+func (t Table) Ptr(group, field string) *int64 {
+	if v, ok := t[group][field]; ok {
+		return &v
+	}
+	return nil
+}
+
 // ParseSNMP parses /proc/net/snmp or /proc/net/netstat into t (which may be
 // nil; the filled table is returned so two files can be merged into one).
 func ParseSNMP(r io.Reader, t Table) (Table, error) {

@@ -16,10 +16,11 @@ type Snapshot struct {
 	NCPU int
 }
 
-// Take reads a snapshot of the network namespace of the calling thread
-// (/proc/thread-self/net), so a goroutine locked to a lab node's namespace
-// sees that node's counters. CPU time is system-wide.
-func Take() (*Snapshot, error) { return TakeFrom("/proc/thread-self/net", "/proc/stat") }
+// Take reads a snapshot of the network namespace of the calling thread, so
+// a goroutine locked to a lab node's namespace sees that node's counters
+// (threadNetDir: /proc/thread-self/net, or /proc/self/task/TID/net on
+// kernels before 3.17). CPU time is system-wide.
+func Take() (*Snapshot, error) { return live.take() }
 
 // TakeFrom reads a snapshot from a net directory (holding snmp, netstat and
 // dev) and a stat file.
@@ -64,24 +65,27 @@ func parseFile(path string, parse func(*os.File) error) error {
 // Delta is the change between two snapshots.
 type Delta struct {
 	Interval time.Duration
-	SNMP     Table
-	Dev      map[string]Dev
-	CPU      CPU
-	NCPU     int
+	// SNMP holds a counter only when both snapshots have it: a counter
+	// this kernel does not keep (one added after it) is absent, never 0.
+	SNMP Table
+	Dev  map[string]Dev
+	CPU  CPU
+	NCPU int
 }
 
 // Sub returns after minus before. Counters that went backwards (a wrap or a
-// reset) yield zero rather than a huge number.
+// reset) yield zero rather than a huge number; counters missing from
+// either snapshot are missing from the delta.
 func Sub(before, after *Snapshot) Delta {
 	d := Delta{Interval: after.Time.Sub(before.Time), SNMP: Table{}, Dev: map[string]Dev{}, NCPU: after.NCPU}
 	for g, fields := range after.SNMP {
 		m := map[string]int64{}
 		for k, v := range fields {
-			if old, ok := before.SNMP[g][k]; ok && v >= old {
-				m[k] = v - old
-			} else {
-				m[k] = 0
+			old, ok := before.SNMP[g][k]
+			if !ok {
+				continue
 			}
+			m[k] = max(v-old, 0)
 		}
 		d.SNMP[g] = m
 	}

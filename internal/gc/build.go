@@ -34,6 +34,7 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 	}
 	t := &r.Total
 	var user, sys, blockPkts, pkts, served, issueNs float64
+	pktsUnknown := false // a node lacks a counter PacketsOut needs
 	softByHost := map[string]float64{}
 	for i, nr := range runs {
 		nd := &r.Nodes[i]
@@ -56,8 +57,12 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 			key = fmt.Sprint("node ", i)
 		}
 		softByHost[key] = max(softByHost[key], float64(nr.CPU.SoftIRQNs))
-		blockPkts += float64(nr.Counters.PacketsOut() - nr.OtherPackets)
-		pkts += float64(nr.Counters.PacketsOut())
+		if nr.Counters.HasPacketsOut() {
+			blockPkts += float64(nr.Counters.PacketsOut() - nr.OtherPackets)
+			pkts += float64(nr.Counters.PacketsOut())
+		} else {
+			pktsUnknown = true
+		}
 		served += float64(nr.BlocksServed)
 		issueNs = max(issueNs, float64(nr.IssueNs))
 	}
@@ -104,9 +109,11 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 		rec := float64(t.Received)
 		t.CPUPerBlock = PerBlock{UserNs: user / rec, SystemNs: sys / rec, SoftIRQNs: soft / rec}
 		t.CPUNsPerBlock = (user + sys) / rec
-		t.PacketsPerBlock = pkts / rec
+		if !pktsUnknown {
+			t.PacketsPerBlock = pkts / rec
+		}
 	}
-	if served > 0 {
+	if served > 0 && !pktsUnknown {
 		t.FragmentsPerBlock = blockPkts / served
 	}
 	if issueNs > 0 {
@@ -142,7 +149,7 @@ func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) st
 	if sec := float64(nr.IssueNs) / 1e9; sec > 0 {
 		nd.BlocksPerSec = float64(nd.Received) / sec
 	}
-	if lostBlock > 0 {
+	if lostBlock > 0 && nr.Counters.Has("udp_rcvbuf_errors", "ip_reasm_fails") {
 		w := &LostWhere{}
 		rest := lostBlock
 		take := func(v int64) int64 { v = max(min(v, rest), 0); rest -= v; return v }
@@ -171,9 +178,11 @@ func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) st
 	}
 	if rec := float64(nd.Received); rec > 0 {
 		nd.CPUPerBlock = PerBlock{UserNs: float64(nr.CPU.UserNs) / rec, SystemNs: float64(nr.CPU.SystemNs) / rec, SoftIRQNs: float64(nr.CPU.SoftIRQNs) / rec}
-		nd.PacketsPerBlock = float64(nr.Counters.PacketsOut()) / rec
+		if nr.Counters.HasPacketsOut() {
+			nd.PacketsPerBlock = float64(nr.Counters.PacketsOut()) / rec
+		}
 	}
-	if nr.BlocksServed > 0 {
+	if nr.BlocksServed > 0 && nr.Counters.HasPacketsOut() {
 		nd.FragmentsPerBlock = float64(nr.Counters.PacketsOut()-nr.OtherPackets) / float64(nr.BlocksServed)
 	}
 }

@@ -69,9 +69,10 @@ type Node struct {
 	SharedHost  int         `json:"shared_host,omitempty"`
 	// FragmentsPerBlock is the IP packets each block the node shipped
 	// travelled in (6 for 8 KiB at MTU 1500, 1 at 9000); PacketsPerBlock
-	// every UDP packet the node sent per block it received.
-	FragmentsPerBlock float64          `json:"fragments_per_block"`
-	PacketsPerBlock   float64          `json:"packets_per_block"`
+	// every UDP packet the node sent per block it received. Both are
+	// absent (0) when the node's kernel lacks a counter they need.
+	FragmentsPerBlock float64          `json:"fragments_per_block,omitempty"`
+	PacketsPerBlock   float64          `json:"packets_per_block,omitempty"`
 	Counters          traffic.Counters `json:"counters"`
 	Unproven          []string         `json:"unproven,omitempty"`
 	Dropped           int64            `json:"dropped"`
@@ -163,9 +164,9 @@ type Total struct {
 	// CPU of the nodes' engines per block received; softirq counts each
 	// host once.
 	CPUPerBlock       PerBlock `json:"cpu_per_block"`
-	CPUNsPerBlock     float64  `json:"cpu_ns_per_block"` // user + system
-	FragmentsPerBlock float64  `json:"fragments_per_block"`
-	PacketsPerBlock   float64  `json:"packets_per_block"`
+	CPUNsPerBlock     float64  `json:"cpu_ns_per_block"`              // user + system
+	FragmentsPerBlock float64  `json:"fragments_per_block,omitempty"` // absent when a node lacks the counters
+	PacketsPerBlock   float64  `json:"packets_per_block,omitempty"`
 	// Ping500AvgNs and Ping8KAvgNs are the mean round trips of every ping
 	// from a node to another (the control pings to itself left out).
 	Ping500AvgNs float64 `json:"ping_500b_avg_ns,omitempty"`

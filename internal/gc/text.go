@@ -8,6 +8,7 @@ import (
 
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -53,8 +54,8 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "  %s receive time: mean %s ms, p50 %s, p99 %s, max %s (%d blocks)\n", e.name, msf(e.l.Mean), msf(float64(e.l.P50)), msf(float64(e.l.P99)), msf(float64(e.l.Max)), e.l.Count)
 		}
 	}
-	fmt.Fprintf(w, "  cost per block received: %.1f us cpu (user %.1f, system %.1f), %.1f us softirq; %.2f fragments per block shipped, %.2f packets sent per block\n",
-		t.CPUNsPerBlock/1e3, t.CPUPerBlock.UserNs/1e3, t.CPUPerBlock.SystemNs/1e3, t.CPUPerBlock.SoftIRQNs/1e3, t.FragmentsPerBlock, t.PacketsPerBlock)
+	fmt.Fprintf(w, "  cost per block received: %.1f us cpu (user %.1f, system %.1f), %.1f us softirq; %s fragments per block shipped, %s packets sent per block\n",
+		t.CPUNsPerBlock/1e3, t.CPUPerBlock.UserNs/1e3, t.CPUPerBlock.SystemNs/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock), traffic.FormatRatio(t.PacketsPerBlock))
 
 	fmt.Fprintln(w, "\nBlock transfers, requester <- server (receive times in ms: mean, p50, p99, max):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -76,7 +77,7 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		row(tw, clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
 			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
-			fmt.Sprintf("%.2f", n.FragmentsPerBlock), fmt.Sprintf("%.2f", n.PacketsPerBlock))
+			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
 	}
 	tw.Flush()
 	for _, n := range r.Nodes {

@@ -30,7 +30,15 @@ type MountStats struct {
 	Transport        *Transport `json:"transport,omitempty"`
 	Ops              []OpStats  `json:"ops"` // operations with at least one request
 	mountPoint       string
+	// opFields is the most numbers a per-op line had: 8 before Linux 5.3,
+	// 9 once the kernel counts errors (opErrorsField).
+	opFields int
 }
+
+// opErrorsField is the number of numbers a per-op line has when it ends
+// with the errors count (net/sunrpc/stats.c _print_rpc_iostats, Linux
+// 5.3; 4.19 and RHEL/OL 7 print 8).
+const opErrorsField = 9
 
 // Transport is the RPC transport line ("xprt:") of a mount.
 type Transport struct {
@@ -55,7 +63,10 @@ type OpStats struct {
 	Queue         time.Duration `json:"queue_ns"`
 	RTT           time.Duration `json:"rtt_ns"`
 	Execute       time.Duration `json:"execute_ns"`
-	Errors        uint64        `json:"errors"` // kernels since 5.x (statvers 1.1 lines with 9 numbers)
+	// Errors is the requests that completed with an error; nil (absent
+	// in JSON, "n/a" in text) where the kernel does not count them
+	// (before 5.3: per-op lines of 8 numbers).
+	Errors *uint64 `json:"errors,omitempty"`
 }
 
 // Retransmissions is how many times requests had to be sent again.
@@ -158,9 +169,10 @@ func (m *MountStats) parseLine(f []string, inOps *bool) error {
 		BytesSent: n[3], BytesReceived: n[4],
 		Queue: ms(n[5]), RTT: ms(n[6]), Execute: ms(n[7]),
 	}
-	if len(n) > 8 {
-		op.Errors = n[8]
+	if len(n) >= opErrorsField {
+		op.Errors = &n[opErrorsField-1]
 	}
+	m.opFields = max(m.opFields, len(n))
 	if op.Requests > 0 {
 		m.Ops = append(m.Ops, op)
 	}

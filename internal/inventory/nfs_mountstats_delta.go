@@ -17,14 +17,19 @@ var ErrCountersReset = errors.New("mountstats counters went backwards (remounted
 func (m *MountStats) MountPoint() string { return m.mountPoint }
 
 // Op returns the statistics of one operation ("GETATTR", "WRITE"), zero
-// when the mount has made no such request.
+// when the mount has made no such request (Errors too, where the kernel
+// counts them).
 func (m *MountStats) Op(name string) OpStats {
 	for _, o := range m.Ops {
 		if o.Op == name {
 			return o
 		}
 	}
-	return OpStats{Op: name}
+	o := OpStats{Op: name}
+	if m.opFields >= opErrorsField {
+		o.Errors = new(uint64)
+	}
+	return o
 }
 
 // Retransmissions is the sum over every operation of requests sent again.
@@ -118,7 +123,10 @@ func (m *MountStats) Sub(before *MountStats) (*MountStats, error) {
 			Queue:         subD(a.Op, a.Queue, b.Queue),
 			RTT:           subD(a.Op, a.RTT, b.RTT),
 			Execute:       subD(a.Op, a.Execute, b.Execute),
-			Errors:        sub(a.Op, a.Errors, b.Errors),
+		}
+		if a.Errors != nil && b.Errors != nil {
+			e := sub(a.Op, *a.Errors, *b.Errors)
+			o.Errors = &e
 		}
 		if o.Requests > 0 || o.Transmissions > 0 {
 			d.Ops = append(d.Ops, o)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -71,3 +72,38 @@ func TestNFSReportFromFixtures(t *testing.T) {
 
 // squeeze folds runs of spaces, so a test can name a table row.
 func squeeze(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Per-op errors by the kernel's layout: a UEK5 (4.14) or OL8 (4.18) node
+// prints 8 numbers per operation and has no error count (absent in JSON,
+// "n/a" in text, never 0); an OL9 (5.14) node prints a 9th, the errors.
+func TestNFSOpErrorsByKernelLayout(t *testing.T) {
+	root := "../../testdata/mountstats/"
+	for _, tc := range []struct {
+		dir, mp string
+		role    rules.Role
+		row     string // the WRITE row of the text table
+		errors  bool
+	}{
+		{"ol7-uek5-nfs3-oradata", "/u02/oradata", rules.RoleDatafiles, "WRITE 8192 2 1 66880 960 4.00ms 4.40ms n/a", false},
+		{"el8-nfs3-actimeo0", "/u01/app/oracle", rules.RoleHome, "WRITE 3177 3 1 128390 446 2.00ms 2.20ms n/a", false},
+		{"el9-nfs41-noac", "/u02/oradata", rules.RoleDatafiles, "WRITE 8192", true},
+	} {
+		n := NFSReport(nfsMount(root+tc.dir+"/before", tc.mp), nfsMount(root+tc.dir+"/after", tc.mp), tc.role)
+		if n == nil || n.Delta == nil {
+			t.Fatalf("%s: report %+v", tc.dir, n)
+		}
+		b, err := json.Marshal(n.Delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"errors":`); got != tc.errors {
+			t.Errorf("%s: errors in the JSON: %v, want %v: %s", tc.dir, got, tc.errors, b)
+		}
+		var text bytes.Buffer
+		WriteText(&text, &Result{Spec: Spec{Path: tc.mp, Profile: Mkfile}, NFS: n})
+		out := squeeze(text.String())
+		if !strings.Contains(out, tc.row) || strings.Contains(out, " n/a ") == tc.errors {
+			t.Errorf("%s: text lacks %q (or has n/a: %v):\n%s", tc.dir, tc.row, !tc.errors, text.String())
+		}
+	}
+}

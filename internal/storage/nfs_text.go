@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // writeNFS renders the NFS part of a result: the mountstats delta per
@@ -24,8 +25,8 @@ func writeNFS(w io.Writer, n *NFS) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "    op\trequests\tretrans\ttimeouts\tKiB sent\tKiB recv\tavg RTT\tavg exec\terrors\t")
 		for _, o := range d.Ops {
-			fmt.Fprintf(tw, "    %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t\n", termtext.Clean(o.Op), o.Requests, o.Retransmissions(), o.MajorTimeouts,
-				o.BytesSent>>10, o.BytesReceived>>10, msec(o.AvgRTT()), msec(o.AvgExecute()), o.Errors)
+			fmt.Fprintf(tw, "    %s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", termtext.Clean(o.Op), o.Requests, o.Retransmissions(), o.MajorTimeouts,
+				o.BytesSent>>10, o.BytesReceived>>10, msec(o.AvgRTT()), msec(o.AvgExecute()), units.FormatCount(o.Errors)) // n/a before Linux 5.3
 		}
 		tw.Flush()
 		if r, t := d.Retransmissions(), d.MajorTimeouts(); r > 0 || t > 0 {

@@ -123,9 +123,11 @@ func timeline(cs []Client, total int64) []Slot {
 	return slots
 }
 
-// Kernel counter deltas over the storm (TcpExt, /proc/net/netstat).
+// Kernel counter deltas over the storm (TcpExt, /proc/net/netstat). A
+// counter this kernel does not keep is nil (absent in JSON, "n/a" in
+// text), never 0.
 type Kernel struct {
-	ListenOverflows int64 `json:"listen_overflows"`
-	ListenDrops     int64 `json:"listen_drops"`
-	SYNRetrans      int64 `json:"syn_retransmits"`
+	ListenOverflows *int64 `json:"listen_overflows,omitempty"`
+	ListenDrops     *int64 `json:"listen_drops,omitempty"`
+	SYNRetrans      *int64 `json:"syn_retransmits,omitempty"`
 }

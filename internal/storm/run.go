@@ -72,8 +72,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	r := summarize(spec, t0, clients)
 	if after, err := counters.Take(); err == nil && before != nil {
 		d := counters.Sub(before, after)
-		r.Kernel = &Kernel{ListenOverflows: get(d.SNMP, "ListenOverflows"), ListenDrops: get(d.SNMP, "ListenDrops"),
-			SYNRetrans: get(d.SNMP, "TCPSynRetrans")}
+		r.Kernel = kernelDelta(d.SNMP)
 	}
 	return r, nil
 }
@@ -250,7 +249,8 @@ func classify(err error) (kind, detail string) {
 	return KindOther, detail
 }
 
-func get(t counters.Table, field string) int64 {
-	v, _ := t.Get("TcpExt", field)
-	return v
+// kernelDelta picks the storm's counters from a delta.
+func kernelDelta(t counters.Table) *Kernel {
+	return &Kernel{ListenOverflows: t.Ptr("TcpExt", "ListenOverflows"), ListenDrops: t.Ptr("TcpExt", "ListenDrops"),
+		SYNRetrans: t.Ptr("TcpExt", "TCPSynRetrans")}
 }

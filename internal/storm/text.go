@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // WriteText renders r for a terminal.
@@ -38,8 +39,8 @@ func WriteText(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  %-18s %6d %9s %9s %9s %9s %9s\n", row.name, row.p.N, ms(row.p.Min), ms(row.p.P50), ms(row.p.P90), ms(row.p.P99), ms(row.p.Max))
 	}
 	if k := r.Kernel; k != nil {
-		fmt.Fprintf(w, "\n  this host's kernel during the storm: ListenOverflows %d, ListenDrops %d, SYN retransmits %d\n",
-			k.ListenOverflows, k.ListenDrops, k.SYNRetrans)
+		fmt.Fprintf(w, "\n  this host's kernel during the storm: ListenOverflows %s, ListenDrops %s, SYN retransmits %s\n",
+			units.FormatCount(k.ListenOverflows), units.FormatCount(k.ListenDrops), units.FormatCount(k.SYNRetrans))
 	}
 	if r.Fairness != nil {
 		fmt.Fprintf(w, "\n  fairness across sources (Jain's index of their median logon times): %.3f\n", *r.Fairness)

@@ -34,15 +34,7 @@ func (m *meter) stop() (Counters, int64, error) {
 // of it and the host's softirq time between them, in ns.
 func DeltaCounters(before, after *counters.Snapshot) (Counters, int64) {
 	d := counters.Sub(before, after)
-	g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
-	c := Counters{
-		IPInReceives: g("Ip", "InReceives"), IPOutRequests: g("Ip", "OutRequests"), IPOutDiscards: g("Ip", "OutDiscards"),
-		FragOKs: g("Ip", "FragOKs"), FragCreates: g("Ip", "FragCreates"), FragFails: g("Ip", "FragFails"),
-		ReasmReqds: g("Ip", "ReasmReqds"), ReasmOKs: g("Ip", "ReasmOKs"), ReasmFails: g("Ip", "ReasmFails"), ReasmTimeout: g("Ip", "ReasmTimeout"),
-		UDPInDatagrams: g("Udp", "InDatagrams"), UDPOutDatagrams: g("Udp", "OutDatagrams"),
-		UDPRcvbufErrors: g("Udp", "RcvbufErrors"), UDPSndbufErrors: g("Udp", "SndbufErrors"), UDPInErrors: g("Udp", "InErrors"),
-		TCPInSegs: g("Tcp", "InSegs"), TCPOutSegs: g("Tcp", "OutSegs"), TCPRetransSegs: g("Tcp", "RetransSegs"),
-	}
+	c := countersFrom(d.SNMP)
 	softirq := int64(d.CPU.SoftIRQ) * int64(time.Second/counters.TicksPerSecond)
 	return c, softirq
 }

@@ -102,7 +102,7 @@ func TestLabBlocksFragments(t *testing.T) {
 			place(t, l, "node1"), place(t, l, "node2"))
 		s := f.Summary
 		t.Logf("MTU %d: %.0f blocks/s, %.2f fragments/block, %.2f packets/block, p50 %v, reasm %d/%d, client %.1f us/block",
-			c.mtu, s.PerSec, s.FragmentsPerMessage, s.PacketsPerMessage, time.Duration(s.RTT.P50), s.ReasmOKs, s.ReasmReqds, s.ClientCost.CPUNsPerMsg/1e3)
+			c.mtu, s.PerSec, s.FragmentsPerMessage, s.PacketsPerMessage, time.Duration(s.RTT.P50), v(s.ReasmOKs), v(s.ReasmReqds), s.ClientCost.CPUNsPerMsg/1e3)
 		if s.Messages < 100 || s.MTU != c.mtu {
 			t.Fatalf("MTU %d: %d blocks, path MTU %d", c.mtu, s.Messages, s.MTU)
 		}
@@ -110,11 +110,11 @@ func TestLabBlocksFragments(t *testing.T) {
 			t.Errorf("MTU %d: %.3f fragments per block, want %.1f", c.mtu, s.FragmentsPerMessage, c.want)
 		}
 		// The requester reassembles every block it received at 1500, none at 9000.
-		if c.mtu == 1500 && (s.ReasmOKs < s.Messages || s.ReasmReqds != 6*s.ReasmOKs) {
-			t.Errorf("reassembly: %d OK from %d fragments for %d blocks", s.ReasmOKs, s.ReasmReqds, s.Messages)
+		if c.mtu == 1500 && (v(s.ReasmOKs) < s.Messages || v(s.ReasmReqds) != 6*v(s.ReasmOKs)) {
+			t.Errorf("reassembly: %d OK from %d fragments for %d blocks", v(s.ReasmOKs), v(s.ReasmReqds), s.Messages)
 		}
-		if c.mtu == 9000 && s.ReasmReqds != 0 {
-			t.Errorf("reassembly at 9000: %d", s.ReasmReqds)
+		if c.mtu == 9000 && v(s.ReasmReqds) != 0 {
+			t.Errorf("reassembly at 9000: %d", v(s.ReasmReqds))
 		}
 		// CPU: non-zero, per-block figures consistent with the totals.
 		for _, cs := range []Cost{s.ClientCost, s.ServerCost} {
@@ -292,7 +292,7 @@ func TestLabThroughAgent(t *testing.T) {
 	s := res.Flows[0].Summary
 	t.Logf("through the agent at MTU 1500: %.0f blocks/s, p50 %v, %.2f fragments/block, agent cpu %.1f us/block",
 		s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.ServerCost.CPUNsPerMsg/1e3)
-	if s.FragmentsPerMessage != 6 || s.ReasmOKs < s.Messages || s.ServerCost.CPUNs == 0 || s.Lost != 0 || len(res.LimitedBy) != 0 {
+	if s.FragmentsPerMessage != 6 || v(s.ReasmOKs) < s.Messages || s.ServerCost.CPUNs == 0 || s.Lost != 0 || len(res.LimitedBy) != 0 {
 		t.Errorf("blocks through the agent: %+v, limited by %+v", s, res.LimitedBy)
 	}
 	res = remote(t, n1, addr, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 200e6, Reverse: true})
@@ -405,4 +405,13 @@ func TestLabBlackhole(t *testing.T) {
 	if s := res.Flows[0].Summary; res.Verdict != VerdictOK || s.MTUProven || s.LargestPacket != 1428 || s.Lost != 0 {
 		t.Errorf("small datagrams over the blackhole: verdict %s %+v, largest packet %d, proven %v", res.Verdict, res.Problems, s.LargestPacket, s.MTUProven)
 	}
+}
+
+// v is a summary counter, -1 when the kernel did not give it (which
+// fails every comparison the lab tests make).
+func v(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

@@ -40,6 +40,28 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 
 func us(ns int64) string { return fmt.Sprintf("%.1f us", float64(ns)/1e3) }
 
+// usOf is us of a figure the kernel may not give (nil: "n/a").
+func usOf(ns *int64) string {
+	if ns == nil {
+		return units.NotAvailable
+	}
+	return us(*ns)
+}
+
+// FormatCount is a kernel counter, or "n/a" where the kernel does not
+// keep it.
+func FormatCount(v *int64) string { return units.FormatCount(v) }
+
+// FormatRatio is a per-message packet figure with two decimals; 0 means
+// it could not be computed (a counter it needs is not available, or GSO
+// hid the packets), never that a message took no packets: "n/a".
+func FormatRatio(v float64) string {
+	if v == 0 {
+		return units.NotAvailable
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
 // WriteInterval writes one interval line of a running bench.
 func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 	tag := "fwd"
@@ -101,17 +123,20 @@ func (rep Report) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 		writeModeText(w, rep.Spec.Mode, f)
-		if s.LossBy != nil && s.Lost > 0 {
+		switch {
+		case s.LossBy != nil && s.Lost > 0:
 			fmt.Fprint(w, "  lost where: ")
 			if s.LossBy.Truncated > 0 {
 				fmt.Fprintf(w, "read short (truncated) %d, ", s.LossBy.Truncated)
 			}
 			fmt.Fprintf(w, "sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
 				s.LossBy.SenderQueue, s.LossBy.Network, s.LossBy.SocketBuffer, s.LossBy.Reassembly)
+		case s.Lost > 0:
+			fmt.Fprintln(w, "  lost where: n/a (the kernel does not keep the counters that place a loss)")
 		}
 		if rep.Spec.Mode != ModeTCP {
-			fmt.Fprintf(w, "  packets: %.2f fragments per message (1 = not fragmented), %.2f packets per message both ways; reassembly %d fragments -> %d OK, %d failed\n",
-				s.FragmentsPerMessage, s.PacketsPerMessage, s.ReasmReqds, s.ReasmOKs, s.ReasmFails)
+			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
+				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), FormatCount(s.ReasmReqds), FormatCount(s.ReasmOKs), FormatCount(s.ReasmFails))
 		}
 		for _, e := range []struct {
 			name string
@@ -158,7 +183,7 @@ func writeModeText(w io.Writer, mode Mode, f Flow) {
 		snd := sender(f)
 		if snd != nil {
 			for i, st := range snd.Streams {
-				fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), us(st.MinRTT), st.MSS)
+				fmt.Fprintf(w, "; stream %d: %s written, rtt %s (min %s), mss %d", i, units.FormatBytes(float64(st.Bytes)), us(st.RTT), usOf(st.MinRTT), st.MSS)
 			}
 		}
 		fmt.Fprintln(w)

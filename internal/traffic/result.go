@@ -106,10 +106,11 @@ type Stream struct {
 	Retransmits int64 `json:"retransmits"`
 	RTT         int64 `json:"rtt_ns"`
 	RTTVar      int64 `json:"rttvar_ns"`
-	MinRTT      int64 `json:"min_rtt_ns"`
-	MSS         int   `json:"mss"`
-	PMTU        int   `json:"pmtu"`
-	CwndBytes   int64 `json:"cwnd_bytes"`
+	// MinRTT is absent where the kernel's TCP_INFO lacks it (before 4.6).
+	MinRTT    *int64 `json:"min_rtt_ns,omitempty"`
+	MSS       int    `json:"mss"`
+	PMTU      int    `json:"pmtu"`
+	CwndBytes int64  `json:"cwnd_bytes"`
 	// LargestPacket (receiver) is the largest IP packet of the stream that
 	// arrived, from the largest segment received (TCP_INFO rcv_mss).
 	LargestPacket int `json:"largest_packet,omitempty"`
@@ -186,7 +187,8 @@ type CPU struct {
 }
 
 // Counters are kernel counter deltas of one end's network namespace over its
-// run (/proc/net/snmp and netstat).
+// run (/proc/net/snmp and netstat). A counter the kernel does not keep is
+// named in NotAvailable, left 0 here and absent from the JSON (avail.go).
 type Counters struct {
 	IPInReceives    int64 `json:"ip_in_receives"`
 	IPOutRequests   int64 `json:"ip_out_requests"`
@@ -206,6 +208,9 @@ type Counters struct {
 	TCPInSegs       int64 `json:"tcp_in_segs"`
 	TCPOutSegs      int64 `json:"tcp_out_segs"`
 	TCPRetransSegs  int64 `json:"tcp_retrans_segs"`
+	// NotAvailable lists the JSON names of the counters this kernel
+	// does not keep.
+	NotAvailable []string `json:"not_available,omitempty"`
 }
 
 // PacketsOut is the number of UDP packets the namespace sent: each
@@ -263,9 +268,10 @@ type Summary struct {
 	// delivered. Reassembly counters are the receiving end's.
 	FragmentsPerMessage float64 `json:"fragments_per_message,omitempty"`
 	PacketsPerMessage   float64 `json:"packets_per_message,omitempty"`
-	ReasmReqds          int64   `json:"reasm_reqds"`
-	ReasmOKs            int64   `json:"reasm_oks"`
-	ReasmFails          int64   `json:"reasm_fails"`
+	// nil (absent) when the receiving end's kernel does not keep them.
+	ReasmReqds *int64 `json:"reasm_reqds,omitempty"`
+	ReasmOKs   *int64 `json:"reasm_oks,omitempty"`
+	ReasmFails *int64 `json:"reasm_fails,omitempty"`
 
 	// Cost of each end, per GiB delivered and per message delivered.
 	ClientCost Cost `json:"client_cost"`

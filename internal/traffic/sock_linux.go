@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/tcpinfo"
 )
 
 // sysTimeout bounds every blocking socket call (SO_RCVTIMEO, SO_SNDTIMEO),
@@ -125,10 +127,12 @@ func rxStamp(oob []byte) (int64, bool) {
 }
 
 type tcpInfo struct {
-	retrans            int64
-	rtt, rttvar, minRT int64 // ns
-	mss, pmtu          int
-	cwndBytes          int64
+	retrans     int64
+	rtt, rttvar int64 // ns
+	// minRTT is nil where the kernel does not give it (before 4.6).
+	minRTT    *int64
+	mss, pmtu int
+	cwndBytes int64
 	// rcvMSS is the largest segment payload received (the kernel's
 	// estimate from arriving segments); timestamps says whether segments
 	// carry the 12-byte timestamp option.
@@ -147,13 +151,18 @@ func readTCPInfo(c syscall.Conn) (tcpInfo, error) {
 }
 
 func tcpInfoFD(fd int) (tcpInfo, error) {
-	i, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	i, err := tcpinfo.Get(fd)
 	if err != nil {
 		return tcpInfo{}, err
 	}
-	return tcpInfo{retrans: int64(i.Total_retrans), rtt: int64(i.Rtt) * 1000, rttvar: int64(i.Rttvar) * 1000,
-		minRT: int64(i.Min_rtt) * 1000, mss: int(i.Snd_mss), pmtu: int(i.Pmtu), cwndBytes: int64(i.Snd_cwnd) * int64(i.Snd_mss),
-		rcvMSS: int(i.Rcv_mss), timestamps: i.Options&tcpiOptTimestamps != 0}, nil
+	ti := tcpInfo{retrans: int64(i.TotalRetrans()), rtt: i.RTT().Nanoseconds(), rttvar: i.RTTVar().Nanoseconds(),
+		mss: i.SndMSS(), pmtu: i.PMTU(), cwndBytes: int64(i.SndCwnd()) * int64(i.SndMSS()),
+		rcvMSS: i.RcvMSS(), timestamps: i.Timestamps()}
+	if m, ok := i.MinRTT(); ok {
+		ns := m.Nanoseconds()
+		ti.minRTT = &ns
+	}
+	return ti, nil
 }
 
 // isTimeout reports a deadline or socket timeout (not an error: the loop
@@ -189,6 +198,3 @@ func nanosleep(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
 }
-
-// tcpiOptTimestamps is TCPI_OPT_TIMESTAMPS of linux/tcp.h.
-const tcpiOptTimestamps = 1

@@ -1,6 +1,9 @@
 package traffic
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Summarize computes a flow's summary from its two sides.
 func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
@@ -33,9 +36,10 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		s.BitsPerSec = float64(s.Bytes) * 8 / sec
 		s.PerSec = float64(s.Messages) / sec
 	}
-	s.ReasmReqds = recv.Counters.ReasmReqds
-	s.ReasmOKs = recv.Counters.ReasmOKs
-	s.ReasmFails = recv.Counters.ReasmFails
+	rc := recv.Counters
+	s.ReasmReqds = rc.ptr("ip_reasm_reqds", rc.ReasmReqds)
+	s.ReasmOKs = rc.ptr("ip_reasm_oks", rc.ReasmOKs)
+	s.ReasmFails = rc.ptr("ip_reasm_fails", rc.ReasmFails)
 	switch spec.Mode {
 	case ModeTCP:
 		for _, st := range send.Streams {
@@ -50,7 +54,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			s.Reordered = recv.UDP.Reordered
 			s.Duplicates = recv.UDP.Duplicates
 			s.Jitter = recv.UDP.Jitter
-			s.LossBy = lossPlaces(s.Lost, 0, send.Counters, recv.Counters)
+			if send.Counters.Has(lossSendFields...) && recv.Counters.Has(lossRecvFields...) {
+				s.LossBy = lossPlaces(s.Lost, 0, send.Counters, recv.Counters)
+			}
 			s.Flow = summarizeFlow(send, recv)
 		}
 		switch {
@@ -58,7 +64,7 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			// IP counts a segmented buffer once; only datagrams that fit the
 			// MTU are segmented, so each is one packet on the wire.
 			s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
-		case send.Messages > 0:
+		case send.Messages > 0 && send.Counters.HasPacketsOut():
 			s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
 		}
 	case ModeBlocks:
@@ -81,16 +87,18 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 			if server.Blocks != nil {
 				s.Truncated += server.Blocks.Truncated
 			}
-			s.LossBy = lossPlaces(s.Lost, s.Truncated, both, both)
+			if all := slices.Concat(lossSendFields, lossRecvFields); client.Counters.Has(all...) && server.Counters.Has(all...) {
+				s.LossBy = lossPlaces(s.Lost, s.Truncated, both, both)
+			}
 		}
-		if server.Messages > 0 {
+		if server.Messages > 0 && server.Counters.HasPacketsOut() {
 			s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
 		}
 	}
 	if s.Sent > 0 {
 		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
 	}
-	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) {
+	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) && client.Counters.HasPacketsOut() && server.Counters.HasPacketsOut() {
 		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
 	}
 	s.LargestPacket = largestPacket(spec, s, recv)
@@ -116,6 +124,13 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	}
 	return f
 }
+
+// The counters lossPlaces reads at the sending and the receiving end:
+// without them the loss cannot be placed (LossBy is absent).
+var (
+	lossSendFields = []string{"udp_sndbuf_errors"}
+	lossRecvFields = []string{"udp_rcvbuf_errors", "ip_reasm_fails"}
+)
 
 // lossPlaces attributes lost messages: first to datagrams read short
 // (truncated, each the loss of at most one message), then to counters that

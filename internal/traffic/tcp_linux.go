@@ -155,7 +155,7 @@ loop:
 	for _, e := range ends {
 		st := Stream{}
 		if ti, err := e.info(); err == nil {
-			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
+			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRTT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
 			if role == RoleReceiver && bytes[len(side.Streams)].Load() > 0 {
 				// The largest IP packet that arrived: the largest segment
 				// payload plus IP and TCP headers and options.

@@ -118,3 +118,15 @@ func FormatBytes(n float64) string {
 		return fmt.Sprintf("%.0f B", n)
 	}
 }
+
+// NotAvailable is the text of a figure the kernel does not give (an
+// older kernel's shorter structure, a counter it does not keep): never 0.
+const NotAvailable = "n/a"
+
+// FormatCount is a count, or NotAvailable when it is nil.
+func FormatCount[T int64 | uint64](v *T) string {
+	if v == nil {
+		return NotAvailable
+	}
+	return fmt.Sprint(*v)
+}

@@ -52,3 +52,15 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatCount(t *testing.T) {
+	var none *int64
+	zero, big := int64(0), uint64(1<<63+5)
+	for _, c := range []struct{ got, want string }{
+		{FormatCount(none), "n/a"}, {FormatCount(&zero), "0"}, {FormatCount(&big), "9223372036854775813"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
