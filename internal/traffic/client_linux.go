@@ -243,7 +243,14 @@ func LinkRate(addr netip.Addr) int64 {
 // /proc/self/ns/net, which is the main thread's now: when the caller of
 // goInThisNetns is the main thread inside a lab node, that names the node,
 // and a plain goroutine would have run the end in the start namespace.
-var startNetns, _ = os.Readlink("/proc/thread-self/ns/net")
+var startNetns, _ = os.Readlink(threadNetns())
+
+// threadNetns is the calling thread's network namespace file, through
+// /proc/self/task/TID rather than /proc/thread-self, which kernels before
+// 3.17 (RHEL/OL 7) lack.
+func threadNetns() string {
+	return fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+}
 
 // goInThisNetns runs fn on a new goroutine locked to a thread in the
 // calling thread's network namespace, so an end started from a thread in a
@@ -251,7 +258,7 @@ var startNetns, _ = os.Readlink("/proc/thread-self/ns/net")
 // in the process's namespace). When the two are the same, as in a normal
 // process, nothing needs switching (and no privilege).
 func goInThisNetns(fn func()) error {
-	here, err := os.Readlink("/proc/thread-self/ns/net")
+	here, err := os.Readlink(threadNetns())
 	if err != nil || startNetns == "" || here == startNetns {
 		go func() {
 			runtime.LockOSThread()
@@ -260,7 +267,7 @@ func goInThisNetns(fn func()) error {
 		}()
 		return nil
 	}
-	ns, err := os.Open("/proc/thread-self/ns/net")
+	ns, err := os.Open(threadNetns())
 	if err != nil {
 		return fmt.Errorf("bench: network namespace: %w", err)
 	}
