@@ -86,6 +86,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"unproven twice", "named twice", func(nr *NodeRun) { nr.Unproven = []int{1, 1} }},
 		{"mtu", "MTU of -1", func(nr *NodeRun) { nr.MTU = -1 }},
 		{"negative requests", "requests: -5", func(nr *NodeRun) { nr.Requests = -5 }},
+		{"count too large", "requests: 1152921504606846976, a count out of range", func(nr *NodeRun) { nr.Requests = 1 << 60 }},
 		{"negative late", "from node 2", func(nr *NodeRun) { nr.From[2].Late = -1 }},
 		{"negative ping", "pings to node 1", func(nr *NodeRun) { nr.Pings[1][0].Count = -1 }},
 		{"negative routed", "routed for node 1", func(nr *NodeRun) { nr.Routed[1][2] = -1 }},
