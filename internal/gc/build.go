@@ -206,8 +206,21 @@ func pingFigures(s PingStats) Pings {
 	return p
 }
 
+// lostResults names the nodes whose result was lost during the run: the
+// requests they routed as masters are missing from every pair's count.
+func (r *Report) lostResults() []string {
+	var names []string
+	for _, u := range r.Unreachable {
+		if u.During {
+			names = append(names, u.Node)
+		}
+	}
+	return names
+}
+
 // judge sets the verdict from the pairs and nodes. A run cut short
-// (Interrupted) left requests in flight: its pairs need not balance.
+// (Interrupted) left requests in flight, and a run with a node's result
+// lost misses what it routed: their pairs need not balance.
 func (r *Report) judge() {
 	r.Problems, r.LimitedBy = nil, nil
 	add := func(name string, crit bool, format string, a ...any) {
@@ -230,7 +243,7 @@ func (r *Report) judge() {
 			pct := 100 * float64(p.Lost) / float64(max(p.Requested, p.Lost))
 			add(ProblemLoss, pct > MaxLossPercent, "%s <- %s: %d of %d blocks lost (%.2f %%)", p.Requester, p.Server, p.Lost, p.Requested, pct)
 		}
-		if !p.Balanced && !r.Interrupted {
+		if !p.Balanced && !r.Interrupted && len(r.lostResults()) == 0 {
 			add(ProblemAccounting, false, "%s <- %s: %d requested, but %d received and %d lost", p.Requester, p.Server, p.Requested, p.Received, p.Lost)
 		}
 	}

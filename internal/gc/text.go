@@ -104,6 +104,9 @@ func (r *Report) writePairs(w io.Writer) {
 		row(tw, append(cells, lat(p.ThreeWay)...)...)
 	}
 	tw.Flush()
+	if lost := r.lostResults(); len(lost) > 0 {
+		fmt.Fprintf(w, "  requested counts leave out the requests that %s routed as masters (results lost)\n", clean(strings.Join(lost, ", ")))
+	}
 }
 
 func (r *Report) writeNodes(w io.Writer) {
