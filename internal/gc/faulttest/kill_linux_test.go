@@ -113,15 +113,13 @@ func (a *agentProc) kill() {
 	}
 }
 
-// TestKillTwoAgentsBeforeCollect runs four agents, kills two when the
-// coordinator starts collecting: the run names those two as unreachable
-// (their results lost during the run) and reports the other two whole.
-func TestKillTwoAgentsBeforeCollect(t *testing.T) {
+// startAgents starts an agent per name and returns them with their nodes.
+func startAgents(t *testing.T, names ...string) (map[string]*agentProc, []mesh.Node) {
+	t.Helper()
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"a", "b", "c", "d"}
 	agents := map[string]*agentProc{}
 	var nodes []mesh.Node
 	for _, name := range names {
@@ -136,6 +134,14 @@ func TestKillTwoAgentsBeforeCollect(t *testing.T) {
 	if err := mesh.Check(nodes); err != nil {
 		t.Fatal(err)
 	}
+	return agents, nodes
+}
+
+// TestKillTwoAgentsBeforeCollect runs four agents, kills two when the
+// coordinator starts collecting: the run names those two as unreachable
+// (their results lost during the run) and reports the other two whole.
+func TestKillTwoAgentsBeforeCollect(t *testing.T) {
+	agents, nodes := startAgents(t, "a", "b", "c", "d")
 	killed := false
 	opt := gc.Options{Token: []byte(token), Software: "gc fault test", Progress: func(s string) {
 		if s == "collecting" && !killed {
@@ -158,21 +164,7 @@ func TestKillTwoAgentsBeforeCollect(t *testing.T) {
 	if !killed {
 		t.Fatal("the run never reached its collect step")
 	}
-	if len(r.Unreachable) != 2 {
-		t.Fatalf("unreachable: %+v, want c and d", r.Unreachable)
-	}
-	for i, want := range []string{"c", "d"} {
-		u := r.Unreachable[i]
-		if u.Node != want || u.Agent != agents[want].addr || !u.During || !strings.Contains(u.Cause, "connection closed during the run") {
-			t.Errorf("unreachable %d: %+v, want %s at %s, during the run", i, u, want, agents[want].addr)
-		}
-		if line := "UNREACHABLE: " + want + " (" + agents[want].addr + "): connection closed during the run (the agent stopped?); its result was lost"; !strings.Contains(out.String(), line) {
-			t.Errorf("text lacks %q", line)
-		}
-	}
-	if len(r.Nodes) != 4 {
-		t.Fatalf("%d nodes", len(r.Nodes))
-	}
+	checkLost(t, r, out.String(), agents, "c", "d")
 	for _, nd := range r.Nodes {
 		alive := nd.Name == "a" || nd.Name == "b"
 		if alive && (nd.Error != "" || nd.Received == 0 || nd.Served == 0) || !alive && nd.Error != "no result collected" {
@@ -187,15 +179,34 @@ func TestKillTwoAgentsBeforeCollect(t *testing.T) {
 			t.Errorf("%s <- %s: nothing received", p.Requester, p.Server)
 		}
 	}
-	for _, p := range r.Problems {
-		if p.Problem == gc.ProblemAccounting {
-			t.Errorf("%+v: the pairs miss what c and d routed, they cannot balance", p)
+}
+
+// checkLost holds a report whose nodes lost (in order) were killed before
+// their results were collected: named unreachable in the JSON and the
+// text, the pairs not judged on balance, the run failed.
+func checkLost(t *testing.T, r *gc.Report, text string, agents map[string]*agentProc, lost ...string) {
+	t.Helper()
+	if len(r.Unreachable) != len(lost) || len(r.Nodes) != len(agents) {
+		t.Fatalf("%d nodes, unreachable: %+v, want %v", len(r.Nodes), r.Unreachable, lost)
+	}
+	for i, want := range lost {
+		u := r.Unreachable[i]
+		if u.Node != want || u.Agent != agents[want].addr || !u.During || !strings.Contains(u.Cause, "connection closed during the run") {
+			t.Errorf("unreachable %d: %+v, want %s at %s, during the run", i, u, want, agents[want].addr)
+		}
+		if line := "UNREACHABLE: " + want + " (" + agents[want].addr + "): connection closed during the run (the agent stopped?); its result was lost"; !strings.Contains(text, line) {
+			t.Errorf("text lacks %q", line)
 		}
 	}
-	if !strings.Contains(out.String(), "requested counts leave out the requests that c, d routed as masters (results lost)") {
-		t.Error("the text does not say the requested counts are partial")
+	for _, p := range r.Problems {
+		if p.Problem == gc.ProblemAccounting {
+			t.Errorf("%+v: the pairs miss what %v routed, they cannot balance", p, lost)
+		}
+	}
+	if note := "requested counts leave out the requests that " + strings.Join(lost, ", ") + " routed as masters (results lost)"; !strings.Contains(text, note) {
+		t.Errorf("the text does not say the requested counts are partial (%q)", note)
 	}
 	if r.Verdict != gc.VerdictFailed {
-		t.Errorf("verdict %s, want failed (two nodes' results lost)", r.Verdict)
+		t.Errorf("verdict %s, want failed (results lost)", r.Verdict)
 	}
 }
