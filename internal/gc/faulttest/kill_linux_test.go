@@ -2,9 +2,11 @@
 
 // Package faulttest runs the gc coordinator (gc.Run, what `interlink bench
 // --mode gc` calls) against real `interlink agent` processes on loopback
-// and kills some of them before their results are collected (issue 34). It
-// needs no root; run it with -race, as the coordinator's collect step is
-// where agents failing at once raced.
+// and kills some of them before their results are collected, and through
+// `interlink bench --mode gc` against agents one of which answers with a
+// result that does not fit the run (issue 34). It needs no root; run it
+// with -race, as the coordinator's collect step is where agents failing at
+// once raced.
 package faulttest
 
 import (
