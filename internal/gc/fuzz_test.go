@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -193,7 +194,8 @@ func FuzzNodeResult(f *testing.F) {
 	}
 	f.Add([]byte(`{"index":0,"from":[{},{},{}],"routed":[[0,0,0],[0,0,0],[0,0,0]],"served":[[0,0],[0,0],[0,0]],"pings":[[{},{}],[{},{}],[{},{}]],"unproven":[2]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, runs := loopbackRuns(t)
+		// Build reads the other nodes' results, never writes them.
+		runs := slices.Clone(runs)
 		var nr NodeRun
 		if json.Unmarshal(data, &nr) != nil || nr.Validate(0, 3, spec) != nil {
 			return
