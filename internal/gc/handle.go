@@ -154,8 +154,11 @@ func (e *engine) onBlock(s int, m *msg, now time.Time) bool {
 	if e.hists[s][hop] == nil {
 		e.hists[s][hop] = newHist()
 	}
-	e.hists[s][hop].RecordValue(d)
-	e.nodeHist[hop].RecordValue(d)
+	// A histogram refuses a value above its top (2 minutes, twice the
+	// longest timeout: only a node stopped for minutes gets there): the top
+	// keeps every block in the counts, which Validate holds to the events.
+	e.hists[s][hop].RecordValue(min(d, histHighest))
+	e.nodeHist[hop].RecordValue(min(d, histHighest))
 	mode := 0
 	if sl.current {
 		mode = 1

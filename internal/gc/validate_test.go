@@ -7,11 +7,14 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/interlink/interlink/internal/wire"
 )
 
 // loopbackRuns are three nodes' results of a real run on loopback
@@ -154,5 +157,41 @@ func TestValidateEdges(t *testing.T) {
 	nr.From[0] = FromStats{Received: 1, ThreeWay: s}
 	if err := nr.Validate(1, 2, spec); err != nil {
 		t.Errorf("one block at the top: %v", err)
+	}
+}
+
+// A block whose receive time is above the histograms' top (a node stopped
+// for minutes) is still counted in them at the top: its node's result
+// stays valid.
+func TestBlockAboveHistogramTop(t *testing.T) {
+	s := fuzzSim(t)
+	e := s.es[0]
+	i := slices.IndexFunc(e.slots, func(sl slot) bool { return sl.busy && !sl.lost && sl.to == 1 })
+	if i < 0 {
+		t.Fatal("no request to node 1 in flight")
+	}
+	sl := &e.slots[i]
+	sl.sent = s.now.Add(-3 * time.Minute)
+	m := msg{Type: msgBlock, Hops: 2, Requester: 0, Server: 1, Chunks: 1, Block: sl.block, ID: sl.id}
+	if sl.current {
+		m.Flags = flagCurrent
+	}
+	pkt := make([]byte, e.chunks[0])
+	m.put(pkt[wire.HeaderLen:])
+	if _, err := s.es[1].peers[0].Seal.SealPacket(pkt, dataKind, 0); err != nil {
+		t.Fatal(err)
+	}
+	received := e.res.From[1].Received
+	e.receive(pkt, s.addr[1], s.now)
+	if e.res.From[1].Received != received+1 {
+		t.Fatalf("the slow block was not received (dropped %d)", e.res.Dropped)
+	}
+	e.res.IssueNs = s.now.Sub(e.issueStart).Nanoseconds()
+	nr := e.finish()
+	if err := nr.Validate(0, 2, e.spec); err != nil {
+		t.Error(err)
+	}
+	if max := nr.From[1].TwoWay.Max; max < histHighest*999/1000 {
+		t.Errorf("the slowest receive time is %v", time.Duration(max))
 	}
 }
