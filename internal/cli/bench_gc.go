@@ -196,8 +196,12 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 			return err
 		}
 	} else {
-		gc.WriteHeader(e.stdout, spec, len(rep.Nodes))
-		rep.WriteText(e.stdout)
+		if err := gc.WriteHeader(e.stdout, spec, len(rep.Nodes)); err != nil {
+			return fmt.Errorf("bench: write the report: %w", err)
+		}
+		if err := rep.WriteText(e.stdout); err != nil {
+			return fmt.Errorf("bench: write the report: %w", err)
+		}
 	}
 	if err := a.out.emit(e, "bench", fmt.Sprintf("interlink bench --mode gc: %d nodes", len(rep.Nodes)), rep); err != nil {
 		return err

@@ -178,7 +178,9 @@ func (e *engine) setHeld(b uint32, on bool) {
 func (e *engine) receive(pkt []byte, from netip.AddrPort, now time.Time) {
 	h, err := wire.ParseHeader(pkt)
 	p, ok := e.bySession[h.Session]
-	if len(pkt) < HeaderLen || err != nil || !ok || !e.peers[p].live() || from != e.peers[p].Addr {
+	// Nothing of the run is larger than maxPacket (the loop's buffers): a
+	// larger datagram is no one's, and an echo of it would not fit.
+	if len(pkt) < HeaderLen || len(pkt) > e.maxPacket || err != nil || !ok || !e.peers[p].live() || from != e.peers[p].Addr {
 		e.res.Dropped++
 		return
 	}

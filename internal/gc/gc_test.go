@@ -3,8 +3,11 @@ package gc
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/mesh"
 )
 
 func TestMsgRoundTrip(t *testing.T) {
@@ -181,5 +184,41 @@ func TestPingFigures(t *testing.T) {
 	p := pingFigures(s)
 	if p.Count != 4 || p.AvgNs != 2.5e6 || math.Abs(p.StddevNs-math.Sqrt(1.25)*1e6) > 1 || p.MinNs != 1e6 || p.MaxNs != 4e6 {
 		t.Errorf("%+v", p)
+	}
+}
+
+// A node whose result was lost routed requests nobody counts: the others'
+// pairs are not judged on balance, the node is named, the run fails.
+func TestBuildResultLost(t *testing.T) {
+	runs := make([]*NodeRun, 3)
+	for i := range 2 {
+		runs[i] = &NodeRun{Index: i, IssueNs: int64(time.Second), From: make([]FromStats, 3), Routed: [][]int64{{0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+			Served: make([][2]int64, 3), Pings: make([][2]PingStats, 3)}
+	}
+	runs[0].From[1] = FromStats{Received: 1000} // half of it routed by c
+	runs[1].Routed[0][1] = 500
+	names := []Named{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	lost := []mesh.Unreachable{{Node: "c", Cause: "connection closed during the run (the agent stopped?)", During: true}}
+	r := Build(Spec{Timeout: time.Second}, time.Now(), names, runs, lost)
+	var kinds []string
+	for _, p := range r.Problems {
+		kinds = append(kinds, p.Problem+": "+p.Detail)
+	}
+	if r.Verdict != VerdictFailed || len(r.Problems) != 1 || r.Problems[0].Problem != ProblemNodeError || !strings.Contains(r.Problems[0].Detail, "c: no result collected") {
+		t.Errorf("verdict %s, problems %v", r.Verdict, kinds)
+	}
+	var b strings.Builder
+	r.WriteText(&b)
+	if !strings.Contains(b.String(), "requested counts leave out the requests that c routed as masters (results lost)") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	// Without the loss said, the same pairs are judged unbalanced.
+	r = Build(Spec{Timeout: time.Second}, time.Now(), names, runs, nil)
+	unbalanced := false
+	for _, p := range r.Problems {
+		unbalanced = unbalanced || p.Problem == ProblemAccounting
+	}
+	if !unbalanced {
+		t.Errorf("unbalanced pairs not warned about: %+v", r.Problems)
 	}
 }

@@ -11,6 +11,10 @@ import (
 // not fit the run (a block this node does not master, a slot out of range,
 // a requester that is not the sender) is dropped and counted.
 func (e *engine) handle(p int, m *msg, size int, now time.Time) {
+	if !e.sized(m, size) {
+		e.res.Dropped++
+		return
+	}
 	ok := true
 	switch m.Type {
 	case msgHello:
@@ -39,6 +43,24 @@ func (e *engine) handle(p int, m *msg, size int, now time.Time) {
 	if !ok {
 		e.res.Dropped++
 	}
+}
+
+// sized reports whether a datagram of size bytes holding m has the size
+// every node of the run gives that type: so a request, whose answer is
+// larger, is one of the run's, and nothing else is answered with more
+// bytes than came in.
+func (e *engine) sized(m *msg, size int) bool {
+	switch m.Type {
+	case msgHello, msgLostQ, msgLostA:
+		return size == HeaderLen
+	case msgRequest, msgForward:
+		return size == e.spec.Request
+	case msgBlock:
+		return int(m.Chunk) < len(e.chunks) && size == e.chunks[m.Chunk]
+	case msgPing, msgPong:
+		return size == PingSmall || size == PingLarge
+	}
+	return false
 }
 
 // mine reports whether a request-like message from p for m.Block is one this
@@ -132,8 +154,11 @@ func (e *engine) onBlock(s int, m *msg, now time.Time) bool {
 	if e.hists[s][hop] == nil {
 		e.hists[s][hop] = newHist()
 	}
-	e.hists[s][hop].RecordValue(d)
-	e.nodeHist[hop].RecordValue(d)
+	// A histogram refuses a value above its top (2 minutes, twice the
+	// longest timeout: only a node stopped for minutes gets there): the top
+	// keeps every block in the counts, which Validate holds to the events.
+	e.hists[s][hop].RecordValue(min(d, histHighest))
+	e.nodeHist[hop].RecordValue(min(d, histHighest))
 	mode := 0
 	if sl.current {
 		mode = 1

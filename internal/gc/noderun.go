@@ -124,7 +124,7 @@ func (p *PingStats) add(d time.Duration) {
 	p.SumSqNs += float64(ns) * float64(ns)
 }
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, int64(2*time.Minute), 3) }
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
 
 func encodeHist(h *hdrhistogram.Histogram) string {
 	if h.TotalCount() == 0 {

@@ -15,7 +15,7 @@ import (
 // datagram takes one step (hop) to arrive, unless drop says it is lost.
 // Nothing here is measured from a clock, so the tests are exact.
 type sim struct {
-	t    *testing.T
+	t    testing.TB
 	es   []*engine
 	addr []netip.AddrPort
 	now  time.Time
@@ -38,6 +38,13 @@ func key() []byte {
 
 func newSim(t *testing.T, n int, spec Spec) *sim {
 	t.Helper()
+	return newSimKeys(t, n, spec, key, randomID)
+}
+
+// newSimKeys is newSim with the pairs' keys and session ids from newKey
+// and newID (fixed ones make a run's datagrams the same every time).
+func newSimKeys(t testing.TB, n int, spec Spec, newKey func() []byte, newID func() uint64) *sim {
+	t.Helper()
 	spec, err := spec.Normalize()
 	if err != nil {
 		t.Fatal(err)
@@ -49,9 +56,11 @@ func newSim(t *testing.T, n int, spec Spec) *sim {
 		peers[i] = make([]Peer, n)
 	}
 	for i := 0; i < n; i++ {
-		peers[i][i] = SelfPeer(s.addr[i])
+		// The node's own entry, as SelfPeer makes it.
+		self, id := newKey(), newID()
+		peers[i][i] = Peer{Session: id, Seal: wire.NewSealer(self, id), Open: wire.NewOpener(self, id), Addr: s.addr[i]}
 		for j := i + 1; j < n; j++ {
-			kij, kji, id := key(), key(), randomID()
+			kij, kji, id := newKey(), newKey(), newID()
 			peers[i][j] = Peer{Session: id, Seal: wire.NewSealer(kij, id), Open: wire.NewOpener(kji, id), Addr: s.addr[j]}
 			peers[j][i] = Peer{Session: id, Seal: wire.NewSealer(kji, id), Open: wire.NewOpener(kij, id), Addr: s.addr[i]}
 		}

@@ -12,8 +12,9 @@ import (
 	"github.com/interlink/interlink/internal/units"
 )
 
-// WriteHeader writes the line that says what runs.
-func WriteHeader(w io.Writer, spec Spec, nodes int) {
+// WriteHeader writes the line that says what runs, and returns the write's
+// error.
+func WriteHeader(w io.Writer, spec Spec, nodes int) error {
 	s, _ := spec.Normalize()
 	skew := "uniform"
 	if s.Skew > 0 {
@@ -23,8 +24,9 @@ func WriteHeader(w io.Writer, spec Spec, nodes int) {
 	if s.RatePerSec > 0 {
 		pace = fmt.Sprintf(" at %g requests/s", s.RatePerSec)
 	}
-	fmt.Fprintf(w, "interlink bench --mode gc: %d nodes, %s blocks, %d B requests, %d blocks (%s), %.0f %% current, %d in flight per node%s, %v; a block is lost after %v\n",
+	_, err := fmt.Fprintf(w, "interlink bench --mode gc: %d nodes, %s blocks, %d B requests, %d blocks (%s), %.0f %% current, %d in flight per node%s, %v; a block is lost after %v\n",
 		nodes, units.FormatBytes(float64(s.Block)), s.Request, s.Blocks, skew, 100*s.CurrentShare, s.Outstanding, pace, s.Duration, s.Timeout)
+	return err
 }
 
 // msf shows ns as ms with three decimals, as AWR shows its times.
@@ -39,10 +41,45 @@ func lat(l *latency.Summary) []string {
 
 func row(w io.Writer, cells ...string) { fmt.Fprintln(w, strings.Join(cells, "\t")+"\t") }
 
+// clean makes a name from an agent printable on a terminal.
+func clean(s string) string { return termtext.Clean(s) }
+
+// errWriter passes writes on to w until one fails, then keeps that
+// error and writes nothing more: a report's writer checks once, at the
+// end, instead of after every line.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
 // WriteText writes the report for a person: transfers per pair, nodes,
-// AWR's wait events and ping table, lost blocks, the verdict.
-func (r *Report) WriteText(w io.Writer) {
-	clean := termtext.Clean
+// AWR's wait events and ping table, lost blocks, the verdict. It returns
+// the first write error.
+func (r *Report) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	r.writeTotal(ew)
+	r.writePairs(ew)
+	r.writeNodes(ew)
+	r.writeEvents(ew)
+	if len(r.Pings) > 0 {
+		fmt.Fprintln(ew, "\nInterconnect Ping Latency Stats (AWR form; ms, measured while the workload ran):")
+		WritePings(ew, "", r.Pings)
+	}
+	r.writeLost(ew)
+	r.writeVerdict(ew)
+	return ew.err
+}
+
+func (r *Report) writeTotal(w io.Writer) {
 	t := r.Total
 	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %.1f %% of blocks took 3 hops\n",
 		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent)
@@ -56,7 +93,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  cost per block received: %.1f us cpu (user %.1f, system %.1f), %.1f us softirq; %s fragments per block shipped, %s packets sent per block\n",
 		t.CPUNsPerBlock/1e3, t.CPUPerBlock.UserNs/1e3, t.CPUPerBlock.SystemNs/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock), traffic.FormatRatio(t.PacketsPerBlock))
+}
 
+func (r *Report) writePairs(w io.Writer) {
 	fmt.Fprintln(w, "\nBlock transfers, requester <- server (receive times in ms: mean, p50, p99, max):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, "requester", "server", "blocks/s", "requested", "received", "lost", "2-way mean", "p50", "p99", "max", "3-way mean", "p50", "p99", "max")
@@ -66,29 +105,37 @@ func (r *Report) WriteText(w io.Writer) {
 		row(tw, append(cells, lat(p.ThreeWay)...)...)
 	}
 	tw.Flush()
+	if lost := r.lostResults(); len(lost) > 0 {
+		fmt.Fprintf(w, "  requested counts leave out the requests that %s routed as masters (results lost)\n", clean(strings.Join(lost, ", ")))
+	}
+}
 
+func (r *Report) writeNodes(w io.Writer) {
 	fmt.Fprintln(w, "\nNodes (cpu and packets per block received; fragments per block shipped):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, "node", "MTU", "received/s", "served", "local", "lost", "user us", "sys us", "softirq us", "frags/block", "packets/block")
+	shared := 0
 	for _, n := range r.Nodes {
 		soft := fmt.Sprintf("%.1f", n.CPUPerBlock.SoftIRQNs/1e3)
 		if n.SharedHost > 1 {
 			soft += "*"
+			if shared == 0 {
+				shared = n.SharedHost // the first: one host's note
+			}
 		}
 		row(tw, clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
 			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
 			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
 	}
 	tw.Flush()
-	for _, n := range r.Nodes {
-		if n.SharedHost > 1 {
-			fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", n.SharedHost)
-			break
-		}
+	if shared > 1 {
+		fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", shared)
 	}
+}
 
+func (r *Report) writeEvents(w io.Writer) {
 	fmt.Fprintln(w, "\nGlobal cache wait events (AWR form; avg ms):")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row(tw, "node", "event", "waits", "avg ms")
 	for _, n := range r.Nodes {
 		for _, e := range n.Events {
@@ -98,12 +145,11 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 	}
 	tw.Flush()
+}
 
-	if len(r.Pings) > 0 {
-		fmt.Fprintln(w, "\nInterconnect Ping Latency Stats (AWR form; ms, measured while the workload ran):")
-		WritePings(w, "", r.Pings)
-	}
-
+// writeLost says where the lost blocks went: by the receiving node's
+// kernel, then the pairs' losses that never reached a server.
+func (r *Report) writeLost(w io.Writer) {
 	first := true
 	for _, n := range r.Nodes {
 		if n.LostWhere == nil {
@@ -126,6 +172,11 @@ func (r *Report) WriteText(w io.Writer) {
 				clean(p.Requester), clean(p.Server), l.Request, l.Unconfirmed, l.NoPath)
 		}
 	}
+}
+
+// writeVerdict writes the nodes that took no part, the problems, the
+// limits and the verdict.
+func (r *Report) writeVerdict(w io.Writer) {
 	if len(r.Unreachable) > 0 {
 		fmt.Fprintln(w)
 		for _, u := range r.Unreachable {
@@ -159,7 +210,7 @@ func WritePings(w io.Writer, indent string, pings []PingRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, indent+"node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
 	for _, p := range pings {
-		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
+		row(tw, indent+clean(p.Node), clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
 			fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
 	}
 	tw.Flush()
