@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/replica"
 	"github.com/interlink/interlink/internal/report"
@@ -73,7 +72,7 @@ more nodes than a lab builds) is one line and exit 3, and nothing is written.`,
 				}
 			}
 			if write != "" {
-				if err := writeFile(write, topo.Bytes()); err != nil {
+				if err := atomicfile.WriteFile(write, topo.Bytes(), atomicfile.Options{}); err != nil {
 					return err
 				}
 			}
@@ -82,7 +81,7 @@ more nodes than a lab builds) is one line and exit 3, and nothing is written.`,
 				if err := r.WriteNodes(&b); err != nil {
 					return err
 				}
-				if err := writeFile(nodes, b.Bytes()); err != nil {
+				if err := atomicfile.WriteFile(nodes, b.Bytes(), atomicfile.Options{}); err != nil {
 					return err
 				}
 			}
@@ -127,30 +126,6 @@ func replicaErr(err error) error {
 			msg = msg[len(p):]
 		}
 		return usageError("lab replica: %s", msg)
-	}
-	return err
-}
-
-// writeFile replaces path with data through a temporary file beside it,
-// so a reader never sees half a file.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 	}
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/schema"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -81,19 +82,30 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return loadCluster(ctx, path)
+		data, name, err := schema.Read(path)
+		return loadCluster(ctx, path, data, name, err)
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
 	}
-	var runs, bundles []string
+	var runs, bundles, unread []string
+	var run struct {
+		data   []byte
+		schema string
+	}
 	for _, e := range ents {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, "."):
 		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
-			if s, _ := schemaOf(filepath.Join(path, name)); strings.HasPrefix(s, "interlink.cluster/") {
+			// Read once: the run found is built from what was read here.
+			data, s, err := schema.Read(filepath.Join(path, name))
+			switch {
+			case strings.HasPrefix(s, "interlink.cluster/"):
 				runs = append(runs, name)
+				run.data, run.schema = data, s
+			case err != nil && !errors.Is(err, schema.ErrNone):
+				unread = append(unread, fmt.Sprintf("%s: %s", name, jsonProblem(err)))
 			}
 		case strings.HasSuffix(name, ".tar.gz") && e.Type().IsRegular():
 			bundles = append(bundles, name)
@@ -101,9 +113,12 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	}
 	switch {
 	case len(runs) == 1:
-		return loadCluster(ctx, filepath.Join(path, runs[0]))
+		return loadCluster(ctx, filepath.Join(path, runs[0]), run.data, run.schema, nil)
 	case len(runs) > 1:
 		return nil, inputErr("RUN %s holds %d cluster runs (%s): name the one to replicate", termtext.Clean(path), len(runs), termtext.Clean(strings.Join(runs, ", ")))
+	case len(unread) > 0 && len(bundles) == 0:
+		// Perhaps the run itself, cut short: say so rather than "no run".
+		return nil, inputErr("RUN %s holds no readable cluster run: %s", termtext.Clean(path), termtext.Clean(strings.Join(unread, "; ")))
 	case len(bundles) == 0:
 		return nil, inputErr("RUN %s holds no cluster run (the JSON of interlink cluster --json) and no check --collect bundles (NAME.tar.gz)", termtext.Clean(path))
 	}
@@ -123,43 +138,27 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	return r, nil
 }
 
-// schemaOf reads the schema field of a JSON document ("" when it has none).
-func schemaOf(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return "", err
-	}
-	if head.Schema == nil {
-		return "", nil
-	}
-	return *head.Schema, nil
+// jsonProblem is what is wrong with a JSON file, without the sentinel's
+// words when the sentence around it says them.
+func jsonProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), schema.ErrNotJSON.Error()+": ")
 }
 
-func loadCluster(ctx context.Context, path string) (*Run, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
-	}
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, inputErr("RUN %s is not JSON (want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles)", termtext.Clean(path))
-	}
-	switch s := head.Schema; {
-	case s == nil:
+// loadCluster builds the Run from the cluster document at path, whose
+// content, schema and sniffing error (schema.Read's) are given.
+func loadCluster(ctx context.Context, path string, data []byte, s string, err error) (*Run, error) {
+	switch {
+	case errors.Is(err, schema.ErrNotJSON):
+		return nil, inputErr("RUN %s is not JSON (%s): want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles", termtext.Clean(path), termtext.Clean(jsonProblem(err)))
+	case errors.Is(err, schema.ErrNone):
 		return nil, inputErr("RUN %s has no schema: not a document of interlink cluster --json", termtext.Clean(path))
-	case *s == cluster.Schema:
-	case strings.HasPrefix(*s, "interlink.cluster/"):
-		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+	case err != nil:
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
+	case s == cluster.Schema:
+	case strings.HasPrefix(s, "interlink.cluster/"):
+		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
 	default:
-		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
 	}
 	var res cluster.Result
 	if err := json.Unmarshal(data, &res); err != nil {
