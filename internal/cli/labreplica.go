@@ -11,6 +11,7 @@ import (
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/replica"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 func init() { labCommands = append(labCommands, newLabReplicaCmd) }
@@ -101,10 +102,14 @@ more nodes than a lab builds) is one line and exit 3, and nothing is written.`,
 					return err
 				}
 			default:
-				r.WriteText(e.stdout, replica.Files{Topology: write, Nodes: nodes, Up: up})
+				w := textout.New(e.stdout)
+				r.WriteText(w, replica.Files{Topology: write, Nodes: nodes, Up: up})
 				if st != nil {
-					fmt.Fprintln(e.stdout)
-					st.WriteText(e.stdout)
+					fmt.Fprintln(w)
+					st.WriteText(w)
+				}
+				if err := w.Err(); err != nil {
+					return fmt.Errorf("lab replica: write report: %w", err)
 				}
 			}
 			return nil

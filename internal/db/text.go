@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -59,7 +60,8 @@ func WriteInterval(w io.Writer, iv Interval) {
 }
 
 // WriteSummary prints the result after the intervals.
-func WriteSummary(w io.Writer, r *Result) {
+func WriteSummary(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	fmt.Fprintln(w, strings.Repeat("- ", 40))
 	f := r.Failed
 	fmt.Fprintf(w, "transactions: %d committed in %s sec = %.1f tps (stopped by %s); failed %d (%.3f %%)",
@@ -85,7 +87,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		writeMembers(w, r)
 		writeLocal(w, r)
 		writeErrors(w, r)
-		return
+		return w.Err()
 	}
 	switch wal := r.WAL; {
 	case wal.Error != "":
@@ -114,6 +116,7 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	writeLocal(w, r)
 	writeErrors(w, r)
+	return w.Err()
 }
 
 func writeErrors(w io.Writer, r *Result) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -69,7 +70,8 @@ func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 
 // WriteText writes the summary of a bench report: per flow and direction
 // the figures, the costs, the verdict and the limits that held it back.
-func (rep Report) WriteText(w io.Writer) {
+func (rep Report) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	// The agent's lines, when they hold what this end could not see live:
 	// a UDP receiver's loss and jitter, a TCP sender's retransmits.
 	for _, f := range rep.Flows {
@@ -173,6 +175,7 @@ func (rep Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
 		}
 	}
+	return w.Err()
 }
 
 // writeFlow writes a flow-controlled run's window and its bottleneck.
