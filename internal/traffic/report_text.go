@@ -13,7 +13,8 @@ import (
 
 // WriteHeader writes the first lines of a human bench report: what runs
 // against which agent.
-func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
+func WriteHeader(out io.Writer, peer, agentVersion string, spec Spec) error {
+	w := textout.New(out)
 	s, _ := spec.Normalize()
 	var what string
 	switch s.Mode {
@@ -35,6 +36,7 @@ func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
 		}
 	}
 	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, termtext.Clean(agentVersion), s.Mode, what, s.Duration)
+	return w.Err()
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
@@ -42,7 +44,8 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
 func us(ns int64) string { return fmt.Sprintf("%.1f us", float64(ns)/1e3) }
 
 // WriteInterval writes one interval line of a running bench.
-func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
+func WriteInterval(out io.Writer, mode Mode, d Direction, r Role, in Interval) error {
+	w := textout.New(out)
 	tag := "fwd"
 	if d == Reverse {
 		tag = "rev"
@@ -66,6 +69,7 @@ func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 		}
 	}
 	fmt.Fprintln(w, line)
+	return w.Err()
 }
 
 // WriteText writes the summary of a bench report: per flow and direction
