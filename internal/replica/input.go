@@ -82,7 +82,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		data, name, err := schema.Read(path)
+		data, name, err := readRun(path)
 		return loadCluster(ctx, path, data, name, err)
 	}
 	ents, err := os.ReadDir(path)
@@ -99,7 +99,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		case strings.HasPrefix(name, "."):
 		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
 			// Read once: the run found is built from what was read here.
-			data, s, err := schema.Read(filepath.Join(path, name))
+			data, s, err := readRun(filepath.Join(path, name))
 			switch {
 			case strings.HasPrefix(s, "interlink.cluster/"):
 				runs = append(runs, name)
@@ -138,6 +138,18 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	return r, nil
 }
 
+// readRun reads a JSON file once and sniffs its schema: the content is
+// returned with the error of a document that is not JSON or has no
+// schema, and not with the error of the read itself.
+func readRun(path string) ([]byte, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := schema.Sniff(data)
+	return data, s, err
+}
+
 // jsonProblem is what is wrong with a JSON file, without the sentinel's
 // words when the sentence around it says them.
 func jsonProblem(err error) string {
@@ -145,7 +157,7 @@ func jsonProblem(err error) string {
 }
 
 // loadCluster builds the Run from the cluster document at path, whose
-// content, schema and sniffing error (schema.Read's) are given.
+// content, schema and error (readRun's) are given.
 func loadCluster(ctx context.Context, path string, data []byte, s string, err error) (*Run, error) {
 	switch {
 	case errors.Is(err, schema.ErrNotJSON):

@@ -1,14 +1,14 @@
 // Package schema tells which interlink document a JSON file holds, by its
-// top-level "schema" field ("interlink.cluster/v1", ...), reading the file
-// once and saying plainly when it is not JSON at all or is cut short, so a
-// reader never mistakes a truncated or foreign file for an empty one.
+// top-level "schema" field ("interlink.cluster/v1", ...), from the bytes
+// the caller read once, saying plainly when they are not JSON at all or
+// are cut short, so a reader never mistakes a truncated or foreign file
+// for an empty one.
 package schema
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 )
 
 // Errors Sniff wraps: ErrNotJSON for a document that does not parse (a
@@ -53,16 +53,4 @@ func article(v string) string {
 		return "an"
 	}
 	return "a"
-}
-
-// Read reads the file at path once and returns its content and schema.
-// An error reading the file is returned as it is (an *os.PathError); an
-// error of Sniff comes with the content read.
-func Read(path string) (data []byte, schema string, err error) {
-	data, err = os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	schema, err = Sniff(data)
-	return data, schema, err
 }

@@ -2,8 +2,6 @@ package schema
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -35,32 +33,5 @@ func TestSniff(t *testing.T) {
 		if got != c.want || !errors.Is(err, c.err) || (err != nil && (!strings.Contains(err.Error(), c.msg) || strings.Contains(err.Error(), "\n"))) {
 			t.Errorf("%q: %q, %v; want %q, %v with %q", c.in, got, err, c.want, c.err, c.msg)
 		}
-	}
-}
-
-// TestRead: the file is read once, its content returned with its
-// schema; an unreadable file gives the read's own error.
-func TestRead(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "cluster.json")
-	doc := `{"schema": "interlink.cluster/v1"}`
-	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	data, s, err := Read(path)
-	if string(data) != doc || s != "interlink.cluster/v1" || err != nil {
-		t.Errorf("%q %q %v", data, s, err)
-	}
-	if err := os.WriteFile(path, []byte(doc[:20]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if data, _, err := Read(path); len(data) != 20 || !errors.Is(err, ErrNotJSON) {
-		t.Errorf("truncated: %d bytes, %v", len(data), err)
-	}
-	if _, _, err := Read(filepath.Join(dir, "none.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("missing: %v", err)
-	}
-	if _, _, err := Read(dir); err == nil {
-		t.Errorf("a directory read without error")
 	}
 }
