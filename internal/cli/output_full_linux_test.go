@@ -108,6 +108,10 @@ func TestOutputToFullDisk(t *testing.T) {
 			t.Fatalf("%v: %s", args, errOut)
 		}
 	}
+	// Two real agents on loopback for the commands that measure through one.
+	agents := meshAgents(t, 93, 2)
+	nodes, tok := meshFiles(t, agents)
+	peer := strings.Fields(agents[0])[1]
 	full, empty := tinyDisk(t, true), tinyDisk(t, false)
 	for _, c := range []struct {
 		args []string
@@ -131,6 +135,13 @@ func TestOutputToFullDisk(t *testing.T) {
 		{[]string{"diff", "base", "--db", db}, false},
 		{[]string{"completion", "bash"}, true},
 		{[]string{"help"}, false},
+		// Measuring commands that need no lab: a local path, local commands.
+		{[]string{"storage", "bench", work, "--profile", "redo", "--time", "1s", "--size", "4M"}, false},
+		{[]string{"ab", "--runs", "2", "--a", "true", "--b", "true"}, false},
+		{[]string{"pmtu", peer, "--token-file", tok, "--max", "9000"}, false},
+		{[]string{"mesh", "--nodes", nodes, "--token-file", tok, "--max", "9000"}, false},
+		{[]string{"bench", peer, "--token-file", tok, "--time", "1s"}, false},
+		{[]string{"bench", peer, "--token-file", tok, "--mode", "blocks", "--time", "1s", "--self-test=false"}, false},
 	} {
 		disks := []string{full}
 		if c.fills {
