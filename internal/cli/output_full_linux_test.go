@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/mariadb"
 	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/testmaria"
 )
 
 // tinyDisk mounts a tmpfs of one page (4 KiB) under a temporary directory
@@ -112,6 +114,8 @@ func TestOutputToFullDisk(t *testing.T) {
 	agents := meshAgents(t, 93, 2)
 	nodes, tok := meshFiles(t, agents)
 	peer := strings.Fields(agents[0])[1]
+	// A real MariaDB for db bench.
+	maria := testmaria.New(t, mariadb.Config{})
 	full, empty := tinyDisk(t, true), tinyDisk(t, false)
 	for _, c := range []struct {
 		args []string
@@ -138,6 +142,7 @@ func TestOutputToFullDisk(t *testing.T) {
 		// Measuring commands that need no lab: a local path, local commands.
 		{[]string{"storage", "bench", work, "--profile", "redo", "--time", "1s", "--size", "4M"}, false},
 		{[]string{"ab", "--runs", "2", "--a", "true", "--b", "true"}, false},
+		{[]string{"db", "bench", "--dsn", maria.DSN(), "--init", "--table-size", "1000", "--time", "1s"}, false},
 		{[]string{"pmtu", peer, "--token-file", tok, "--max", "9000"}, false},
 		{[]string{"mesh", "--nodes", nodes, "--token-file", tok, "--max", "9000"}, false},
 		{[]string{"bench", peer, "--token-file", tok, "--time", "1s"}, false},
