@@ -33,10 +33,14 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-# gofmt, go vet and staticcheck (pinned; fetched through the module proxy).
+# gofmt, go vet and staticcheck (pinned; fetched through the module proxy),
+# then Prometheus's own check of the alert rules in contrib/prometheus
+# (promtool, from Debian's prometheus package).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint: vet
 	$(GO) run $(STATICCHECK) ./...
+	@command -v promtool >/dev/null || { echo "make lint: promtool not found (apt-get install prometheus)"; exit 1; }
+	promtool check rules contrib/prometheus/*.yml
 
 # Every Fuzz target in the tree, FUZZTIME each. Each target's output goes to
 # a temporary file of this run (removed on exit) and is shown on failure.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/stats"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -39,7 +40,8 @@ func Format(v float64, u Unit) string {
 }
 
 // WriteText renders r for a terminal.
-func WriteText(w io.Writer, r *Result) {
+func WriteText(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	made := 0
 	for _, run := range r.Runs {
 		if run.OK() {
@@ -98,6 +100,7 @@ func WriteText(w io.Writer, r *Result) {
 	if failed > 0 {
 		fmt.Fprintf(w, "WARNING: %d run(s) failed and are left out (see --json for each error)\n", failed)
 	}
+	return w.Err()
 }
 
 // writeJudged writes each metric's verdict: the primary metrics first,

@@ -131,7 +131,9 @@ Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut sh
 					return fmt.Errorf("ab: encode JSON: %w", jerr)
 				}
 			} else {
-				ab.WriteText(e.stdout, res)
+				if werr := ab.WriteText(e.stdout, res); werr != nil {
+					return fmt.Errorf("ab: write report: %w", werr)
+				}
 			}
 			if herr := out.emit(e, "ab", "interlink ab", res); herr != nil {
 				return herr

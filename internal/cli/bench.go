@@ -219,7 +219,9 @@ the wire limit for the path MTU when the link rate is known.`,
 					return jerr
 				}
 			} else {
-				rep.WriteText(e.stdout)
+				if werr := rep.WriteText(e.stdout); werr != nil {
+					return fmt.Errorf("bench: write report: %w", werr)
+				}
 			}
 			if herr := out.emit(e, "bench", fmt.Sprintf("interlink bench %s %s", rep.Spec.Mode, addr), &rep); herr != nil {
 				return herr

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/rules"
@@ -228,22 +230,10 @@ func gather(ctx context.Context, src *inventory.Source, opts inventory.Options) 
 // writeBundle writes the collected files next to name and renames the
 // result into place, so a failure leaves no half-written bundle.
 func writeBundle(src *inventory.Source, name string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), ".interlink-bundle-*")
-	if err != nil {
+	if _, err := os.Stat(filepath.Dir(name)); err != nil {
 		return usageError("check: --collect %s: %v", name, errors.Unwrap(err))
 	}
-	defer os.Remove(tmp.Name())
-	if err := src.Collect(tmp, checkNow()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("check: --collect %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("check: --collect %s: %w", name, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("check: --collect %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
+	if err := atomicfile.Write(name, atomicfile.Options{}, func(w io.Writer) error { return src.Collect(w, checkNow()) }); err != nil {
 		return fmt.Errorf("check: --collect %s: %w", name, err)
 	}
 	return nil

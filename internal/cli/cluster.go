@@ -203,7 +203,9 @@ func runCluster(e *env, f clusterFlags, args []string) error {
 			return jerr
 		}
 	} else {
-		cluster.WriteText(e.stdout, res)
+		if werr := cluster.WriteText(e.stdout, res); werr != nil {
+			return fmt.Errorf("cluster: write report: %w", werr)
+		}
 	}
 	if f.html != "" {
 		title := fmt.Sprintf("interlink cluster: %d nodes", len(res.Nodes))

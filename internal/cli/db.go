@@ -144,7 +144,9 @@ stream), IP fragments and TCP retransmits.`,
 					return err
 				}
 			} else {
-				db.WriteSummary(e.stdout, res)
+				if werr := db.WriteSummary(e.stdout, res); werr != nil {
+					return fmt.Errorf("db bench: write report: %w", werr)
+				}
 			}
 			switch {
 			case res.StoppedBy == db.StopInterrupted:

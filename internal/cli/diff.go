@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -97,7 +98,9 @@ file that is not one). Fit for cron and monitoring.`,
 					return err
 				}
 			} else {
-				doc.WriteText(e.stdout)
+				if werr := doc.WriteText(e.stdout); werr != nil {
+					return fmt.Errorf("diff: write report: %w", werr)
+				}
 			}
 			if d.Verdict == drift.NoChange {
 				return nil

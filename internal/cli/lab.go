@@ -15,6 +15,7 @@ import (
 
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 func init() { commands = append(commands, newLabCmd) }
@@ -288,7 +289,9 @@ CMD gets SIGKILL (it is never left running on its own).`,
 				return usageError("%v", err)
 			}
 			x := exec.Command(args[2], args[3:]...)
-			x.Stdin, x.Stdout, x.Stderr = os.Stdin, e.stdout, e.stderr
+			// The file itself: the command gets the terminal or the pipe, not a
+			// pipe of ours with a copying goroutine.
+			x.Stdin, x.Stdout, x.Stderr = os.Stdin, textout.Underlying(e.stdout), e.stderr
 			x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
 			dieWithUs(x)
 			// SIGTERM and SIGHUP for interlink are meant for CMD (a
@@ -344,13 +347,14 @@ func renderLabs(w io.Writer, asJSON bool, labs ...*lab.Status) error {
 		fmt.Fprintln(w, "no labs are up")
 		return nil
 	}
+	tw := textout.New(w)
 	for i, s := range labs {
 		if i > 0 {
-			fmt.Fprintln(w)
+			fmt.Fprintln(tw)
 		}
-		s.WriteText(w)
+		s.WriteText(tw)
 	}
-	return nil
+	return tw.Err()
 }
 
 // builtinNames lists the built-in topologies for the help text.

@@ -115,8 +115,8 @@ the default --time.`,
 				if jerr := report.JSON(e.stdout, res); jerr != nil {
 					return jerr
 				}
-			} else {
-				demo.Footer(e.stdout, res)
+			} else if werr := demo.Footer(e.stdout, res); werr != nil {
+				return fmt.Errorf("lab demo: write report: %w", werr)
 			}
 			if herr := out.emit(e, "lab demo", "interlink lab demo", res); herr != nil {
 				return herr

@@ -4,27 +4,25 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/replica"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 func init() { labCommands = append(labCommands, newLabReplicaCmd) }
 
-func newLabReplicaCmd(e *env) *cobra.Command {
-	var (
-		write, nodes, name string
-		up, asJSON         bool
-	)
-	c := &cobra.Command{
-		Use:   "replica RUN [--write FILE] [--nodes FILE] [--up]",
-		Short: "Make a lab of a real cluster as measured: a cluster run's bundles and mesh, or check bundles",
-		Long: `replica makes a lab topology of the cluster a run measured, to try a change there
+// labReplicaFlags are lab replica's flags.
+type labReplicaFlags struct {
+	write, nodes, name string
+	up, asJSON         bool
+}
+
+const labReplicaLong = `replica makes a lab topology of the cluster a run measured, to try a change there
 before the maintenance window. RUN is the JSON of 'interlink cluster --collect DIR
 --json' (its bundles are found where the run wrote them, else beside the JSON), a
 directory holding that JSON and the bundles, or a directory of 'check --collect'
@@ -45,79 +43,106 @@ and prints the summary; without it the topology goes to stdout. --nodes FILE wri
 the nodes file for a mesh in the replica (the run's names and addresses, so that
 'interlink diff RUN replica-mesh.json' compares path by path). --up builds the lab
 too (root). Bad input (another schema, two nodes with one address, a hostile name,
-more nodes than a lab builds) is one line and exit 3, and nothing is written.`,
+more nodes than a lab builds) is one line and exit 3, and nothing is written.`
+
+func newLabReplicaCmd(e *env) *cobra.Command {
+	var f labReplicaFlags
+	c := &cobra.Command{
+		Use:   "replica RUN [--write FILE] [--nodes FILE] [--up]",
+		Short: "Make a lab of a real cluster as measured: a cluster run's bundles and mesh, or check bundles",
+		Long:  labReplicaLong,
 		Example: `  interlink cluster --inventory hosts.ini --collect run --json > run/cluster.json
   interlink lab replica run/cluster.json --write replica.yaml --nodes replica.nodes --up
   interlink lab replica bundles/ > replica.yaml`,
 		Args: exactArgs(1, "RUN: a cluster run's JSON or a directory of bundles"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			run, err := replica.Load(e.ctx, args[0])
-			if err != nil {
-				return replicaErr(err)
-			}
-			r, err := replica.Build(run, replica.Options{Name: name})
-			if err != nil {
-				return replicaErr(err)
-			}
-			r.Topology.File = write
-			if write == "" {
-				r.Topology.File = "replica of " + args[0]
-			}
-			var topo bytes.Buffer
-			if err := r.WriteYAML(&topo); err != nil {
-				return err
-			}
-			if up {
-				if err := lab.CheckPrivilege(); err != nil {
-					return err
-				}
-			}
-			if write != "" {
-				if err := writeFile(write, topo.Bytes()); err != nil {
-					return err
-				}
-			}
-			if nodes != "" {
-				var b bytes.Buffer
-				if err := r.WriteNodes(&b); err != nil {
-					return err
-				}
-				if err := writeFile(nodes, b.Bytes()); err != nil {
-					return err
-				}
-			}
-			var st *lab.Status
-			if up {
-				if _, err := lab.Up(e.ctx, r.Topology, lab.WithStatus(&st)); err != nil {
-					return err
-				}
-			}
-			switch {
-			case asJSON:
-				if err := report.JSON(e.stdout, r); err != nil {
-					return err
-				}
-			case write == "":
-				if _, err := e.stdout.Write(topo.Bytes()); err != nil {
-					return err
-				}
-			default:
-				r.WriteText(e.stdout, replica.Files{Topology: write, Nodes: nodes, Up: up})
-				if st != nil {
-					fmt.Fprintln(e.stdout)
-					st.WriteText(e.stdout)
-				}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runLabReplica(e, f, args[0]) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&write, "write", "", "write the topology to FILE (and print the summary)")
-	fl.StringVar(&nodes, "nodes", "", "write a nodes file for interlink mesh --nodes in the replica")
-	fl.StringVar(&name, "name", replica.DefaultName, "the lab's name")
-	fl.BoolVar(&up, "up", false, "build the lab too (needs root)")
-	fl.BoolVar(&asJSON, "json", false, "print the replica as JSON (schema "+replica.Schema+")")
+	fl.StringVar(&f.write, "write", "", "write the topology to FILE (and print the summary)")
+	fl.StringVar(&f.nodes, "nodes", "", "write a nodes file for interlink mesh --nodes in the replica")
+	fl.StringVar(&f.name, "name", replica.DefaultName, "the lab's name")
+	fl.BoolVar(&f.up, "up", false, "build the lab too (needs root)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the replica as JSON (schema "+replica.Schema+")")
 	return c
+}
+
+// runLabReplica builds the replica of run, checks the privilege --up
+// needs, writes the files asked for, builds the lab, then prints: nothing
+// is written when the input is bad.
+func runLabReplica(e *env, f labReplicaFlags, run string) error {
+	r, topo, err := buildReplica(e, f, run)
+	if err != nil {
+		return err
+	}
+	if f.up {
+		if err := lab.CheckPrivilege(); err != nil {
+			return err
+		}
+	}
+	if f.write != "" {
+		if err := atomicfile.WriteFile(f.write, topo, atomicfile.Options{}); err != nil {
+			return err
+		}
+	}
+	if f.nodes != "" {
+		var b bytes.Buffer
+		if err := r.WriteNodes(&b); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(f.nodes, b.Bytes(), atomicfile.Options{}); err != nil {
+			return err
+		}
+	}
+	var st *lab.Status
+	if f.up {
+		if _, err := lab.Up(e.ctx, r.Topology, lab.WithStatus(&st)); err != nil {
+			return err
+		}
+	}
+	return printReplica(e, f, r, topo, st)
+}
+
+// buildReplica loads run and builds its replica and topology file.
+func buildReplica(e *env, f labReplicaFlags, run string) (*replica.Replica, []byte, error) {
+	loaded, err := replica.Load(e.ctx, run)
+	if err != nil {
+		return nil, nil, replicaErr(err)
+	}
+	r, err := replica.Build(loaded, replica.Options{Name: f.name})
+	if err != nil {
+		return nil, nil, replicaErr(err)
+	}
+	r.Topology.File = f.write
+	if f.write == "" {
+		r.Topology.File = "replica of " + run
+	}
+	var topo bytes.Buffer
+	if err := r.WriteYAML(&topo); err != nil {
+		return nil, nil, err
+	}
+	return r, topo.Bytes(), nil
+}
+
+// printReplica prints the replica as JSON, the topology itself (no
+// --write), or the summary and the lab's status (--up).
+func printReplica(e *env, f labReplicaFlags, r *replica.Replica, topo []byte, st *lab.Status) error {
+	switch {
+	case f.asJSON:
+		return report.JSON(e.stdout, r)
+	case f.write == "":
+		_, err := e.stdout.Write(topo)
+		return err
+	}
+	w := textout.New(e.stdout)
+	r.WriteText(w, replica.Files{Topology: f.write, Nodes: f.nodes, Up: f.up})
+	if st != nil {
+		fmt.Fprintln(w)
+		st.WriteText(w)
+	}
+	if err := w.Err(); err != nil {
+		return fmt.Errorf("lab replica: write report: %w", err)
+	}
+	return nil
 }
 
 func replicaErr(err error) error {
@@ -127,30 +152,6 @@ func replicaErr(err error) error {
 			msg = msg[len(p):]
 		}
 		return usageError("lab replica: %s", msg)
-	}
-	return err
-}
-
-// writeFile replaces path with data through a temporary file beside it,
-// so a reader never sees half a file.
-func writeFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.Close()
-	} else {
-		tmp.Close()
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
 	}
 	return err
 }

@@ -140,7 +140,9 @@ short; 0 otherwise.`,
 					return jerr
 				}
 			} else {
-				mesh.WriteText(e.stdout, res)
+				if werr := mesh.WriteText(e.stdout, res); werr != nil {
+					return fmt.Errorf("mesh: write report: %w", werr)
+				}
 			}
 			if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
 				return herr

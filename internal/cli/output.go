@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/drift"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/store"
@@ -166,20 +168,5 @@ func writableDir(path string) error {
 // writeHTML renders p into a temporary file beside path and renames it
 // into place, so a failure leaves no half-written report behind.
 func writeHTML(path string, p report.Page) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".interlink-report-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := report.HTML(tmp, p); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, atomicfile.Options{}, func(w io.Writer) error { return report.HTML(w, p) })
 }

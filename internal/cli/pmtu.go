@@ -187,7 +187,9 @@ dontroute: out of that address's interface, as dNFS sends), one table per server
 					return jerr
 				}
 			} else {
-				rep.WriteText(e.stdout)
+				if werr := rep.WriteText(e.stdout); werr != nil {
+					return fmt.Errorf("pmtu: write report: %w", werr)
+				}
 			}
 			if herr := pf.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
 				return herr

@@ -65,7 +65,9 @@ func runPMTUStorage(ctx context.Context, e *env, sf storageFlags, opt agent.Prob
 			return err
 		}
 	} else {
-		res.WriteText(e.stdout)
+		if werr := res.WriteText(e.stdout); werr != nil {
+			return fmt.Errorf("pmtu --storage: write report: %w", werr)
+		}
 	}
 	return withCode(storageCode(res))
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // env is what every command receives: where to write and the context that is
@@ -30,6 +32,12 @@ var commands []func(*env) *cobra.Command
 // and returns the process exit code. It never panics on bad input: every
 // error is printed as one line on stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	// Every write to stdout goes through one latch, so a result that could
+	// not be written (a full disk) fails the command even where a renderer
+	// printed as it went. A closed pipe never gets here: the first write
+	// to it ends the process by SIGPIPE, silently, as a pipe's reader expects.
+	out := textout.New(stdout)
+	stdout = out
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, args: args}
 	root := newRoot(e)
 	root.SetArgs(args)
@@ -43,7 +51,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 			code = ExitUnknown
 		}
 	}()
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	err = outputLost(cmd, err, out.Err())
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) {
@@ -51,6 +60,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		}
 	}
 	return exitCode(err)
+}
+
+// outputLost makes a failed write to stdout the command's error (exit 3,
+// one line): a verdict or success whose output was lost is no result. An
+// error of the command itself, the write's own included, stands.
+func outputLost(cmd *cobra.Command, err, werr error) error {
+	var ee *exitError
+	if werr == nil || (err != nil && !errors.As(err, &ee)) {
+		return err
+	}
+	name := ""
+	if cmd != nil && cmd.HasParent() {
+		name = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": "
+	}
+	return fmt.Errorf("%swrite output: %w", name, werr)
 }
 
 // NewRoot returns the interlink command tree writing to stdout and stderr,

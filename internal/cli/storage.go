@@ -85,7 +85,9 @@ emulation and counts the RPCs per procedure.`,
 						return jerr
 					}
 				} else {
-					storage.WriteText(e.stdout, res)
+					if werr := storage.WriteText(e.stdout, res); werr != nil {
+						return fmt.Errorf("storage: write report: %w", werr)
+					}
 				}
 			}
 			if err != nil {

@@ -70,7 +70,9 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`,
 					return err
 				}
 			} else {
-				storm.WriteText(e.stdout, res)
+				if werr := storm.WriteText(e.stdout, res); werr != nil {
+					return fmt.Errorf("storm: write report: %w", werr)
+				}
 			}
 			if res.Failed > 0 {
 				return withCode(ExitWarning)

@@ -3,12 +3,14 @@ package cli
 import (
 	"io"
 	"os"
+
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // isTerminal reports whether w is a terminal: progress goes there, never
 // into a pipe or a file.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := textout.Underlying(w).(*os.File)
 	if !ok {
 		return false
 	}

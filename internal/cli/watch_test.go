@@ -60,6 +60,7 @@ func TestWatchMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parse metrics: %v", err)
 	}
+	checkDashboards(t, fams)
 	value := func(name string, labels map[string]string) (float64, bool) {
 		f := fams[name]
 		if f == nil {

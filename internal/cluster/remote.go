@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/termtext"
 )
@@ -150,19 +150,8 @@ func (n *node) fetchBundle(ctx context.Context, dir string) error {
 		return err
 	}
 	name := filepath.Join(dir, fileName(n.res.Name)+".tar.gz")
-	tmp, err := os.CreateTemp(dir, ".interlink-bundle-*")
-	if err != nil {
-		return fmt.Errorf("fetch bundle: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return fmt.Errorf("fetch bundle: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("fetch bundle: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
+	// 0644 as check --collect writes it (a temporary file's 0600 stayed).
+	if err := atomicfile.WriteFile(name, out, atomicfile.Options{Mode: 0o644}); err != nil {
 		return fmt.Errorf("fetch bundle: %w", err)
 	}
 	n.res.Bundle = name

@@ -10,6 +10,7 @@ import (
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // clusterFindingsMax bounds the findings listed per node in the text
@@ -18,7 +19,8 @@ const clusterFindingsMax = 10
 
 // WriteText writes the cluster report: node counts, per-node steps and
 // problems, findings, and the mesh.
-func WriteText(w io.Writer, res *Result) {
+func WriteText(out io.Writer, res *Result) error {
+	w := textout.New(out)
 	c := res.Counts()
 	var parts []string
 	for _, s := range []string{StatusOK, StatusUnreachable, StatusFailed, StatusStopped} {
@@ -61,6 +63,7 @@ func WriteText(w io.Writer, res *Result) {
 	if res.GC != nil {
 		writeGC(w, res.GC)
 	}
+	return w.Err()
 }
 
 // CleanupSummary says whether every node was cleaned up, or how many may

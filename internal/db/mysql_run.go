@@ -7,93 +7,94 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/interlink/interlink/internal/mariadb"
 )
 
-// runMySQL is Run against MySQL or MariaDB servers (a Galera cluster's
+// myEngine is Run against MySQL or MariaDB servers (a Galera cluster's
 // members): the sbtest tables are made or found through the first, the
 // clients are spread over all of them (client i's home is server i mod
 // N), and each server's counters are read before and after the load.
-func runMySQL(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
-	targets, err := parseMySQL(spec.DSNs, spec.ConnectTimeout)
+type myEngine struct {
+	spec    Spec
+	members []*member
+	clients []*myClient
+	galera  bool
+	// before holds each member's wsrep status at the start; nil where it
+	// could not be read (that member's counters are then left out).
+	before []map[string]string
+}
+
+func (e *myEngine) connect(ctx context.Context) (*Result, []session, error) {
+	targets, err := parseMySQL(e.spec.DSNs, e.spec.ConnectTimeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	members := make([]*member, len(targets))
-	for i, t := range targets {
-		if members[i], err = newMember(t); err != nil {
-			return nil, err
+	for _, t := range targets {
+		m, err := newMember(t)
+		if err != nil {
+			return nil, nil, err
 		}
-		defer members[i].db.Close()
+		e.members = append(e.members, m)
 	}
-	res := &Result{Schema: Schema, Spec: spec, Intervals: []Interval{}, Standbys: []Standby{}, Members: make([]Member, len(members))}
-	galera := false
-	for i, m := range members {
+	res := &Result{Schema: Schema, Spec: e.spec, Intervals: []Interval{}, Standbys: []Standby{}, Members: make([]Member, len(e.members))}
+	for i, m := range e.members {
 		r := &res.Members[i]
 		r.Address = m.target.addr
 		if err := memberInfo(ctx, m, r); err != nil {
-			return nil, interrupted(ctx, err)
+			return nil, nil, err
 		}
-		galera = galera || r.Galera != nil
+		e.galera = e.galera || r.Galera != nil
 	}
-	first := members[0]
-	res.Server = Server{Product: product(res.Members[0].Version), Address: first.target.addr, Version: res.Members[0].Version}
-	if err := prepareMySQL(ctx, spec, members, &res.Server, galera); err != nil {
-		return nil, interrupted(ctx, err)
+	res.Server = Server{Product: product(res.Members[0].Version), Address: e.members[0].target.addr, Version: res.Members[0].Version}
+	if err := prepareMySQL(ctx, e.spec, e.members, &res.Server, e.galera); err != nil {
+		return nil, nil, err
 	}
-	clients, err := openMySQLClients(ctx, spec, members, res.Server.Tables, res.Server.TableSize)
-	defer func() {
-		for _, c := range clients {
-			c.close()
-		}
-	}()
-	if err != nil {
-		return nil, interrupted(ctx, err)
+	if e.clients, err = openMySQLClients(ctx, e.spec, e.members, res.Server.Tables, res.Server.TableSize); err != nil {
+		return nil, nil, err
 	}
-	for i := range clients {
-		res.Members[i%len(members)].Clients++
+	sessions := make([]session, len(e.clients))
+	for i, c := range e.clients {
+		res.Members[i%len(e.members)].Clients++
+		sessions[i] = c
 	}
+	return res, sessions, nil
+}
 
-	// Everything is connected: from here on a Result is returned.
-	res.Local.RemoteAddr = first.target.addr
-	if a, err := net.ResolveTCPAddr("tcp", first.target.addr); err == nil {
-		res.Local.Interface, err = localInterface(a)
-		if err != nil {
+// begin reads every member's wsrep status. A member whose status cannot
+// be read now is reported and its counters left out of the run: read at
+// the end alone they would be its counts since the server started.
+func (e *myEngine) begin(ctx context.Context, res *Result) {
+	first := e.members[0].target.addr
+	res.Local.RemoteAddr = first
+	if a, err := net.ResolveTCPAddr("tcp", first); err == nil {
+		if res.Local.Interface, err = localInterface(a); err != nil {
 			res.Local.Error = cleanErr(err)
 		}
 	}
-	before := make([]map[string]string, len(members))
-	for i, m := range members {
-		before[i], _ = wsrepStatus(ctx, m.db)
-		if g := res.Members[i].Galera; g != nil {
-			*g = galeraDelta(before[i], before[i]) // the start's states
+	e.before = make([]map[string]string, len(e.members))
+	for i, m := range e.members {
+		r := &res.Members[i]
+		st, err := wsrepStatus(ctx, m.db)
+		if err != nil {
+			r.Galera = nil
+			r.Error = "status not read at the start, counters left out: " + mysqlHint(m.target, err)
+			res.Errors = append(res.Errors, "server "+r.Name+" at the start: "+mysqlHint(m.target, err))
+			continue
+		}
+		e.before[i] = st
+		if r.Galera != nil {
+			*r.Galera = galeraDelta(st, st) // the start's states
 		}
 	}
-	lm, lerr := startLocal()
-	nm := startNodes(spec.Nodes)
-	if obs.Start != nil {
-		obs.Start(res)
-	}
-	rec := newRecorder()
-	res.Start = time.Now()
-	sessions := make([]session, len(clients))
-	for i, c := range clients {
-		sessions[i] = c
-	}
-	res.Duration, res.StoppedBy = drive(ctx, spec, sessions, rec, func(iv Interval) Interval {
-		iv.ReplayLagBytes = -1
-		res.Intervals = append(res.Intervals, iv)
-		if obs.Interval != nil {
-			obs.Interval(iv)
-		}
-		return iv
-	})
-	measureEnd(res, rec, spec, nm, lm, lerr)
+}
 
-	// The members' side, also after Ctrl-C.
-	endCtx := context.WithoutCancel(ctx)
-	for i, m := range members {
+func (e *myEngine) tick(context.Context, *Interval) {}
+
+// end adds up what each member did and reads its counters again.
+func (e *myEngine) end(ctx context.Context, res *Result) {
+	for i, m := range e.members {
 		r := &res.Members[i]
 		r.Transactions, r.Conflicts, r.ConnectionLost = m.committed.Load(), m.conflicts.Load(), m.lost.Load()
 		res.Conflicts += r.Conflicts
@@ -105,25 +106,35 @@ func runMySQL(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 			r.LostAt, r.LostError = max(m.lostAt.Sub(res.Start).Nanoseconds(), 1), m.lostWhy()
 		}
 		m.mu.Unlock()
-		after, err := wsrepStatus(endCtx, m.db)
+		if e.before[i] == nil {
+			continue // reported at the start
+		}
+		after, err := wsrepStatus(ctx, m.db)
 		switch {
 		case err != nil:
 			r.Error = mysqlHint(m.target, err)
 			res.Errors = append(res.Errors, "server "+r.Name+" at the end: "+r.Error)
 		case r.Galera != nil:
-			*r.Galera = galeraDelta(before[i], after)
+			*r.Galera = galeraDelta(e.before[i], after)
 		}
 	}
 	if res.Duration > 0 {
 		res.ConflictsPerSec = float64(res.Conflicts) / res.Duration.Seconds()
 	}
-	if galera {
+	if e.galera {
 		res.Galera = sumGalera(res.Members, res.Transactions, res.Duration)
 	}
-	if res.Local.Error != "" {
-		res.Errors = append(res.Errors, "local: "+res.Local.Error)
+}
+
+func (e *myEngine) close(context.Context) {
+	for _, c := range e.clients {
+		if c != nil {
+			c.close()
+		}
 	}
-	return res, nil
+	for _, m := range e.members {
+		m.db.Close()
+	}
 }
 
 // product names the server from its version string.
@@ -204,54 +215,24 @@ func syncWait(ctx context.Context, m *member, tables int) error {
 	return conn.QueryRowContext(ctx, fmt.Sprintf("SELECT COUNT(*) FROM sbtest%d WHERE id = 1", tables)).Scan(&n)
 }
 
-// openMySQLClients connects spec.Clients clients, 16 at a time, client i
-// at home on member i mod N.
+// openMySQLClients connects spec.Clients clients, openLimit at a time,
+// client i at home on member i mod N. The clients are returned also with
+// the error, to be closed.
 func openMySQLClients(ctx context.Context, spec Spec, members []*member, tables, size int) ([]*myClient, error) {
 	clients := make([]*myClient, spec.Clients)
-	errs := make([]error, spec.Clients)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
 	for i := range clients {
 		clients[i] = &myClient{members: members, home: i % len(members), tables: tables, tableSize: size,
 			rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			// At the start each client connects to its home only: a
-			// server given that does not answer is an error.
-			if err := clients[i].openOn(ctx, clients[i].home); err != nil {
-				errs[i] = fmt.Errorf("client %d of %d: %w", i+1, spec.Clients, err)
-			}
-		}()
 	}
-	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return clients, e
-		}
-	}
-	return clients, nil
+	// At the start each client connects to its home only: a server given
+	// that does not answer is an error.
+	return clients, openAll(len(clients), openLimit, func(i int) error { return clients[i].openOn(ctx, clients[i].home) })
 }
 
 // wsrepStatus reads the server's wsrep_% status variables (none without
-// Galera), by lower-case name.
+// Galera), by lower-case name, within queryTimeout.
 func wsrepStatus(ctx context.Context, db *sql.DB) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[strings.ToLower(k)] = v
-	}
-	return out, rows.Err()
+	return mariadb.WsrepStatus(ctx, db)
 }

@@ -19,8 +19,10 @@ type Member struct {
 	LostError string `json:"lost_error,omitempty"`
 	// Galera holds its wsrep counters over the run (nil without Galera).
 	Galera *GaleraCounters `json:"galera,omitempty"`
-	// Error says why its counters could not be read at the end (it was
-	// lost); the others stand.
+	// Error says why its counters could not be read at the start (Galera
+	// is then nil: counters read at the end alone would count from the
+	// server's start) or at the end (it was lost); its share of the load
+	// stands, and the run's Galera sums leave it out.
 	Error string `json:"error,omitempty"`
 }
 

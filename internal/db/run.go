@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -34,96 +33,99 @@ func Run(ctx context.Context, spec Spec, obs Observer) (*Result, error) {
 		return nil, err
 	}
 	if spec.MySQL() {
-		return runMySQL(ctx, spec, obs)
+		return runEngine(ctx, spec, obs, &myEngine{spec: spec})
 	}
-	cfg, err := parseDSN(spec)
+	return runEngine(ctx, spec, obs, &pgEngine{spec: spec})
+}
+
+// pgEngine runs the pgbench-shaped workload against one PostgreSQL server,
+// with a monitor connection for the WAL and the standbys' replay lag.
+type pgEngine struct {
+	spec     Spec
+	mon      *monitor
+	clients  []*client
+	sb       standbys
+	walStart string
+	standby  bool // the server is in recovery: no WAL, no standbys of its own
+}
+
+func (e *pgEngine) connect(ctx context.Context) (*Result, []session, error) {
+	cfg, err := parseDSN(e.spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	res := &Result{Schema: Schema, Spec: spec, Intervals: []Interval{}, Standbys: []Standby{}}
+	res := &Result{Schema: Schema, Spec: e.spec, Intervals: []Interval{}, Standbys: []Standby{}}
 	mconn, err := connect(ctx, cfg)
 	if err != nil {
-		return nil, interrupted(ctx, err)
+		return nil, nil, err
 	}
-	mon := &monitor{conn: mconn}
-	defer mconn.Close(context.WithoutCancel(ctx))
-	if err := prepareServer(ctx, mon, spec, &res.Server); err != nil {
-		return nil, interrupted(ctx, err)
+	e.mon = &monitor{conn: mconn}
+	if err := prepareServer(ctx, e.mon, e.spec, &res.Server); err != nil {
+		return nil, nil, err
 	}
-	clients, err := openClients(ctx, cfg, spec, res.Server.Scale)
-	defer func() {
-		for _, c := range clients {
-			if c.conn != nil {
-				c.conn.Close(context.WithoutCancel(ctx))
-			}
-		}
-	}()
-	if err != nil {
-		return nil, interrupted(ctx, err)
+	if e.clients, err = openClients(ctx, cfg, e.spec, res.Server.Scale); err != nil {
+		return nil, nil, err
 	}
-	res.Server.Address = clients[0].conn.PgConn().Conn().RemoteAddr().String()
+	res.Server.Address = e.clients[0].conn.PgConn().Conn().RemoteAddr().String()
 	res.Local.RemoteAddr = res.Server.Address
+	sessions := make([]session, len(e.clients))
+	for i, c := range e.clients {
+		sessions[i] = c
+	}
+	return res, sessions, nil
+}
 
-	// Everything is connected: from here on a Result is returned.
-	sb := &standbys{}
-	var walStart string
+func (e *pgEngine) begin(ctx context.Context, res *Result) {
 	if !res.Server.InRecovery {
-		if walStart, err = mon.walLSN(ctx); err != nil {
+		var err error
+		if e.walStart, err = e.mon.walLSN(ctx); err != nil {
 			res.WAL.Error = cleanErr(err)
 		}
-		sb.sample(ctx, mon)
+		e.sb.sample(ctx, e.mon)
 	} else {
 		res.WAL.Error = "the server is a standby: the WAL is the primary's"
 	}
-	res.Local.Interface, err = localInterface(clients[0].conn.PgConn().Conn().RemoteAddr())
+	var err error
+	res.Local.Interface, err = localInterface(e.clients[0].conn.PgConn().Conn().RemoteAddr())
 	if err != nil {
 		res.Local.Error = cleanErr(err)
 	}
-	lm, lerr := startLocal()
-	nm := startNodes(spec.Nodes)
+	e.standby = res.Server.InRecovery
+}
 
-	if obs.Start != nil {
-		obs.Start(res)
+func (e *pgEngine) tick(ctx context.Context, iv *Interval) {
+	if !e.standby {
+		iv.ReplayLagBytes = e.sb.sample(ctx, e.mon)
 	}
-	rec := newRecorder()
-	res.Start = time.Now()
-	sessions := make([]session, len(clients))
-	for i, c := range clients {
-		sessions[i] = c
-	}
-	loadTime, stopReason := drive(ctx, spec, sessions, rec, func(iv Interval) Interval {
-		iv.ReplayLagBytes = -1
-		if !res.Server.InRecovery {
-			iv.ReplayLagBytes = sb.sample(ctx, mon)
-		}
-		res.Intervals = append(res.Intervals, iv)
-		if obs.Interval != nil {
-			obs.Interval(iv)
-		}
-		return iv
-	})
-	res.Duration, res.StoppedBy = loadTime, stopReason
+}
 
-	measureEnd(res, rec, spec, nm, lm, lerr)
-	// The monitor's last queries must run even after Ctrl-C.
-	endCtx := context.WithoutCancel(ctx)
-	if !res.Server.InRecovery {
-		if walStart != "" {
-			finishWAL(endCtx, mon, walStart, &res.WAL, res.Transactions)
-		}
-		sb.sample(endCtx, mon)
-		if res.Standbys, err = sb.result(); err != nil {
-			res.Standbys = []Standby{}
-			res.Errors = append(res.Errors, err.Error())
-		}
+func (e *pgEngine) end(ctx context.Context, res *Result) {
+	if res.Server.InRecovery {
+		return
 	}
-	if res.WAL.Error != "" && !res.Server.InRecovery {
+	if e.walStart != "" {
+		finishWAL(ctx, e.mon, e.walStart, &res.WAL, res.Transactions)
+	}
+	e.sb.sample(ctx, e.mon)
+	var err error
+	if res.Standbys, err = e.sb.result(); err != nil {
+		res.Standbys = []Standby{}
+		res.Errors = append(res.Errors, err.Error())
+	}
+	if res.WAL.Error != "" {
 		res.Errors = append(res.Errors, "wal: "+res.WAL.Error)
 	}
-	if res.Local.Error != "" {
-		res.Errors = append(res.Errors, "local: "+res.Local.Error)
+}
+
+func (e *pgEngine) close(ctx context.Context) {
+	for _, c := range e.clients {
+		if c != nil && c.conn != nil {
+			c.conn.Close(ctx)
+		}
 	}
-	return res, nil
+	if e.mon != nil {
+		e.mon.conn.Close(ctx)
+	}
 }
 
 // measureEnd fills what the load did from the recorder and this and the
@@ -184,33 +186,16 @@ func prepareServer(ctx context.Context, mon *monitor, spec Spec, s *Server) erro
 	return err
 }
 
-// openClients connects spec.Clients connections, 16 at a time, each with
-// the workload's statements prepared.
+// openClients connects spec.Clients connections, openLimit at a time,
+// each with the workload's statements prepared. The clients are returned
+// also with the error, to be closed.
 func openClients(ctx context.Context, cfg *pgx.ConnConfig, spec Spec, scale int) ([]*client, error) {
 	clients := make([]*client, spec.Clients)
-	errs := make([]error, spec.Clients)
-	sem := make(chan struct{}, 16)
-	var wg sync.WaitGroup
 	for i := range clients {
 		clients[i] = &client{cfg: cfg, scale: scale, work: spec.Workload,
 			rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if err := clients[i].open(ctx); err != nil {
-				errs[i] = fmt.Errorf("client %d of %d: %w", i+1, spec.Clients, err)
-			}
-		}()
 	}
-	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return clients, e // the first: the others usually say the same
-		}
-	}
-	return clients, nil
+	return clients, openAll(len(clients), openLimit, func(i int) error { return clients[i].open(ctx) })
 }
 
 func localInterface(a net.Addr) (string, error) {

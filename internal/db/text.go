@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -19,10 +20,11 @@ type Observer struct {
 }
 
 // WriteHeader prints the line that opens a run, as `interlink bench` does.
-func WriteHeader(w io.Writer, r *Result) {
+func WriteHeader(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	if len(r.Members) > 0 {
 		writeMySQLHeader(w, r)
-		return
+		return w.Err()
 	}
 	s := r.Spec
 	fmt.Fprintf(w, "interlink db bench %s (PostgreSQL %s", termtext.Clean(r.Server.Address), termtext.Clean(r.Server.Version))
@@ -40,10 +42,12 @@ func WriteHeader(w io.Writer, r *Result) {
 	}
 	fmt.Fprintf(w, "synchronous_commit %s, synchronous_standby_names '%s'\n",
 		termtext.Clean(r.Server.SynchronousCommit), termtext.Clean(r.Server.SynchronousStandbyNames))
+	return w.Err()
 }
 
 // WriteInterval prints one interval line.
-func WriteInterval(w io.Writer, iv Interval) {
+func WriteInterval(out io.Writer, iv Interval) error {
+	w := textout.New(out)
 	line := fmt.Sprintf("[db] %6s-%-6s sec  %8d tx  %9.1f tps  p50 %s  p99 %s  max %s",
 		secs(iv.Start), secs(iv.End), iv.Transactions, iv.TPS, ms(iv.P50), ms(iv.P99), ms(iv.Max))
 	if iv.Failed > 0 {
@@ -56,10 +60,12 @@ func WriteInterval(w io.Writer, iv Interval) {
 		line += "  standby replay lag " + units.FormatBytes(float64(iv.ReplayLagBytes))
 	}
 	fmt.Fprintln(w, line)
+	return w.Err()
 }
 
 // WriteSummary prints the result after the intervals.
-func WriteSummary(w io.Writer, r *Result) {
+func WriteSummary(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	fmt.Fprintln(w, strings.Repeat("- ", 40))
 	f := r.Failed
 	fmt.Fprintf(w, "transactions: %d committed in %s sec = %.1f tps (stopped by %s); failed %d (%.3f %%)",
@@ -85,7 +91,7 @@ func WriteSummary(w io.Writer, r *Result) {
 		writeMembers(w, r)
 		writeLocal(w, r)
 		writeErrors(w, r)
-		return
+		return w.Err()
 	}
 	switch wal := r.WAL; {
 	case wal.Error != "":
@@ -114,6 +120,7 @@ func WriteSummary(w io.Writer, r *Result) {
 	}
 	writeLocal(w, r)
 	writeErrors(w, r)
+	return w.Err()
 }
 
 func writeErrors(w io.Writer, r *Result) {

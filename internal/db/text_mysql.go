@@ -18,8 +18,11 @@ func writeMySQLHeader(w io.Writer, r *Result) {
 		addrs[i] = termtext.Clean(m.Address)
 	}
 	what := fmt.Sprintf("%s %s", r.Server.Product, termtext.Clean(r.Server.Version))
-	if r.Members[0].Galera != nil {
-		what += fmt.Sprintf(", Galera cluster of %d", r.Members[0].Galera.ClusterSizeStart)
+	for _, m := range r.Members { // the first whose start was read
+		if m.Galera != nil {
+			what += fmt.Sprintf(", Galera cluster of %d", m.Galera.ClusterSizeStart)
+			break
+		}
 	}
 	fmt.Fprintf(w, "interlink db bench %s (%s): %s, %d table(s) of %d rows, %d client(s) over %d server(s), %v",
 		strings.Join(addrs, " "), what, s.Workload, r.Server.Tables, r.Server.TableSize, s.Clients, len(r.Members), s.Duration)

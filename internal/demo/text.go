@@ -10,17 +10,21 @@ import (
 
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/shellq"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // Header is the first line of the text story.
-func Header(w io.Writer) {
+func Header(out io.Writer) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "interlink lab demo: three nodes whose hosts all say MTU %d, one switch port left at 1500\n", ExpectMTU)
+	return w.Err()
 }
 
 // Render writes one finished section of r as text.
-func Render(w io.Writer, s Section, r *Result) {
+func Render(out io.Writer, s Section, r *Result) error {
+	w := textout.New(out)
 	switch s {
 	case SectionLab:
 		renderLab(w, r)
@@ -37,10 +41,12 @@ func Render(w io.Writer, s Section, r *Result) {
 	case SectionAdvice:
 		renderAdvice(w, r)
 	}
+	return w.Err()
 }
 
 // Footer says what became of the lab, and what went wrong.
-func Footer(w io.Writer, r *Result) {
+func Footer(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	fmt.Fprintln(w)
 	switch {
 	case r.Kept:
@@ -76,6 +82,7 @@ func Footer(w io.Writer, r *Result) {
 	default:
 		fmt.Fprintf(w, "Done in %s; lab %s removed (--keep leaves it up to explore with 'interlink lab exec').\n", r.Elapsed.Round(100*time.Millisecond), r.Lab)
 	}
+	return w.Err()
 }
 
 func agentOf(r *Result, node string) string {

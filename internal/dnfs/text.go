@@ -7,12 +7,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // WriteText writes the proofs as one table per server: the oranfstab line,
 // local address (and dontroute), path, the interface it left by, the path
 // MTU and verdict against the expected MTU, and the detail.
-func (res *Result) WriteText(w io.Writer) {
+func (res *Result) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "interlink pmtu --storage: %d Direct NFS path(s) in %s (ICMP echo with DF from each local address)\n",
 		len(res.Proofs), termtext.Clean(strings.Join(res.Files, ", ")))
 	server := ""
@@ -49,4 +51,5 @@ func (res *Result) WriteText(w io.Writer) {
 	if tw != nil {
 		tw.Flush()
 	}
+	return w.Err()
 }

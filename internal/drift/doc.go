@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // Doc is the document of `interlink diff --json` (schema Schema): the two
@@ -47,7 +48,8 @@ func (r Ref) String() string {
 
 // WriteText writes the comparison for a terminal: the two results, one
 // line per change (WORSE or CHANGED), what was not judged, and the verdict.
-func (d Doc) WriteText(w io.Writer) {
+func (d Doc) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "interlink diff: %s\n       against %s\n", termtext.Clean(d.Result.String()), termtext.Clean(d.Baseline.String()))
 	worse := 0
 	for _, c := range d.Diff.Changes {
@@ -65,4 +67,5 @@ func (d Doc) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  not judged (too few samples to tell noise from change): %s\n", termtext.Clean(strings.Join(d.Diff.NotJudged, ", ")))
 	}
 	fmt.Fprintf(w, "%s: %d change(s), %d worse, among %d compared\n", d.Diff.Verdict, len(d.Diff.Changes), worse, d.Diff.Compared)
+	return w.Err()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
@@ -44,28 +45,11 @@ func row(w io.Writer, cells ...string) { fmt.Fprintln(w, strings.Join(cells, "\t
 // clean makes a name from an agent printable on a terminal.
 func clean(s string) string { return termtext.Clean(s) }
 
-// errWriter passes writes on to w until one fails, then keeps that
-// error and writes nothing more: a report's writer checks once, at the
-// end, instead of after every line.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
 // WriteText writes the report for a person: transfers per pair, nodes,
 // AWR's wait events and ping table, lost blocks, the verdict. It returns
 // the first write error.
 func (r *Report) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := textout.New(w)
 	r.writeTotal(ew)
 	r.writePairs(ew)
 	r.writeNodes(ew)
@@ -76,7 +60,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	r.writeLost(ew)
 	r.writeVerdict(ew)
-	return ew.err
+	return ew.Err()
 }
 
 func (r *Report) writeTotal(w io.Writer) {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/interlink/interlink/internal/atomicfile"
 )
 
 // Errors callers test with errors.Is.
@@ -102,25 +104,9 @@ func (s *state) write(beforeRename func() error) error {
 	if err != nil {
 		return fmt.Errorf("lab %s: encode state: %w", s.Name, err)
 	}
-	tmp := statePath(s.Name) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("lab %s: write state: %w", s.Name, err)
-	}
-	if _, err = f.Write(append(data, '\n')); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && beforeRename != nil {
-		err = beforeRename()
-	}
-	if err == nil {
-		err = os.Rename(tmp, statePath(s.Name))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	// A fixed temporary name, so Labs and Down find what a killed write left.
+	opt := atomicfile.Options{Mode: 0o644, Temp: filepath.Base(statePath(s.Name)) + ".tmp", BeforeRename: beforeRename}
+	if err := atomicfile.WriteFile(statePath(s.Name), append(data, '\n'), opt); err != nil {
 		return fmt.Errorf("lab %s: write state: %w", s.Name, err)
 	}
 	return nil

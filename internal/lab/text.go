@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -25,7 +26,8 @@ func NewDoc() *Doc { return &Doc{Schema: DocSchema, Labs: []*Status{}} }
 // WriteText writes the lab as `lab status` shows it: switches, every
 // node's links with MTU, port MTU, rate, state and addresses, routes,
 // services, namespaces and problems.
-func (s *Status) WriteText(w io.Writer) {
+func (s *Status) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "lab %s: %s (%s, since %s)\n", s.Name, s.State, s.File, s.Created.Format("2006-01-02 15:04:05 MST"))
 	for _, sw := range s.Switches {
 		fmt.Fprintf(w, "  switch %s: MTU %d\n", sw.Name, sw.MTU)
@@ -69,6 +71,7 @@ func (s *Status) WriteText(w io.Writer) {
 	for _, p := range s.Problems {
 		fmt.Fprintf(w, "  problem: %s\n", p)
 	}
+	return w.Err()
 }
 
 // writeServices prints the nodes' services, the DSNs, NFS URLs and the token file.

@@ -191,30 +191,6 @@ func probe(ctx context.Context, db *sql.DB, galera bool) (bool, string, error) {
 	return st["wsrep_ready"] == "ON" && st["wsrep_local_state_comment"] == "Synced" && st["wsrep_cluster_status"] == "Primary", state, nil
 }
 
-// Querier is what WsrepStatus needs: a *sql.DB or *sql.Conn.
-type Querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// WsrepStatus returns the server's wsrep_% status variables by name
-// (empty on a server without Galera).
-func WsrepStatus(ctx context.Context, q Querier) (map[string]string, error) {
-	rows, err := q.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[strings.ToLower(k)] = v
-	}
-	return out, rows.Err()
-}
-
 // logErrors is the last [ERROR] lines of the server's error log (the
 // state transfer's too), or where the log is.
 func (s *Server) logErrors() string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // The human mesh report is bounded by what fits a screen: a matrix up to
@@ -26,7 +27,8 @@ const (
 // WriteText writes the human mesh report: counts, unreachable agents, then
 // the matrix and problem paths of a small mesh, or per-node lines and
 // problem groups of a large one.
-func WriteText(w io.Writer, res *Result) {
+func WriteText(out io.Writer, res *Result) error {
+	w := textout.New(out)
 	tried, measured, skippedDead, skippedStop := res.Counts()
 	expect := ""
 	if res.Expect > 0 {
@@ -47,10 +49,11 @@ func WriteText(w io.Writer, res *Result) {
 	if len(res.Nodes) <= meshMatrixMax {
 		renderMatrix(w, res)
 		renderProblemList(w, res)
-		return
+		return w.Err()
 	}
 	renderNodeLines(w, res)
 	renderGroups(w, res)
+	return w.Err()
 }
 
 func renderUnreachable(w io.Writer, res *Result) {

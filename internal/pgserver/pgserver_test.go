@@ -13,6 +13,9 @@ import (
 )
 
 func TestStartStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test starts a PostgreSQL server") // as testpg.New does
+	}
 	base := t.TempDir()
 	for _, d := range []string{filepath.Dir(base), base} {
 		if err := os.Chmod(d, 0o711); err != nil { // the postgres user's way in

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/latency"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // WriteText writes the human report: each direction's verdict, sizes,
 // local interface and detail.
-func (rep *Report) WriteText(w io.Writer) {
+func (rep *Report) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "interlink pmtu %s (%s probes)\n", rep.Peer, rep.Method)
 	for _, d := range rep.Directions {
 		r := d.Result
@@ -37,6 +39,7 @@ func (rep *Report) WriteText(w io.Writer) {
 	if rep.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", rep.Error)
 	}
+	return w.Err()
 }
 
 // rttText is the round trips of the answered probes as ping prints its

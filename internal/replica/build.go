@@ -154,103 +154,25 @@ func Build(run *Run, opt Options) (*Replica, error) {
 
 // links picks the node's interfaces the replica builds and their roles.
 func (b *builder) links(n *bnode) error {
-	inv := n.src.Inv
-	meshAddr := map[netip.Addr]bool{}
-	for _, a := range n.src.Mesh {
-		meshAddr[a] = true
-	}
-	gpnpIC := map[string]bool{}
-	for _, name := range rules.FromGPnP(inv).Interfaces {
-		gpnpIC[name] = true
-	}
-	public := map[string]bool{}
-	if inv.Cluster != nil {
-		for _, cn := range inv.Cluster.Networks {
-			if strings.Contains(cn.Use, "public") {
-				for _, ifc := range inv.Interfaces {
-					if ok, _ := path.Match(cn.Adapter, ifc.Name); ok {
-						public[ifc.Name] = true
-					}
-				}
-			}
-		}
-	}
-	for _, r := range inv.Routes {
-		if r.Destination.Bits() == 0 {
-			public[r.Interface] = true
-		}
-	}
-	storage := map[string]bool{}
-	for _, m := range inv.Mounts {
-		if a, ok := serverAddr(m); ok {
-			if ifc := ifaceFor(inv, a); ifc != "" {
-				storage[ifc] = true
-			}
-		}
-	}
+	hints := roleHintsOf(n)
 	var cands []*link
-	known := false
-	for i := range inv.Interfaces {
-		ifc := &inv.Interfaces[i]
-		if ifc.Type == "loopback" {
+	known := false // some interface has a role: those without are left out
+	for i := range n.src.Inv.Interfaces {
+		l := b.candidate(n, &n.src.Inv.Interfaces[i], hints)
+		if l == nil {
 			continue
 		}
-		l := &link{node: n, ifc: ifc, name: ifc.Name, mtu: ifc.MTU}
-		for _, s := range ifc.Addresses {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				continue
-			}
-			a := p.Addr()
-			switch {
-			case a.Is4() && a.IsLinkLocalUnicast():
-				b.note("%s: %s %s left out: link-local (Oracle HAIP makes its own; a lab builds none)", n.cluster, ifc.Name, p)
-				continue
-			case a.IsLinkLocalUnicast() || a.IsLoopback() || a.IsMulticast() || a.IsUnspecified():
-				continue // fe80:: the kernel makes in the lab too
-			}
-			l.addrs = append(l.addrs, p)
-		}
-		switch {
-		case hasAddr(l.addrs, meshAddr) || gpnpIC[ifc.Name]:
-			l.role = roleInterconnect
-		case storage[ifc.Name]:
-			l.role = roleStorage
-		case public[ifc.Name] || l.holds(n.src.Agent):
-			l.role = rolePublic
-		}
-		if l.role != "" {
-			known = true
-		}
+		known = known || l.role != ""
 		if len(l.addrs) > 0 {
 			cands = append(cands, l)
 		} else if l.role == roleInterconnect {
-			b.note("%s: interconnect interface %s has no address the lab can give it: left out", n.cluster, ifc.Name)
+			b.note("%s: interconnect interface %s has no address the lab can give it: left out", n.cluster, l.name)
 		}
 	}
 	for _, l := range cands {
-		switch {
-		case l.role == "" && known:
-			b.note("%s: %s (%s, %s) left out: not an interconnect, storage or public interface", n.cluster, l.name, l.ifc.Type, joinPrefixes(l.addrs))
-			continue
-		case l.role == "" && !l.ifc.Up():
-			b.note("%s: %s (%s) left out: down", n.cluster, l.name, joinPrefixes(l.addrs))
-			continue
-		case l.role == "":
-			l.role = roleOther
-		}
-		if err := checkIface(n.cluster, n.src.Bundle, l.name); err != nil {
+		if err := b.keep(n, l, known); err != nil {
 			return err
 		}
-		l.comment = append(l.comment, l.role)
-		b.describe(l)
-		for _, p := range l.addrs {
-			if other := b.owner[p.Addr()]; other != nil {
-				return inputErr("%s (%s) and %s (%s) both claim %s: a lab gives an address to one node", other.node.cluster, other.name, n.cluster, l.name, p.Addr())
-			}
-			b.owner[p.Addr()] = l
-		}
-		n.links = append(n.links, l)
 	}
 	for _, a := range n.src.Mesh {
 		if !hasAddr(addrsOf(n), map[netip.Addr]bool{a: true}) {
@@ -260,6 +182,112 @@ func (b *builder) links(n *bnode) error {
 	if len(n.links) == 0 {
 		return inputErr("node %s: no interface with an address the lab can build", n.cluster)
 	}
+	return nil
+}
+
+// roleHints is what a node's bundle says about its interfaces' roles: the
+// measured mesh's addresses, the interconnect in the GPnP profile, the
+// public networks (Clusterware's, the default route's) and the NFS
+// servers' routes.
+type roleHints struct {
+	mesh                  map[netip.Addr]bool
+	gpnp, public, storage map[string]bool
+}
+
+func roleHintsOf(n *bnode) roleHints {
+	inv := n.src.Inv
+	h := roleHints{mesh: map[netip.Addr]bool{}, gpnp: map[string]bool{}, public: map[string]bool{}, storage: map[string]bool{}}
+	for _, a := range n.src.Mesh {
+		h.mesh[a] = true
+	}
+	for _, name := range rules.FromGPnP(inv).Interfaces {
+		h.gpnp[name] = true
+	}
+	if inv.Cluster != nil {
+		for _, cn := range inv.Cluster.Networks {
+			if !strings.Contains(cn.Use, "public") {
+				continue
+			}
+			for _, ifc := range inv.Interfaces {
+				if ok, _ := path.Match(cn.Adapter, ifc.Name); ok {
+					h.public[ifc.Name] = true
+				}
+			}
+		}
+	}
+	for _, r := range inv.Routes {
+		if r.Destination.Bits() == 0 {
+			h.public[r.Interface] = true
+		}
+	}
+	for _, m := range inv.Mounts {
+		if a, ok := serverAddr(m); ok {
+			if ifc := ifaceFor(inv, a); ifc != "" {
+				h.storage[ifc] = true
+			}
+		}
+	}
+	return h
+}
+
+// candidate is ifc as a link with the addresses a lab can give it and its
+// role ("" when nothing says); nil for the loopback.
+func (b *builder) candidate(n *bnode, ifc *inventory.Interface, h roleHints) *link {
+	if ifc.Type == "loopback" {
+		return nil
+	}
+	l := &link{node: n, ifc: ifc, name: ifc.Name, mtu: ifc.MTU}
+	for _, s := range ifc.Addresses {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			continue
+		}
+		a := p.Addr()
+		switch {
+		case a.Is4() && a.IsLinkLocalUnicast():
+			b.note("%s: %s %s left out: link-local (Oracle HAIP makes its own; a lab builds none)", n.cluster, ifc.Name, p)
+			continue
+		case a.IsLinkLocalUnicast() || a.IsLoopback() || a.IsMulticast() || a.IsUnspecified():
+			continue // fe80:: the kernel makes in the lab too
+		}
+		l.addrs = append(l.addrs, p)
+	}
+	switch {
+	case hasAddr(l.addrs, h.mesh) || h.gpnp[ifc.Name]:
+		l.role = roleInterconnect
+	case h.storage[ifc.Name]:
+		l.role = roleStorage
+	case h.public[ifc.Name] || l.holds(n.src.Agent):
+		l.role = rolePublic
+	}
+	return l
+}
+
+// keep adds the candidate l to its node unless it is left out (no role
+// where others have one, or down), and claims its addresses.
+func (b *builder) keep(n *bnode, l *link, known bool) error {
+	switch {
+	case l.role == "" && known:
+		b.note("%s: %s (%s, %s) left out: not an interconnect, storage or public interface", n.cluster, l.name, l.ifc.Type, joinPrefixes(l.addrs))
+		return nil
+	case l.role == "" && !l.ifc.Up():
+		b.note("%s: %s (%s) left out: down", n.cluster, l.name, joinPrefixes(l.addrs))
+		return nil
+	case l.role == "":
+		l.role = roleOther
+	}
+	if err := checkIface(n.cluster, n.src.Bundle, l.name); err != nil {
+		return err
+	}
+	l.comment = append(l.comment, l.role)
+	b.describe(l)
+	for _, p := range l.addrs {
+		if other := b.owner[p.Addr()]; other != nil {
+			return inputErr("%s (%s) and %s (%s) both claim %s: a lab gives an address to one node", other.node.cluster, other.name, n.cluster, l.name, p.Addr())
+		}
+		b.owner[p.Addr()] = l
+	}
+	n.links = append(n.links, l)
 	return nil
 }
 

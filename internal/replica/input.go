@@ -16,6 +16,7 @@ import (
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/readfile"
+	"github.com/interlink/interlink/internal/schema"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -82,19 +83,30 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		return loadCluster(ctx, path)
+		data, name, err := readRun(path)
+		return loadCluster(ctx, path, data, name, err)
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
 	}
-	var runs, bundles []string
+	var runs, bundles, unread []string
+	var run struct {
+		data   []byte
+		schema string
+	}
 	for _, e := range ents {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, "."):
 		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
-			if s, _ := schemaOf(filepath.Join(path, name)); strings.HasPrefix(s, "interlink.cluster/") {
+			// Read once: the run found is built from what was read here.
+			data, s, err := readRun(filepath.Join(path, name))
+			switch {
+			case strings.HasPrefix(s, "interlink.cluster/"):
 				runs = append(runs, name)
+				run.data, run.schema = data, s
+			case err != nil && !errors.Is(err, schema.ErrNone):
+				unread = append(unread, fmt.Sprintf("%s: %s", name, jsonProblem(err)))
 			}
 		case strings.HasSuffix(name, ".tar.gz") && e.Type().IsRegular():
 			bundles = append(bundles, name)
@@ -102,9 +114,12 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	}
 	switch {
 	case len(runs) == 1:
-		return loadCluster(ctx, filepath.Join(path, runs[0]))
+		return loadCluster(ctx, filepath.Join(path, runs[0]), run.data, run.schema, nil)
 	case len(runs) > 1:
 		return nil, inputErr("RUN %s holds %d cluster runs (%s): name the one to replicate", termtext.Clean(path), len(runs), termtext.Clean(strings.Join(runs, ", ")))
+	case len(unread) > 0 && len(bundles) == 0:
+		// Perhaps the run itself, cut short: say so rather than "no run".
+		return nil, inputErr("RUN %s holds no readable cluster run: %s", termtext.Clean(path), termtext.Clean(strings.Join(unread, "; ")))
 	case len(bundles) == 0:
 		return nil, inputErr("RUN %s holds no cluster run (the JSON of interlink cluster --json) and no check --collect bundles (NAME.tar.gz)", termtext.Clean(path))
 	}
@@ -124,49 +139,43 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	return r, nil
 }
 
-// schemaOf reads the schema field of a JSON document ("" when it has none).
-func schemaOf(path string) (string, error) {
+// readRun reads a JSON file once and sniffs its schema: the content is
+// returned with the error of a document that is not JSON or has no
+// schema, and not with the error of the read itself.
+func readRun(path string) ([]byte, string, error) {
 	data, err := readfile.ReadAll(path, maxRunBytes)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return "", err
-	}
-	if head.Schema == nil {
-		return "", nil
-	}
-	return *head.Schema, nil
+	s, err := schema.Sniff(data)
+	return data, s, err
 }
 
 // maxRunBytes bounds the JSON of a cluster run: each node's inventory is
 // tens of KiB, a 100-node run a few MiB.
 const maxRunBytes = 64 << 20
 
-func loadCluster(ctx context.Context, path string) (*Run, error) {
-	// A regular file only: a FIFO would block the read, /dev/zero never
-	// end it.
-	data, err := readfile.ReadAll(path, maxRunBytes)
-	if err != nil {
-		return nil, inputErr("RUN %s", termtext.Clean(err.Error()))
-	}
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, inputErr("RUN %s is not JSON (want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles)", termtext.Clean(path))
-	}
-	switch s := head.Schema; {
-	case s == nil:
+// jsonProblem is what is wrong with a JSON file, without the sentinel's
+// words when the sentence around it says them.
+func jsonProblem(err error) string {
+	return strings.TrimPrefix(err.Error(), schema.ErrNotJSON.Error()+": ")
+}
+
+// loadCluster builds the Run from the cluster document at path, whose
+// content, schema and error (readRun's) are given.
+func loadCluster(ctx context.Context, path string, data []byte, s string, err error) (*Run, error) {
+	switch {
+	case errors.Is(err, schema.ErrNotJSON):
+		return nil, inputErr("RUN %s is not JSON (%s): want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles", termtext.Clean(path), termtext.Clean(jsonProblem(err)))
+	case errors.Is(err, schema.ErrNone):
 		return nil, inputErr("RUN %s has no schema: not a document of interlink cluster --json", termtext.Clean(path))
-	case *s == cluster.Schema:
-	case strings.HasPrefix(*s, "interlink.cluster/"):
-		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+	case err != nil:
+		return nil, inputErr("RUN %s", termtext.Clean(err.Error()))
+	case s == cluster.Schema:
+	case strings.HasPrefix(s, "interlink.cluster/"):
+		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
 	default:
-		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(*s), cluster.Schema)
+		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
 	}
 	var res cluster.Result
 	if err := json.Unmarshal(data, &res); err != nil {

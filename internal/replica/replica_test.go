@@ -200,6 +200,21 @@ func TestBadInput(t *testing.T) {
 			return write(t, filepath.Join(d, "run.json"), manyNodes(replica.MaxNodes+1))
 		}, "RUN has 1025 nodes; a lab builds at most 1024"},
 		"nothing to build from": {func(d string) string { return d }, "holds no cluster run"},
+		// A run cut short, named or found in its directory, says so (it
+		// was "holds no cluster run and no bundles").
+		"truncated run": {func(d string) string {
+			return write(t, filepath.Join(d, "cluster.json"), `{"schema": "interlink.cluster/v1", "nodes": [{"name": "ra`)
+		}, "cluster.json is not JSON (unexpected end of JSON input: truncated after 57 bytes)"},
+		"truncated run in its directory": {func(d string) string {
+			write(t, filepath.Join(d, "cluster.json"), `{"schema": "interlink.cluster/v1", "nodes": [{"name": "ra`)
+			return d
+		}, "holds no readable cluster run: cluster.json: unexpected end of JSON input: truncated after 57 bytes"},
+		"foreign JSON in a directory": {func(d string) string {
+			write(t, filepath.Join(d, "package.json"), `{"name": "left-pad"}`)
+			write(t, filepath.Join(d, "mesh.json"), `{"schema": "interlink.mesh/v1"}`)
+			return d
+		}, "holds no cluster run (the JSON of interlink cluster --json) and no check --collect bundles"},
+		"empty file": {func(d string) string { return write(t, filepath.Join(d, "run.json"), "") }, "run.json is not JSON (unexpected end of JSON input: truncated after 0 bytes)"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -84,24 +84,71 @@ type hop struct {
 // subnet are one router; a subnet a router reaches but has no gateway
 // address on gets an address made up (the highest free one).
 func (b *builder) routers() {
-	need := map[*bnode]map[*swtch]bool{}
-	if m := b.run.Mesh; m != nil {
-		byName := map[string]*bnode{}
-		for _, n := range b.nodes {
-			byName[n.cluster] = n
-		}
-		for _, p := range m.Paths {
-			to, err := netip.ParseAddr(p.ToAddr)
-			n := byName[p.From]
-			if err != nil || n == nil || b.owner[to] == nil {
-				continue
+	hops, gws := b.gatewayHops(b.pathNeeds())
+	sort.Slice(gws, func(i, j int) bool { return gws[i].Less(gws[j]) })
+	group := map[netip.Addr]int{}
+	for i, g := range gws {
+		group[g] = i
+	}
+	for _, g := range gws {
+		for _, h := range gws {
+			if hops[g].to[hops[h].from] && hops[h].to[hops[g].from] && group[g] != group[h] {
+				old := group[h]
+				for k, v := range group {
+					if v == old {
+						group[k] = group[g]
+					}
+				}
 			}
-			if need[n] == nil {
-				need[n] = map[*swtch]bool{}
-			}
-			need[n][b.owner[to].sw] = true
 		}
 	}
+	done := map[int]bool{}
+	for _, g := range gws {
+		if done[group[g]] {
+			continue
+		}
+		done[group[g]] = true
+		var members []*hop
+		for _, h := range gws {
+			if group[h] == group[g] {
+				members = append(members, hops[h])
+			}
+		}
+		b.router(members)
+	}
+}
+
+// pathNeeds is, per node, the switches a measured path of the run reached
+// from it (where its default route counts).
+func (b *builder) pathNeeds() map[*bnode]map[*swtch]bool {
+	need := map[*bnode]map[*swtch]bool{}
+	m := b.run.Mesh
+	if m == nil {
+		return need
+	}
+	byName := map[string]*bnode{}
+	for _, n := range b.nodes {
+		byName[n.cluster] = n
+	}
+	for _, p := range m.Paths {
+		to, err := netip.ParseAddr(p.ToAddr)
+		n := byName[p.From]
+		if err != nil || n == nil || b.owner[to] == nil {
+			continue
+		}
+		if need[n] == nil {
+			need[n] = map[*swtch]bool{}
+		}
+		need[n][b.owner[to].sw] = true
+	}
+	return need
+}
+
+// gatewayHops finds, for every node and every switch it has no link on,
+// the gateway its routes take there: a replica node (which then forwards)
+// or an address of no node (a hop, returned with the gateways in the
+// order found).
+func (b *builder) gatewayHops(need map[*bnode]map[*swtch]bool) (map[netip.Addr]*hop, []netip.Addr) {
 	hops := map[netip.Addr]*hop{}
 	var gws []netip.Addr
 	for _, n := range b.nodes {
@@ -139,37 +186,7 @@ func (b *builder) routers() {
 			h.users = append(h.users, n.cluster)
 		}
 	}
-	sort.Slice(gws, func(i, j int) bool { return gws[i].Less(gws[j]) })
-	group := map[netip.Addr]int{}
-	for i, g := range gws {
-		group[g] = i
-	}
-	for _, g := range gws {
-		for _, h := range gws {
-			if hops[g].to[hops[h].from] && hops[h].to[hops[g].from] && group[g] != group[h] {
-				old := group[h]
-				for k, v := range group {
-					if v == old {
-						group[k] = group[g]
-					}
-				}
-			}
-		}
-	}
-	done := map[int]bool{}
-	for _, g := range gws {
-		if done[group[g]] {
-			continue
-		}
-		done[group[g]] = true
-		var members []*hop
-		for _, h := range gws {
-			if group[h] == group[g] {
-				members = append(members, hops[h])
-			}
-		}
-		b.router(members)
-	}
+	return hops, gws
 }
 
 // router adds one router for the gateways of members.

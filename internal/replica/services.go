@@ -26,29 +26,7 @@ func (b *builder) services() {
 			n.services = append(n.services, lab.ServiceSpec{Kind: lab.KindAgent})
 		}
 	}
-	type server struct {
-		mounts []string
-		name   string // the mounts' name for it, when they give one
-	}
-	servers := map[netip.Addr]*server{}
-	var order []netip.Addr
-	for _, n := range cluster {
-		for _, m := range n.src.Inv.Mounts {
-			a, ok := serverAddr(m)
-			if !ok {
-				b.limit("%s: NFS mount %s from %s: the server is named and the mount shows no addr=; it is not in the replica", n.cluster, m.MountPoint, m.Server)
-				continue
-			}
-			if servers[a] == nil {
-				servers[a] = &server{}
-				order = append(order, a)
-			}
-			servers[a].mounts = append(servers[a].mounts, n.cluster+":"+m.MountPoint)
-			if _, err := netip.ParseAddr(strings.Trim(m.Server, "[]")); err != nil && servers[a].name == "" {
-				servers[a].name = strings.ToLower(m.Server)
-			}
-		}
-	}
+	servers, order := b.nfsServers(cluster)
 	filers := 0
 	for _, a := range order {
 		s := servers[a]
@@ -62,32 +40,9 @@ func (b *builder) services() {
 				b.limit("%s serves NFS on %s in the replica, not on %s (the lab's NFS server takes the node's first address)", node.name, node.links[0].addrs[0].Addr(), a)
 			}
 		} else if b.owner[a] == nil {
-			var sw *swtch
-			for _, x := range b.sws {
-				if x.contains(a) {
-					sw = x
-				}
-			}
-			if sw == nil {
-				b.limit("NFS server %s (mounted by %s) is on no network of the replica: not reproduced", a, strings.Join(s.mounts, ", "))
+			if node = b.filer(a, s, &filers); node == nil {
 				continue
 			}
-			name := s.name
-			if f, _, _ := strings.Cut(name, "."); lab.CheckName(f) == nil && len(f) <= maxLabName {
-				name = b.freeName(f, 1)
-			} else {
-				filers++
-				name = b.freeName("filer", filers)
-			}
-			node = &bnode{name: name}
-			pfx, _ := prefixFor(sw, a)
-			l := &link{node: node, name: "eth0", addrs: []netip.Prefix{pfx}, sw: sw, mtu: sw.mtu(), role: roleStorage}
-			l.comment = []string{fmt.Sprintf("MTU %d assumed (its network's largest): the filer's own was not measured", l.mtu)}
-			node.links = []*link{l}
-			sw.links = append(sw.links, l)
-			b.owner[a] = l
-			b.nodes = append(b.nodes, node)
-			b.r.comments.nodes[node.name] = []string{fmt.Sprintf("the NFS server %s the nodes mount from (%s); not a cluster node", a, strings.Join(s.mounts, ", "))}
 		} else {
 			continue
 		}
@@ -100,6 +55,70 @@ func (b *builder) services() {
 	if len(order) > 0 {
 		b.limit("NFS: the replica's server exports one directory of the lab (nfs-ganesha, NFSv3 and v4 over TCP); the nodes' mounts, their options and the server's exports are not made, so check's NFS findings are not reproduced")
 	}
+}
+
+// nfsServer is an NFS server the cluster's nodes mount from.
+type nfsServer struct {
+	mounts []string // NODE:MOUNTPOINT
+	name   string   // the mounts' name for it, when they give one
+}
+
+// nfsServers lists the servers the cluster nodes mount from, by address,
+// in the order first mounted.
+func (b *builder) nfsServers(cluster []*bnode) (map[netip.Addr]*nfsServer, []netip.Addr) {
+	servers := map[netip.Addr]*nfsServer{}
+	var order []netip.Addr
+	for _, n := range cluster {
+		for _, m := range n.src.Inv.Mounts {
+			a, ok := serverAddr(m)
+			if !ok {
+				b.limit("%s: NFS mount %s from %s: the server is named and the mount shows no addr=; it is not in the replica", n.cluster, m.MountPoint, m.Server)
+				continue
+			}
+			if servers[a] == nil {
+				servers[a] = &nfsServer{}
+				order = append(order, a)
+			}
+			servers[a].mounts = append(servers[a].mounts, n.cluster+":"+m.MountPoint)
+			if _, err := netip.ParseAddr(strings.Trim(m.Server, "[]")); err != nil && servers[a].name == "" {
+				servers[a].name = strings.ToLower(m.Server)
+			}
+		}
+	}
+	return servers, order
+}
+
+// filer adds a node for the NFS server at a, which is no cluster node,
+// on the replica's network that holds a (named after the server, else
+// filerN with *filers counting them); nil when no network holds a.
+func (b *builder) filer(a netip.Addr, s *nfsServer, filers *int) *bnode {
+	var sw *swtch
+	for _, x := range b.sws {
+		if x.contains(a) {
+			sw = x
+		}
+	}
+	if sw == nil {
+		b.limit("NFS server %s (mounted by %s) is on no network of the replica: not reproduced", a, strings.Join(s.mounts, ", "))
+		return nil
+	}
+	name := s.name
+	if f, _, _ := strings.Cut(name, "."); lab.CheckName(f) == nil && len(f) <= maxLabName {
+		name = b.freeName(f, 1)
+	} else {
+		*filers++
+		name = b.freeName("filer", *filers)
+	}
+	node := &bnode{name: name}
+	pfx, _ := prefixFor(sw, a)
+	l := &link{node: node, name: "eth0", addrs: []netip.Prefix{pfx}, sw: sw, mtu: sw.mtu(), role: roleStorage}
+	l.comment = []string{fmt.Sprintf("MTU %d assumed (its network's largest): the filer's own was not measured", l.mtu)}
+	node.links = []*link{l}
+	sw.links = append(sw.links, l)
+	b.owner[a] = l
+	b.nodes = append(b.nodes, node)
+	b.r.comments.nodes[node.name] = []string{fmt.Sprintf("the NFS server %s the nodes mount from (%s); not a cluster node", a, strings.Join(s.mounts, ", "))}
+	return node
 }
 
 // serverAddr is the address of a mount's server: the device's, else the

@@ -9,6 +9,7 @@ import (
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 )
 
 // Files says where the replica's files went, for the commands WriteText
@@ -22,7 +23,8 @@ type Files struct {
 // WriteText writes the replica for a terminal: the nodes and where they
 // came from, what the measured paths decided, the notes, what the replica
 // cannot reproduce, and the commands that prove it against the run.
-func (r *Replica) WriteText(w io.Writer, f Files) {
+func (r *Replica) WriteText(out io.Writer, f Files) error {
+	w := textout.New(out)
 	t := r.Topology
 	routers := 0
 	for _, n := range t.Nodes {
@@ -90,6 +92,7 @@ func (r *Replica) WriteText(w io.Writer, f Files) {
 		}
 		fmt.Fprintf(w, "  %s\n", shellq.Join("interlink", "lab", "exec", t.Name, m.Lab, "--", "interlink", "check", "--interconnect", ic))
 	}
+	return w.Err()
 }
 
 func section(w io.Writer, title string, lines []string) {

@@ -14,6 +14,7 @@ import (
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/schema"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -29,17 +30,12 @@ var Schemas = []string{"interlink.check/v1", "interlink.pmtu/v1", "interlink.mes
 // typed result and its schema. Errors wrap ErrSchema and say what was
 // wrong in one line.
 func Decode(data []byte) (any, string, error) {
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return nil, "", fmt.Errorf("%w: bad JSON: %v", ErrSchema, err)
-	}
-	if head.Schema == nil {
-		return nil, "", fmt.Errorf("%w: no \"schema\" field", ErrSchema)
+	name, err := schema.Sniff(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ErrSchema, err)
 	}
 	var v any
-	switch *head.Schema {
+	switch name {
 	case rules.Schema:
 		v = &rules.Result{}
 	case pmtu.ReportSchema:
@@ -61,11 +57,11 @@ func Decode(data []byte) (any, string, error) {
 	case gc.Schema:
 		v = &gc.Report{}
 	default:
-		return nil, *head.Schema, fmt.Errorf("%w: schema %q is not one of %v", ErrSchema, *head.Schema, Schemas)
+		return nil, name, fmt.Errorf("%w: schema %q is not one of %v", ErrSchema, name, Schemas)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
-		return nil, *head.Schema, fmt.Errorf("%w: %s: %v", ErrSchema, *head.Schema, err)
+		return nil, name, fmt.Errorf("%w: %s: %v", ErrSchema, name, err)
 	}
-	return v, *head.Schema, nil
+	return v, name, nil
 }

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // WriteText renders r for a terminal.
-func WriteText(w io.Writer, r *Result) {
+func WriteText(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	fs := r.Filesystem
 	fmt.Fprintf(w, "interlink storage bench %s --profile %s: %s in %.2f s", termtext.Clean(r.Spec.Path), r.Spec.Profile,
 		units.FormatBytes(float64(r.Spec.SizeBytes)), time.Duration(r.Duration).Seconds())
@@ -54,6 +56,7 @@ func WriteText(w io.Writer, r *Result) {
 	if r.Interrupted {
 		fmt.Fprintln(w, "WARNING: interrupted: the figures cover what ran before Ctrl-C")
 	}
+	return w.Err()
 }
 
 func dur(ns int64) string {

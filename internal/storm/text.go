@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // WriteText renders r for a terminal.
-func WriteText(w io.Writer, r *Result) {
+func WriteText(out io.Writer, r *Result) error {
+	w := textout.New(out)
 	fmt.Fprintf(w, "interlink storm %s: %d %s clients from %d source address(es), released at once\n",
 		termtext.Clean(r.Spec.Target), r.Spec.Clients, r.Spec.Protocol, r.Sources)
 	fmt.Fprintf(w, "  logged on %d, failed %d, in %s\n", r.LoggedOn, r.Failed, ms(r.Duration))
@@ -58,6 +60,7 @@ func WriteText(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "  %9s %5d %5d %s%s\n", ms(s.StartNs), s.LoggedOn, s.Failed,
 			strings.Repeat("#", scale(s.LoggedOn)), strings.Repeat("x", scale(s.Failed)))
 	}
+	return w.Err()
 }
 
 func ms(ns int64) string {

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
 
 // WriteHeader writes the first lines of a human bench report: what runs
 // against which agent.
-func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
+func WriteHeader(out io.Writer, peer, agentVersion string, spec Spec) error {
+	w := textout.New(out)
 	s, _ := spec.Normalize()
 	var what string
 	switch s.Mode {
@@ -34,6 +36,7 @@ func WriteHeader(w io.Writer, peer, agentVersion string, spec Spec) {
 		}
 	}
 	fmt.Fprintf(w, "interlink bench %s (%s): %s, %s, %v\n", peer, termtext.Clean(agentVersion), s.Mode, what, s.Duration)
+	return w.Err()
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
@@ -63,7 +66,8 @@ func FormatRatio(v float64) string {
 }
 
 // WriteInterval writes one interval line of a running bench.
-func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
+func WriteInterval(out io.Writer, mode Mode, d Direction, r Role, in Interval) error {
+	w := textout.New(out)
 	tag := "fwd"
 	if d == Reverse {
 		tag = "rev"
@@ -90,11 +94,13 @@ func WriteInterval(w io.Writer, mode Mode, d Direction, r Role, in Interval) {
 		}
 	}
 	fmt.Fprintln(w, line)
+	return w.Err()
 }
 
 // WriteText writes the summary of a bench report: per flow and direction
 // the figures, the costs, the verdict and the limits that held it back.
-func (rep Report) WriteText(w io.Writer) {
+func (rep Report) WriteText(out io.Writer) error {
+	w := textout.New(out)
 	// The agent's lines, when they hold what this end could not see live:
 	// a UDP receiver's loss and jitter, a TCP sender's retransmits.
 	for _, f := range rep.Flows {
@@ -171,6 +177,7 @@ func (rep Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
 		}
 	}
+	return w.Err()
 }
 
 // writeModeText writes a flow's mode-specific lines: retransmits and

@@ -31,6 +31,9 @@ import (
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
+	// Before the build: with -short the binary was built (10-15 s here)
+	// for a test that then skipped.
+	testlab.ShortMain("agent lab tests")
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "agent lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)

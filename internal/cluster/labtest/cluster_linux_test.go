@@ -185,8 +185,9 @@ ansible_python_interpreter=/usr/bin/python3
 		if n.Status != cluster.StatusOK || n.Check == nil || !n.Cleanup.Done || n.Binary == "" || n.Bundle == "" {
 			t.Errorf("%s: status %s, check %v, cleanup %+v, binary %q, bundle %q: %s", n.Name, n.Status, n.Check != nil, n.Cleanup, n.Binary, n.Bundle, n.Error)
 		}
-		if _, err := os.Stat(n.Bundle); n.Bundle != "" && err != nil {
-			t.Errorf("%s: bundle: %v", n.Name, err)
+		// 0644 as check --collect leaves it, not a temporary file's 0600.
+		if st, err := os.Stat(n.Bundle); n.Bundle != "" && (err != nil || st.Mode().Perm() != 0o644) {
+			t.Errorf("%s: bundle: %v %v", n.Name, st.Mode(), err)
 		}
 	}
 	if n4 := res.Nodes[3]; n4.Status != cluster.StatusUnreachable || n4.Cause != cluster.CauseRefused || !n4.Cleanup.Done {
