@@ -1,0 +1,142 @@
+package vm
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Errors callers test with errors.Is.
+var (
+	// ErrNotKernel: the file is not a bootable x86 Linux kernel image.
+	ErrNotKernel = errors.New("not a Linux kernel image (no bzImage header)")
+	// ErrNoVirtio: the kernel has neither built in nor as modules what a
+	// lab node's links need (virtio_pci and virtio_net).
+	ErrNoVirtio = errors.New("kernel lacks virtio networking")
+)
+
+// Kernel is a kernel a VM boots: its image and the modules its links
+// need, in load order.
+type Kernel struct {
+	Image   string   `json:"image"`             // the bzImage
+	Release string   `json:"release,omitempty"` // uname -r, when known (6.1.0-56-amd64)
+	Source  string   `json:"source"`            // the Debian package, or the file given
+	Modules []string `json:"modules,omitempty"` // .ko files, dependencies first; none when built in
+}
+
+// needed are the modules a node's links need; their dependencies are read
+// from the modules themselves.
+var needed = []string{"virtio_pci", "virtio_net"}
+
+// CheckImage reports whether path is an x86 Linux kernel image: the
+// boot protocol's "HdrS" magic at offset 0x202 (Documentation/x86/boot).
+func CheckImage(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", path, err)
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0x202); err != nil || string(magic[:]) != "HdrS" {
+		return fmt.Errorf("kernel %s: %w", path, ErrNotKernel)
+	}
+	return nil
+}
+
+// ModuleOrder finds the modules a node needs under dir (a kernel's
+// /lib/modules/RELEASE tree) and returns their files with every
+// dependency before its user. A module listed in dir/modules.builtin is
+// built into the kernel and needs no file. It returns ErrNoVirtio naming
+// the first module that is neither.
+func ModuleOrder(dir string) ([]string, error) {
+	files := map[string]string{} // module name -> file
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ko") {
+			files[modName(filepath.Base(p))] = p
+		}
+		return nil
+	})
+	builtin := map[string]bool{}
+	if f, err := os.Open(filepath.Join(dir, "modules.builtin")); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			builtin[modName(filepath.Base(strings.TrimSpace(sc.Text())))] = true
+		}
+		f.Close()
+	}
+	var order []string
+	seen := map[string]bool{}
+	var visit func(name string, depth int) error
+	visit = func(name string, depth int) error {
+		if seen[name] || builtin[name] {
+			return nil
+		}
+		seen[name] = true
+		file, ok := files[name]
+		if !ok {
+			return fmt.Errorf("%w: no module %s under %s and not built in", ErrNoVirtio, name, dir)
+		}
+		deps, err := moduleDepends(file)
+		if err != nil {
+			return err
+		}
+		if depth > 32 {
+			return fmt.Errorf("module %s: dependencies nest too deep", name)
+		}
+		for _, d := range deps {
+			if err := visit(d, depth+1); err != nil {
+				return err
+			}
+		}
+		order = append(order, file)
+		return nil
+	}
+	for _, m := range needed {
+		if err := visit(m, 0); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
+
+// modName turns a module file name into the module's name as depends=
+// spells it (virtio-net.ko and virtio_net.ko are both virtio_net).
+func modName(file string) string {
+	return strings.ReplaceAll(strings.TrimSuffix(file, ".ko"), "-", "_")
+}
+
+// moduleDepends reads the depends= entry of a module's .modinfo section.
+func moduleDepends(file string) ([]string, error) {
+	f, err := elf.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", file, err)
+	}
+	defer f.Close()
+	s := f.Section(".modinfo")
+	if s == nil {
+		return nil, fmt.Errorf("module %s: no .modinfo section", file)
+	}
+	data, err := io.ReadAll(s.Open())
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", file, err)
+	}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok {
+			var out []string
+			for _, d := range strings.Split(string(v), ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					out = append(out, modName(d))
+				}
+			}
+			return out, nil
+		}
+	}
+	return nil, nil
+}

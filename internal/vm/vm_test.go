@@ -1,0 +1,123 @@
+package vm
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFrames: frames survive a line with leftovers of an earlier caller,
+// a damaged frame and a payload containing the magic.
+func TestFrames(t *testing.T) {
+	var line bytes.Buffer
+	fw := &frameWriter{w: &line}
+	fw.send(frame{typ: frameStdout, id: 1, payload: []byte("whole but old")})
+	old := line.Bytes()[:7] // the tail of a frame cut short
+	line.Reset()
+	line.Write([]byte("garbage IL"))
+	line.Write(old[3:])
+	fw.send(frame{typ: frameStdout, id: 2, payload: []byte("ILvm inside")})
+	// A damaged frame: one payload byte flipped.
+	start := line.Len()
+	fw.send(frame{typ: frameStderr, id: 2, payload: []byte("damaged")})
+	line.Bytes()[start+14] ^= 0xff
+	fw.data(frameStdout, 3, bytes.Repeat([]byte{0}, maxPayload+10))
+	fw.send(frame{typ: frameExit, id: 2, payload: []byte(`{"code":3}`)})
+	r := bufio.NewReader(&line)
+	var got []string
+	for {
+		f, err := readFrame(r)
+		if err != nil {
+			if !errors.Is(err, errShortRead) {
+				t.Fatal(err)
+			}
+			break
+		}
+		got = append(got, fmt.Sprintf("%c:%d:%s", f.typ, f.id, short(f.payload)))
+	}
+	want := []string{"O:2:ILvm inside", "O:3:65536 bytes", "O:3:10 bytes", `X:2:{"code":3}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("frames:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// short shows a payload of zeros by its length.
+func short(b []byte) string {
+	if len(b) > 0 && b[0] == 0 {
+		return fmt.Sprintf("%d bytes", len(b))
+	}
+	return string(b)
+}
+
+// TestCheckImage: a file that is not a kernel is named as such.
+func TestCheckImage(t *testing.T) {
+	err := CheckImage("testdata/meminfo-debian12")
+	if !errors.Is(err, ErrNotKernel) || !strings.Contains(err.Error(), "testdata/meminfo-debian12") {
+		t.Errorf("CheckImage(meminfo) = %v, want ErrNotKernel naming the file", err)
+	}
+	if err := CheckImage("testdata/absent"); err == nil || errors.Is(err, ErrNotKernel) {
+		t.Errorf("CheckImage(absent) = %v, want the open error", err)
+	}
+}
+
+// TestModuleOrderMissing: a modules tree without virtio is ErrNoVirtio,
+// naming the module; one that says it is built in needs no file.
+func TestModuleOrderMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ModuleOrder(dir)
+	if !errors.Is(err, ErrNoVirtio) || !strings.Contains(err.Error(), "virtio_pci") {
+		t.Errorf("empty tree: %v, want ErrNoVirtio naming virtio_pci", err)
+	}
+	builtin := "kernel/drivers/virtio/virtio_pci.ko\nkernel/drivers/net/virtio_net.ko\n"
+	os.WriteFile(filepath.Join(dir, "modules.builtin"), []byte(builtin), 0o644)
+	if order, err := ModuleOrder(dir); err != nil || len(order) != 0 {
+		t.Errorf("built in: %v %v, want no modules", order, err)
+	}
+}
+
+func TestMemAvailable(t *testing.T) {
+	f, _ := os.Open("testdata/meminfo-debian12")
+	defer f.Close()
+	if n, err := MemAvailable(f); err != nil || n < 1<<30 {
+		t.Errorf("MemAvailable = %d, %v", n, err)
+	}
+	g, _ := os.Open("testdata/meminfo-no-available")
+	defer g.Close()
+	if _, err := MemAvailable(g); err == nil {
+		t.Error("no MemAvailable line: no error")
+	}
+}
+
+// TestInitramfs: the archive is one busybox's cpio reads back, with the
+// files the guest needs.
+func TestInitramfs(t *testing.T) {
+	if err := checkStatic(Busybox, "busybox-static"); err != nil {
+		t.Fatalf("%v", err)
+	}
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "virtio_net.ko")
+	os.WriteFile(mod, []byte("not really"), 0o644)
+	path := filepath.Join(dir, "initramfs")
+	err := WriteInitramfs(path, &Kernel{Modules: []string{mod}}, interlinkBin, &GuestConfig{Lab: "l", Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(Busybox, "sh", "-c", "cpio -t < "+path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cpio -t: %v\n%s", err, out)
+	}
+	for _, want := range []string{"init", "bin/busybox", "bin/interlink", "lib/modules/virtio_net.ko", "etc/interlink/guest.json", "etc/hostname"} {
+		if !strings.Contains("\n"+string(out), "\n"+want+"\n") {
+			t.Errorf("initramfs lacks %s:\n%s", want, out)
+		}
+	}
+	if err := WriteInitramfs(path, &Kernel{}, "testdata/meminfo-debian12", &GuestConfig{}); err == nil {
+		t.Error("a binary that is not ELF: no error")
+	}
+}
