@@ -80,7 +80,7 @@ func newLabUpCmd(e *env) *cobra.Command {
 				t.Name = name
 			}
 			var s *lab.Status // read back before another process may take the name
-			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s)); err != nil {
+			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s), lab.WithLog(e.stderr)); err != nil {
 				return err
 			}
 			if s == nil {
@@ -262,7 +262,12 @@ node's network namespace, with /sys remounted so /sys/class/net shows the
 node's interfaces. CMD's exit code is passed through (128+N when killed by
 signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.
 SIGTERM and SIGHUP are passed on to CMD; if interlink itself is killed,
-CMD gets SIGKILL (it is never left running on its own).`,
+CMD gets SIGKILL (it is never left running on its own).
+
+In a VM node (vm: in the topology) CMD runs in the guest, under its own
+kernel, through the guest's serial command channel: its output and exit
+code come back, its stdin is /dev/null, Ctrl-C or SIGTERM sends it
+SIGTERM, and commands in one VM node run one after another.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) >= 3 && args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
@@ -286,6 +291,9 @@ CMD gets SIGKILL (it is never left running on its own).`,
 			n, err := l.Node(args[1])
 			if err != nil {
 				return usageError("%v", err)
+			}
+			if n.IsVM() {
+				return labExecVM(e, n, args[2:])
 			}
 			x := exec.Command(args[2], args[3:]...)
 			x.Stdin, x.Stdout, x.Stderr = os.Stdin, e.stdout, e.stderr

@@ -28,12 +28,16 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkPackages(t); err != nil {
+	err := checkPackages(t)
+	if err != nil {
 		return nil, err
 	}
 	var cfg upConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.vms, err = planVMs(ctx, t, cfg.binary, cfg.log); err != nil {
+		return nil, err
 	}
 	unlock, err := lock(t.Name, opUp)
 	if err != nil {
@@ -118,7 +122,9 @@ func (b *builder) build(ctx context.Context) error {
 	}
 	all := []string{switchNS(name)}
 	for _, n := range b.t.Nodes {
-		all = append(all, nodeNS(name, n.Name))
+		if !n.IsVM() { // a VM node has its own kernel, no namespace here
+			all = append(all, nodeNS(name, n.Name))
+		}
 	}
 	for _, ns := range all {
 		// Record before creating, so a kill between the two still leaves a
@@ -145,11 +151,17 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 	for i := range b.t.Nodes {
+		if b.t.Nodes[i].IsVM() {
+			continue
+		}
 		if err := b.node(ctx, &b.t.Nodes[i]); err != nil {
 			return err
 		}
 	}
 	if err := b.neighbours(); err != nil {
+		return err
+	}
+	if err := b.vms(ctx); err != nil {
 		return err
 	}
 	if err := b.services(ctx); err != nil {

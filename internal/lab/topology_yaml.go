@@ -28,6 +28,17 @@ func (t *Topology) MarshalYAML() (any, error) {
 		if n.Forward {
 			add(nn, "forward", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}
+		if v := n.VM; v != nil {
+			vn := flowMap()
+			for _, kv := range [][2]string{{"kernel", v.Kernel}, {"modules", v.Modules}} {
+				if kv[1] != "" {
+					add(vn, kv[0], str(kv[1]))
+				}
+			}
+			add(vn, "memory", num(v.MemoryBytes))
+			add(vn, "cpus", num(int64(v.CPUs)))
+			add(nn, "vm", vn)
+		}
 		if len(n.Links) > 0 {
 			links := &yaml.Node{Kind: yaml.SequenceNode}
 			for _, l := range n.Links {
