@@ -36,9 +36,19 @@ func Accel(ctx context.Context, k *Kernel) (accel, why string) {
 	}
 	cache := filepath.Join(CacheDir(), "accel.json")
 	var p probe
-	if data, err := os.ReadFile(cache); err == nil && json.Unmarshal(data, &p) == nil &&
-		p.BootID == strings.TrimSpace(string(bootID)) && p.Accel != "" {
+	cached := func() bool {
+		data, err := os.ReadFile(cache)
+		return err == nil && json.Unmarshal(data, &p) == nil && p.BootID == strings.TrimSpace(string(bootID)) && p.Accel != ""
+	}
+	if cached() {
 		return p.Accel, p.Why + " (probed earlier this boot)"
+	}
+	// One probe at a time: another lab up may be probing now.
+	if unlock, err := lockCache(); err == nil {
+		defer unlock()
+		if cached() {
+			return p.Accel, p.Why + " (probed earlier this boot)"
+		}
 	}
 	p = probe{BootID: strings.TrimSpace(string(bootID)), Accel: "tcg", Why: "a guest under KVM did not boot within " + probeTimeout.String()}
 	if probeKVM(ctx, k) {
@@ -53,8 +63,11 @@ func Accel(ctx context.Context, k *Kernel) (accel, why string) {
 }
 
 func probeKVM(ctx context.Context, k *Kernel) bool {
-	dir, err := os.MkdirTemp("", "interlink-kvm-probe-")
-	if err != nil {
+	// In the cache, under one name: a probe killed halfway leaves nothing
+	// in /tmp, and the next probe starts from an empty directory.
+	dir := filepath.Join(CacheDir(), "kvm-probe")
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false
 	}
 	defer os.RemoveAll(dir)

@@ -56,9 +56,46 @@ func ClearCache() error {
 
 var kernelPkgRE = regexp.MustCompile(`(?m)^\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)\s*$`)
 
+// aptLists is where apt keeps the package lists apt-cache reads.
+var aptLists = "/var/lib/apt/lists"
+
+// listsStamp identifies the state of apt's package lists (names, sizes and
+// times of the Packages files): apt-cache's answer holds while it holds.
+func listsStamp() string {
+	files, _ := filepath.Glob(filepath.Join(aptLists, "*Packages*"))
+	var b strings.Builder
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", filepath.Base(f), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
 // DebianPackage returns the kernel package Debian's linux-image-amd64
-// currently depends on (linux-image-6.1.0-56-amd64), asking apt-cache.
+// currently depends on (linux-image-6.1.0-56-amd64), asking apt-cache
+// (which takes seconds without apt's binary cache) unless the answer is
+// kept in the cache for apt's lists as they are now.
 func DebianPackage(ctx context.Context) (string, error) {
+	type answer struct {
+		Lists   string `json:"lists"`
+		Package string `json:"package"`
+	}
+	kept := filepath.Join(CacheDir(), "debian-kernel.json")
+	stamp := listsStamp()
+	var a answer
+	if data, err := os.ReadFile(kept); err == nil && json.Unmarshal(data, &a) == nil && stamp != "" && a.Lists == stamp {
+		return a.Package, nil
+	}
+	pkg, err := askAptCache(ctx)
+	if err == nil && stamp != "" && os.MkdirAll(CacheDir(), 0o755) == nil {
+		data, _ := json.Marshal(answer{Lists: stamp, Package: pkg})
+		os.WriteFile(kept, data, 0o644)
+	}
+	return pkg, err
+}
+
+func askAptCache(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "apt-cache", "depends", "linux-image-amd64").Output()
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
@@ -94,6 +131,12 @@ func DebianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	defer unlock()
 	if k, err := readKernel(dir); err == nil { // fetched while we waited
 		return k, nil
+	}
+	// What a fetch killed halfway left.
+	if stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*")); len(stale) > 0 {
+		for _, d := range stale {
+			os.RemoveAll(d)
+		}
 	}
 	if log != nil {
 		fmt.Fprintf(log, "vm: fetching %s into %s (once)\n", pkg, dir)
