@@ -77,6 +77,11 @@ func (c *converter) vm(fv *fileVM, f string) (*VMSpec, error) {
 // only a namespace node has (a shaped link, services other than the agent).
 func (v *validator) vm(n *NodeSpec, f string) *TopologyError {
 	if n.VM == nil {
+		for j, s := range n.Services {
+			if s.Kind == KindSSHD {
+				return v.bad(fmt.Sprintf("%s.services[%d].kind", f, j), "the sshd service runs in VM nodes (vm:) only")
+			}
+		}
 		return nil
 	}
 	f += ".vm"
@@ -95,8 +100,8 @@ func (v *validator) vm(n *NodeSpec, f string) *TopologyError {
 		}
 	}
 	for j, s := range n.Services {
-		if s.Kind != KindAgent {
-			return v.bad(fmt.Sprintf("nodes.%s.services[%d].kind", n.Name, j), "a VM node runs only the agent service, not %s", s.Kind)
+		if s.Kind != KindAgent && s.Kind != KindSSHD {
+			return v.bad(fmt.Sprintf("nodes.%s.services[%d].kind", n.Name, j), "a VM node runs only the agent and sshd services, not %s", s.Kind)
 		}
 	}
 	return nil

@@ -43,12 +43,15 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range vj.Nodes {
-		if !n.IsVM() || n.Service(lab.KindAgent) == nil || n.Links[0].MTU != 9000 {
-			t.Errorf("vmjumbo %s: %+v, want a VM at 9000 with an agent", n.Name, n)
+	for _, n := range vj.Nodes[:3] {
+		if !n.IsVM() || n.Service(lab.KindAgent) == nil || n.Service(lab.KindSSHD) == nil || n.Links[1].MTU != 9000 {
+			t.Errorf("vmjumbo %s: %+v, want a VM at 9000 with an agent and sshd", n.Name, n)
 		}
 	}
-	if p := vj.Nodes[1].Links[0].PortMTU; p != 1500 {
+	if ops := vj.Nodes[3]; ops.IsVM() || ops.Name != "ops" {
+		t.Errorf("vmjumbo's 4th node %+v, want ops, a namespace node", ops)
+	}
+	if p := vj.Nodes[1].Links[1].PortMTU; p != 1500 {
 		t.Errorf("vmjumbo node2's port MTU %d, want 1500", p)
 	}
 }
@@ -63,7 +66,7 @@ func TestParseVMRefused(t *testing.T) {
 		{`{cpus: two}`, "", `v.yaml:5: nodes.a.vm.cpus: "two" is not a number of CPUs`},
 		{`{modules: /lib/modules/x}`, "", "v.yaml:5: nodes.a.vm.modules: modules go with a kernel"},
 		{`{disk: x}`, "", "v.yaml:5"},
-		{`{}`, "    services: [{kind: primary}]\n", "nodes.a.services[0].kind: a VM node runs only the agent service, not postgres"},
+		{`{}`, "    services: [{kind: primary}]\n", "nodes.a.services[0].kind: a VM node runs only the agent and sshd services, not postgres"},
 	} {
 		src := "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    vm: " + tc.vm +
 			"\n    links: [{switch: ic, address: 198.18.10.1/24}]\n" + tc.extra
@@ -72,7 +75,11 @@ func TestParseVMRefused(t *testing.T) {
 			t.Errorf("vm: %s %s: %v, want one line with %q", tc.vm, tc.extra, err, tc.want)
 		}
 	}
-	src := "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    vm: {}\n    links: [{switch: ic, address: 198.18.10.1/24, rate: 100mbit}]\n"
+	src := "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    links: [{switch: ic, address: 198.18.10.1/24}]\n    services: [{kind: sshd}]\n"
+	if _, err := lab.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.services[0].kind: the sshd service runs in VM nodes (vm:) only") {
+		t.Errorf("sshd in a namespace node: %v", err)
+	}
+	src = "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    vm: {}\n    links: [{switch: ic, address: 198.18.10.1/24, rate: 100mbit}]\n"
 	if _, err := lab.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.links[0].rate: a VM node's link cannot be shaped") {
 		t.Errorf("shaped VM link: %v", err)
 	}

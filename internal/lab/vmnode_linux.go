@@ -169,6 +169,13 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 	if s := n.Service(KindAgent); s != nil {
 		cfg.AgentPort, cfg.AgentToken = s.Port, token
 	}
+	if n.Service(KindSSHD) != nil {
+		hostKey, authorized, err := sshKeys(t.Name, n)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
+		}
+		cfg.SSHD = &vm.GuestSSHD{HostKey: hostKey, Authorized: authorized + "\n"}
+	}
 	if err := vm.WriteInitramfs(spec.Initramfs, k, p.bin, cfg); err != nil {
 		return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 	}
@@ -330,8 +337,13 @@ func inspectVM(st *state, swh *netlink.Handle, n NodeSpec, problem func(string, 
 // waited for it to answer before it said it was up, and it runs while the
 // VM does (the host has no way into the lab's networks to ask it again).
 func vmServiceStatus(st *state, n *NodeSpec, ss ServiceStatus, problem func(string, ...any)) ServiceStatus {
-	ss.TokenFile = tokenFile(st.Name)
 	ss.Detail = "inside the VM; answered when the guest came up"
+	switch ss.Kind {
+	case KindAgent:
+		ss.TokenFile = tokenFile(st.Name)
+	case KindSSHD:
+		ss.Detail = fmt.Sprintf("root with -i %s, host keys in %s", SSHIdentityFile(st.Name), SSHKnownHostsFile(st.Name))
+	}
 	ss.State = ServiceNotStarted
 	for _, v := range st.VMs {
 		if v.Node == n.Name && v.PID != 0 {

@@ -44,6 +44,11 @@ func Guest(ctx context.Context, configPath string, console io.Writer) error {
 			return fmt.Errorf("guest: %w", err)
 		}
 	}
+	if cfg.SSHD != nil {
+		if err := startSSHD(ctx); err != nil {
+			return fmt.Errorf("guest: %w", err)
+		}
+	}
 	ch, err := openChannel(ChannelDevice)
 	if err != nil {
 		return fmt.Errorf("guest: %w", err)
@@ -82,6 +87,35 @@ func startAgent(ctx context.Context, cfg *GuestConfig) error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	go cmd.Wait()
+	return waitPort(ctx, "agent", port)
+}
+
+// startSSHD starts sshd in the foreground of a session of its own and
+// waits until it answers on port 22.
+func startSSHD(ctx context.Context) error {
+	for _, d := range []string{"/run/sshd", "/run/interlink"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	log, err := os.Create("/run/interlink/sshd.log")
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(SSHD, "-D", "-e", "-f", "/etc/ssh/sshd_config")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("sshd: %w", err)
+	}
+	go cmd.Wait()
+	return waitPort(ctx, "sshd", "22")
+}
+
+// waitPort waits until something answers on loopback at port, 20 s at
+// most (a guest in software emulation is slow to start a program).
+func waitPort(ctx context.Context, what, port string) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
@@ -90,7 +124,7 @@ func startAgent(ctx context.Context, cfg *GuestConfig) error {
 			return nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("agent: no answer on port %s within 20s: %w", port, err)
+			return fmt.Errorf("%s: no answer on port %s within 20s: %w", what, port, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

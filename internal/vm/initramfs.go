@@ -24,6 +24,8 @@ type GuestConfig struct {
 	// that port with AgentToken (the token file's text).
 	AgentPort  int    `json:"agent_port,omitempty"`
 	AgentToken string `json:"agent_token,omitempty"`
+	// SSHD, when not nil, runs OpenSSH's sshd on port 22.
+	SSHD *GuestSSHD `json:"sshd,omitempty"`
 }
 
 // GuestLink is one of the guest's network interfaces.
@@ -107,6 +109,12 @@ func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error 
 	if err := c.file(strings.TrimPrefix(guestBinary, "/"), bin, 0o755); err != nil {
 		f.Close()
 		return err
+	}
+	if cfg.SSHD != nil {
+		if err := c.writeSSHD(cfg.SSHD); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	c.entry("bin/sh", modeLink|0o777, []byte("busybox"))
 	c.entry("init", modeFile|0o755, []byte(initScript(mods)))

@@ -104,7 +104,8 @@ func TestInitramfs(t *testing.T) {
 	mod := filepath.Join(dir, "virtio_net.ko")
 	os.WriteFile(mod, []byte("not really"), 0o644)
 	path := filepath.Join(dir, "initramfs")
-	err := WriteInitramfs(path, &Kernel{Modules: []string{mod}}, interlinkBin, &GuestConfig{Lab: "l", Node: "n1"})
+	cfg := &GuestConfig{Lab: "l", Node: "n1", SSHD: &GuestSSHD{HostKey: "KEY", Authorized: "ssh-ed25519 AAAA\n"}}
+	err := WriteInitramfs(path, &Kernel{Modules: []string{mod}}, interlinkBin, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,10 @@ func TestInitramfs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cpio -t: %v\n%s", err, out)
 	}
-	for _, want := range []string{"init", "bin/busybox", "bin/interlink", "lib/modules/virtio_net.ko", "etc/interlink/guest.json", "etc/hostname"} {
+	for _, want := range []string{"init", "bin/busybox", "bin/interlink", "lib/modules/virtio_net.ko", "etc/interlink/guest.json", "etc/hostname",
+		// sshd, the dynamic linker and libraries it needs, its accounts
+		"usr/sbin/sshd", "lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libcrypto.so.3",
+		"etc/ssh/sshd_config", "etc/ssh/ssh_host_key", "etc/passwd", "etc/shadow"} {
 		if !strings.Contains("\n"+string(out), "\n"+want+"\n") {
 			t.Errorf("initramfs lacks %s:\n%s", want, out)
 		}
