@@ -58,7 +58,7 @@ Built-in topologies (see 'interlink lab list', 'interlink lab show NAME'):
 
 func newLabUpCmd(e *env) *cobra.Command {
 	var asJSON bool
-	var name string
+	var name, kernel, modules string
 	c := &cobra.Command{
 		Use:   "up FILE|BUILTIN",
 		Short: "Build a lab from a topology file or a built-in (replaces a lab of the same name)",
@@ -78,6 +78,14 @@ func newLabUpCmd(e *env) *cobra.Command {
 			}
 			if named {
 				t.Name = name
+			}
+			if kernel != "" || modules != "" {
+				if kernel == "" {
+					return usageError("lab up: --modules goes with --kernel")
+				}
+				if err := t.SetKernel(kernel, modules); err != nil {
+					return usageError("lab up: --kernel: %v", err)
+				}
 			}
 			var s *lab.Status // read back before another process may take the name
 			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s), lab.WithLog(e.stderr)); err != nil {
@@ -100,6 +108,8 @@ func newLabUpCmd(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
 	c.Flags().StringVar(&name, "name", "", "name the lab NAME instead of the file's name (run a built-in twice)")
+	c.Flags().StringVar(&kernel, "kernel", "", "boot every VM node with this kernel image (bzImage) instead of the topology's")
+	c.Flags().StringVar(&modules, "modules", "", "with --kernel: its modules tree, /lib/modules/RELEASE (not needed when virtio is built in)")
 	return c
 }
 

@@ -106,3 +106,21 @@ func (v *validator) vm(n *NodeSpec, f string) *TopologyError {
 	}
 	return nil
 }
+
+// SetKernel makes every VM node of t boot kernel (a bzImage) with modules
+// (its /lib/modules/RELEASE tree, "" when virtio is built in): a replica
+// rehearsed on the kernel its cluster runs. It is an error when t has no
+// VM node.
+func (t *Topology) SetKernel(kernel, modules string) error {
+	n := 0
+	for i := range t.Nodes {
+		if v := t.Nodes[i].VM; v != nil {
+			v.Kernel, v.Modules = kernel, modules
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("lab %s: no VM node (vm:) to boot kernel %s", t.Name, kernel)
+	}
+	return nil
+}

@@ -140,3 +140,15 @@ func stopPID(t *testing.T, pid int) {
 	}
 	t.Errorf("qemu %d still there", pid)
 }
+
+// TestImageRelease: the release in the header of Debian's image is the
+// one its package names.
+func TestImageRelease(t *testing.T) {
+	k := testKernel(t)
+	if got := ImageRelease(k.Image); got != k.Release {
+		t.Errorf("ImageRelease = %q, want %q", got, k.Release)
+	}
+	if got := ImageRelease("testdata/meminfo-debian12"); got != "" {
+		t.Errorf("ImageRelease(not a kernel) = %q, want \"\"", got)
+	}
+}

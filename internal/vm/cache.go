@@ -228,7 +228,7 @@ func UserKernel(image, modules string) (*Kernel, error) {
 	if err := CheckImage(image); err != nil {
 		return nil, err
 	}
-	k := &Kernel{Image: image, Source: image}
+	k := &Kernel{Image: image, Source: image, Release: ImageRelease(image)}
 	if modules == "" {
 		return k, nil
 	}
@@ -236,7 +236,7 @@ func UserKernel(image, modules string) (*Kernel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s: %w", image, err)
 	}
-	k.Modules, k.Release = order, filepath.Base(modules)
+	k.Modules = order
 	return k, nil
 }
 

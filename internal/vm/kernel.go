@@ -50,6 +50,35 @@ func CheckImage(path string) error {
 	return nil
 }
 
+// ImageRelease reads the release (uname -r) from a bzImage's header: the
+// boot protocol's kernel_version field (0x20E) points to the version
+// string, 0x200 bytes further. "" when the image has none.
+func ImageRelease(path string) string {
+	if CheckImage(path) != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var off [2]byte
+	if _, err := f.ReadAt(off[:], 0x20E); err != nil {
+		return ""
+	}
+	p := int64(off[0]) | int64(off[1])<<8
+	if p == 0 {
+		return ""
+	}
+	buf := make([]byte, 256)
+	n, _ := f.ReadAt(buf, p+0x200)
+	v, _, _ := bytes.Cut(buf[:n], []byte{0})
+	if f := strings.Fields(string(v)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
 // ModuleOrder finds the modules a node needs under dir (a kernel's
 // /lib/modules/RELEASE tree) and returns their files with every
 // dependency before its user. A module listed in dir/modules.builtin is
