@@ -53,3 +53,20 @@ func vmMAC(lab, node, link string, taken map[string]bool) string {
 		v++
 	}
 }
+
+// vmOnSwitches refuses a lab set that would change a switch a VM node is
+// on: its links live in the guest's kernel, which the host does not
+// reconfigure (yet). Nothing is changed then.
+func vmOnSwitches(t *Topology, switches map[string]bool) error {
+	for _, n := range t.Nodes {
+		if !n.IsVM() {
+			continue
+		}
+		for _, l := range n.Links {
+			if switches[l.Switch] {
+				return fmt.Errorf("lab %s: switch %s has VM node %s: lab set does not change VM nodes' links yet (in the guest: interlink lab exec %s %s -- ip link set %s mtu N)", t.Name, l.Switch, n.Name, t.Name, n.Name, l.Name)
+			}
+		}
+	}
+	return nil
+}
