@@ -101,21 +101,42 @@ func askAptCache(ctx context.Context) (string, error) {
 		if errors.Is(err, exec.ErrNotFound) {
 			return "", fmt.Errorf("vm: apt-cache not found: the default kernel is Debian's package; give a kernel file (vm: {kernel: FILE, modules: DIR})")
 		}
-		return "", fmt.Errorf("vm: apt-cache depends linux-image-amd64: %w (run apt-get update)", err)
+		return "", fmt.Errorf("vm: apt-cache depends linux-image-amd64: %w: %w", err, errStaleLists)
 	}
 	m := kernelPkgRE.FindSubmatch(out)
 	if m == nil {
-		return "", fmt.Errorf("vm: apt-cache names no kernel package for linux-image-amd64 (run apt-get update)")
+		return "", fmt.Errorf("vm: apt-cache names no kernel package for linux-image-amd64: %w", errStaleLists)
 	}
 	return string(m[1]), nil
 }
 
+// errStaleLists marks what apt's package lists may be too old for: the
+// package is unknown, or the mirror no longer has the version they name.
+var errStaleLists = errors.New("apt's package lists may be stale (apt-get update)")
+
 // DebianKernel returns Debian's current packaged kernel from the cache,
 // fetching it first when it is not there: apt-get download of the package
-// into a temporary directory of the cache, dpkg-deb -x, and only the image,
-// its config and the modules a node needs kept (in CacheDir/kernel/PKG).
-// Nothing is installed on the host. log, when not nil, says what it does.
+// into a temporary directory of the cache, dpkg-deb -x, and only the image
+// and the modules a node needs kept (in CacheDir/kernel/PKG).
+// Nothing is installed on the host. When apt's lists do not have the
+// package, or the mirror no longer has the version they name (a fresh
+// machine, an old image), it runs apt-get update once and tries again.
+// log, when not nil, says what it does.
 func DebianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
+	k, err := debianKernel(ctx, log)
+	if err == nil || !errors.Is(err, errStaleLists) {
+		return k, err
+	}
+	if log != nil {
+		fmt.Fprintf(log, "%v: running apt-get update once\n", err)
+	}
+	if uerr := run(ctx, "/", "apt-get", "update", "-qq"); uerr != nil {
+		return nil, fmt.Errorf("%w (apt-get update: %v)", err, uerr)
+	}
+	return debianKernel(ctx, log)
+}
+
+func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	pkg, err := DebianPackage(ctx)
 	if err != nil {
 		return nil, err
@@ -147,7 +168,7 @@ func DebianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	}
 	defer os.RemoveAll(tmp)
 	if err := run(ctx, tmp, "apt-get", "download", pkg); err != nil {
-		return nil, fmt.Errorf("vm: apt-get download %s: %w (run apt-get update)", pkg, err)
+		return nil, fmt.Errorf("vm: apt-get download %s: %w: %w", pkg, err, errStaleLists)
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
 	if len(debs) != 1 {
@@ -170,8 +191,8 @@ func DebianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	return readKernel(dir)
 }
 
-// keepKernel copies from an unpacked kernel package at root the image,
-// config, modules.builtin and the modules a node needs into dir, and
+// keepKernel copies from an unpacked kernel package at root the image and
+// the modules a node needs into dir, and
 // records them in dir/kernel.json.
 func keepKernel(root, dir, pkg string) error {
 	images, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
