@@ -295,7 +295,13 @@ func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer
 	}
 	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
 	env := []string{"INTERLINK_LAB=" + n.lab.Name(), "INTERLINK_NODE=" + n.spec.Name}
-	return vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, stdout, stderr)
+	code, err := vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, stdout, stderr)
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
+		// Nothing listens on the channel: qemu is gone.
+		return 0, fmt.Errorf("lab %s: node %s: its VM is not running (console: %s)", n.lab.Name(), n.spec.Name,
+			filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ConsoleFile))
+	}
+	return code, err
 }
 
 // inspectVM reads a VM node's state: its qemu and, for each link, the tap

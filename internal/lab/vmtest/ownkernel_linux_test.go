@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,6 +63,24 @@ nodes:
 		t.Fatal(err)
 	}
 	pid := st.Nodes[0].VM.PID
+	if st.State != lab.StateUp || st.Nodes[0].Namespace != "" || st.Nodes[1].VM != nil {
+		t.Errorf("status %s, a's namespace %q, b's VM %+v: want up, a VM with no namespace, b a namespace", st.State, st.Nodes[0].Namespace, st.Nodes[1].VM)
+	}
+
+	// A guest that dies under a lab: status says so, lab exec says so in
+	// one line, lab down still removes everything.
+	syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100 && running(pid); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") {
+		t.Errorf("after qemu was killed: %v, state %s, problems %q", err, st.State, st.Problems)
+	}
+	x, err := exec.CommandContext(ctx, binary, "lab", "exec", name, "a", "--", "true").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || strings.Count(strings.TrimSpace(string(x)), "\n") != 0 || !strings.Contains(string(x), "node a: its VM is not running") {
+		t.Errorf("lab exec in a stopped VM: %v: %s, want one line and exit 3", err, x)
+	}
+	t.Logf("lab exec in a stopped VM: %s", x)
 	if err := lab.Down(name); err != nil {
 		t.Fatal(err)
 	}
