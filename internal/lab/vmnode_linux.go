@@ -33,6 +33,7 @@ type vmPlan struct {
 	why      string
 	bin      string
 	memBytes int64
+	sshd     string // vm.DebianSSHD's directory, when a VM node runs sshd
 }
 
 // planVMs checks what the VM nodes need and finds their kernels (fetching
@@ -86,6 +87,14 @@ func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPl
 	if p.bin == "" {
 		if p.bin, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("lab %s: %w", t.Name, err)
+		}
+	}
+	for i := range t.Nodes {
+		if t.Nodes[i].IsVM() && t.Nodes[i].Service(KindSSHD) != nil {
+			if p.sshd, err = vm.DebianSSHD(ctx, log); err != nil {
+				return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, t.Nodes[i].Name, err)
+			}
+			break
 		}
 	}
 	p.accel, p.why = vm.Accel(ctx, first)
@@ -174,7 +183,7 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 		if err != nil {
 			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 		}
-		cfg.SSHD = &vm.GuestSSHD{HostKey: hostKey, Authorized: authorized + "\n"}
+		cfg.SSHD = &vm.GuestSSHD{HostKey: hostKey, Authorized: authorized + "\n", Files: p.sshd}
 	}
 	if err := vm.WriteInitramfs(spec.Initramfs, k, p.bin, cfg); err != nil {
 		return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)

@@ -153,12 +153,7 @@ func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	if k, err := readKernel(dir); err == nil { // fetched while we waited
 		return k, nil
 	}
-	// What a fetch killed halfway left.
-	if stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*")); len(stale) > 0 {
-		for _, d := range stale {
-			os.RemoveAll(d)
-		}
-	}
+	removeStaleFetches()
 	if log != nil {
 		fmt.Fprintf(log, "vm: fetching %s into %s (once)\n", pkg, dir)
 	}

@@ -103,7 +103,7 @@ func startSSHD(ctx context.Context) error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command(SSHD, "-D", "-e", "-f", "/etc/ssh/sshd_config")
+	cmd := exec.Command(sshdPath, "-D", "-e", "-f", "/etc/ssh/sshd_config")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -3,41 +3,78 @@ package vm
 import (
 	"debug/elf"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
-// SSHD is OpenSSH's server (Debian's openssh-server) that a guest with
-// GuestConfig.SSHD runs: it goes into the initramfs with the shared
-// libraries it needs, found as the dynamic linker would on this host.
-var SSHD = "/usr/sbin/sshd"
+// sshdPath is OpenSSH's server in a Debian tree.
+const sshdPath = "/usr/sbin/sshd"
 
-// libDirs are where sshd's libraries are looked for (Debian's multiarch
-// directories first).
+// libDirs are where sshd's libraries are looked for in the image (Debian's
+// multiarch directories first).
 var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
 
 // GuestSSHD is the sshd a guest runs on port 22: its host key (an OpenSSH
-// private key file) and the authorized_keys lines for root.
+// private key file) and the authorized_keys lines for root. Files is the
+// directory DebianSSHD keeps sshd and what it needs in (host side only).
 type GuestSSHD struct {
 	HostKey    string `json:"host_key"`
 	Authorized string `json:"authorized"`
+	Files      string `json:"-"`
 }
 
 // guestLibDir is where the guest finds sshd's libraries.
 const guestLibDir = "/lib/x86_64-linux-gnu"
 
-// programClosure returns the files a dynamically linked program needs: the
-// program, its interpreter and every library it needs, transitively, as
-// host path -> guest path.
-func programClosure(prog string) (map[string]string, error) {
-	out := map[string]string{prog: prog}
-	seen := map[string]bool{}
-	queue := []string{prog}
-	for len(queue) > 0 {
-		f, err := elf.Open(queue[0])
+// resolveIn follows the symbolic links of path inside the tree at root (an
+// absolute link points into the tree, not to the host) and returns the
+// path in the tree of the file it ends at.
+func resolveIn(root, path string) (string, error) {
+	for hops := 0; hops < 40; hops++ {
+		fi, err := os.Lstat(filepath.Join(root, path))
 		if err != nil {
-			return nil, fmt.Errorf("vm: %s: %w (install openssh-server)", queue[0], err)
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		t, err := os.Readlink(filepath.Join(root, path))
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(path), t)
+		}
+		path = filepath.Clean(t)
+	}
+	return "", fmt.Errorf("%s: too many symbolic links", path)
+}
+
+// programClosure returns the files a dynamically linked program of the
+// tree at root needs: the program, its interpreter and every library it
+// needs, transitively, as path in the tree -> path in the guest.
+func programClosure(root, prog string) (map[string]string, error) {
+	out := map[string]string{}
+	seen := map[string]bool{}
+	add := func(path, guest string) (string, error) {
+		real, err := resolveIn(root, path)
+		if err != nil {
+			return "", err
+		}
+		out[real] = guest
+		return real, nil
+	}
+	first, err := add(prog, prog)
+	if err != nil {
+		return nil, fmt.Errorf("vm: %s in %s: %w", prog, root, err)
+	}
+	queue := []string{first}
+	for len(queue) > 0 {
+		f, err := elf.Open(filepath.Join(root, queue[0]))
+		if err != nil {
+			return nil, fmt.Errorf("vm: %s: %w", queue[0], err)
 		}
 		queue = queue[1:]
 		for _, p := range f.Progs {
@@ -45,7 +82,10 @@ func programClosure(prog string) (map[string]string, error) {
 				b := make([]byte, p.Filesz)
 				p.ReadAt(b, 0)
 				interp := strings.TrimRight(string(b), "\x00")
-				out[interp] = interp
+				if _, err := add(interp, interp); err != nil {
+					f.Close()
+					return nil, fmt.Errorf("vm: %s's interpreter %s: %w", prog, interp, err)
+				}
 			}
 		}
 		libs, err := f.ImportedLibraries()
@@ -60,15 +100,14 @@ func programClosure(prog string) (map[string]string, error) {
 			seen[lib] = true
 			found := ""
 			for _, d := range libDirs {
-				if _, err := os.Stat(filepath.Join(d, lib)); err == nil {
-					found = filepath.Join(d, lib)
+				if real, err := add(filepath.Join(d, lib), filepath.Join(guestLibDir, lib)); err == nil {
+					found = real
 					break
 				}
 			}
 			if found == "" {
-				return nil, fmt.Errorf("vm: %s needs %s, not found in %s", prog, lib, strings.Join(libDirs, ", "))
+				return nil, fmt.Errorf("vm: %s needs %s, not found in %s under %s", prog, lib, strings.Join(libDirs, ", "), root)
 			}
-			out[found] = filepath.Join(guestLibDir, lib)
 			queue = append(queue, found)
 		}
 	}
@@ -89,25 +128,31 @@ PermitRootLogin prohibit-password
 MaxStartups 64
 `
 
-// writeSSHD adds sshd, its libraries, its configuration and the accounts
-// it needs to the archive.
+// writeSSHD adds sshd and what it needs (s.Files, kept by DebianSSHD), its
+// configuration and the accounts it needs to the archive.
 func (c *cpioWriter) writeSSHD(s *GuestSSHD) error {
-	files, err := programClosure(SSHD)
-	if err != nil {
-		return err
-	}
-	for _, d := range []string{"lib64", "lib/x86_64-linux-gnu", "etc/ssh", "usr/lib", "usr/lib/x86_64-linux-gnu"} {
-		c.entry(d, modeDir|0o755, nil)
-	}
-	for host, guest := range files {
-		mode := 0o644
-		if host == SSHD || strings.Contains(filepath.Base(host), "ld-linux") {
-			mode = 0o755
-		}
-		if err := c.file(strings.TrimPrefix(guest, "/"), host, mode); err != nil {
+	err := filepath.WalkDir(s.Files, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(s.Files, p)
+		switch {
+		case rel == ".":
+		case d.IsDir():
+			c.entry(rel, modeDir|0o755, nil)
+		default:
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			return c.file(rel, p, int(fi.Mode().Perm()))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("vm: sshd files %s: %w", s.Files, err)
 	}
+	c.entry("etc/ssh", modeDir|0o755, nil)
 	c.entry("etc/ssh/sshd_config", modeFile|0o644, []byte(sshdConfig))
 	c.entry("etc/ssh/ssh_host_key", modeFile|0o600, []byte(s.HostKey))
 	c.entry("etc/ssh/authorized_keys", modeFile|0o644, []byte(s.Authorized))

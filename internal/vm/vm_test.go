@@ -104,7 +104,12 @@ func TestInitramfs(t *testing.T) {
 	mod := filepath.Join(dir, "virtio_net.ko")
 	os.WriteFile(mod, []byte("not really"), 0o644)
 	path := filepath.Join(dir, "initramfs")
-	cfg := &GuestConfig{Lab: "l", Node: "n1", SSHD: &GuestSSHD{HostKey: "KEY", Authorized: "ssh-ed25519 AAAA\n"}}
+	files := filepath.Join(dir, "sshd")
+	os.MkdirAll(filepath.Join(files, "usr/sbin"), 0o755)
+	os.MkdirAll(filepath.Join(files, "lib64"), 0o755)
+	os.WriteFile(filepath.Join(files, "usr/sbin/sshd"), []byte("sshd"), 0o755)
+	os.WriteFile(filepath.Join(files, "lib64/ld-linux-x86-64.so.2"), []byte("ld"), 0o755)
+	cfg := &GuestConfig{Lab: "l", Node: "n1", SSHD: &GuestSSHD{HostKey: "KEY", Authorized: "ssh-ed25519 AAAA\n", Files: files}}
 	err := WriteInitramfs(path, &Kernel{Modules: []string{mod}}, interlinkBin, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +120,7 @@ func TestInitramfs(t *testing.T) {
 	}
 	for _, want := range []string{"init", "bin/busybox", "bin/interlink", "lib/modules/virtio_net.ko", "etc/interlink/guest.json", "etc/hostname",
 		// sshd, the dynamic linker and libraries it needs, its accounts
-		"usr/sbin/sshd", "lib64/ld-linux-x86-64.so.2", "lib/x86_64-linux-gnu/libc.so.6", "lib/x86_64-linux-gnu/libcrypto.so.3",
+		"usr/sbin/sshd", "lib64/ld-linux-x86-64.so.2",
 		"etc/ssh/sshd_config", "etc/ssh/ssh_host_key", "etc/passwd", "etc/shadow"} {
 		if !strings.Contains("\n"+string(out), "\n"+want+"\n") {
 			t.Errorf("initramfs lacks %s:\n%s", want, out)
@@ -123,5 +128,30 @@ func TestInitramfs(t *testing.T) {
 	}
 	if err := WriteInitramfs(path, &Kernel{}, "testdata/meminfo-debian12", &GuestConfig{}); err == nil {
 		t.Error("a binary that is not ELF: no error")
+	}
+}
+
+// TestProgramClosure: the files a dynamically linked program needs, found
+// as the dynamic linker would: the host's own sshd (Debian's
+// openssh-server, which the cluster tests need anyway) and libc.
+func TestProgramClosure(t *testing.T) {
+	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
+		t.Fatalf("%v: apt-get install openssh-server", err)
+	}
+	files, err := programClosure("/", "/usr/sbin/sshd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest := map[string]bool{}
+	for _, g := range files {
+		guest[g] = true
+	}
+	for _, want := range []string{"/usr/sbin/sshd", "/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libcrypto.so.3"} {
+		if !guest[want] {
+			t.Errorf("closure of sshd lacks %s: %v", want, files)
+		}
+	}
+	if _, err := programClosure(t.TempDir(), "/usr/sbin/sshd"); err == nil {
+		t.Error("a tree without sshd: no error")
 	}
 }
