@@ -155,3 +155,22 @@ func TestProgramClosure(t *testing.T) {
 		t.Error("a tree without sshd: no error")
 	}
 }
+
+// TestClearCache: the cache and everything in it go; a missing cache is
+// no error.
+func TestClearCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	t.Setenv("INTERLINK_VM_CACHE", dir)
+	if err := ClearCache(); err != nil {
+		t.Fatalf("no cache: %v", err)
+	}
+	os.MkdirAll(filepath.Join(dir, "kernel", "linux-image-x"), 0o755)
+	os.WriteFile(filepath.Join(dir, "kernel", "linux-image-x", "vmlinuz"), []byte("k"), 0o644)
+	os.WriteFile(filepath.Join(dir, "accel.json"), []byte("{}"), 0o644)
+	if err := ClearCache(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("cache still there: %v", err)
+	}
+}
