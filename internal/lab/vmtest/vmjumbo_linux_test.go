@@ -37,7 +37,9 @@ func TestVMJumbo(t *testing.T) {
 	}
 	topo.Name = fmt.Sprintf("vmj%d", os.Getpid()%100000)
 	start := time.Now()
-	l, err := lab.Up(ctx, topo, lab.WithBinary(binary))
+	// On a fresh machine Up fetches the kernel and builds the sshd image
+	// first (about a minute); it says so.
+	l, err := lab.Up(ctx, topo, lab.WithBinary(binary), lab.WithLog(os.Stderr))
 	if err != nil {
 		t.Fatal(err)
 	}
