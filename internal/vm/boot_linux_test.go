@@ -146,3 +146,28 @@ func TestImageRelease(t *testing.T) {
 		t.Errorf("ImageRelease(not a kernel) = %q, want \"\"", got)
 	}
 }
+
+// TestDebianSSHD: the sshd kept from the mmdebstrap image is whole: its
+// closure resolves inside the kept directory alone, and nothing of the
+// build is left in the cache.
+func TestDebianSSHD(t *testing.T) {
+	testKernel(t) // root, and what the machine needs
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	dir, err := DebianSSHD(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sshd in %s (%s)", dir, time.Since(start).Round(time.Millisecond))
+	files, err := programClosure(dir, sshdPath)
+	if err != nil {
+		t.Fatalf("the kept sshd is not whole: %v", err)
+	}
+	if len(files) < 5 {
+		t.Errorf("sshd needs %d files, want its linker and libraries too: %v", len(files), files)
+	}
+	if stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*")); len(stale) > 0 {
+		t.Errorf("left in the cache: %v", stale)
+	}
+}

@@ -269,8 +269,16 @@ func copyFile(from, to string) error {
 
 // run runs a command in dir and returns its stderr's last line on failure.
 func run(ctx context.Context, dir, name string, args ...string) error {
+	return runEnv(ctx, dir, nil, name, args...)
+}
+
+// runEnv is run with env added to the environment.
+func runEnv(ctx context.Context, dir string, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {

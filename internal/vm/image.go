@@ -62,7 +62,10 @@ func DebianSSHD(ctx context.Context, log io.Writer) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	image := filepath.Join(tmp, "image")
-	if err := run(ctx, tmp, "mmdebstrap", "--variant=essential", "--include=openssh-server", suite, image); err != nil {
+	// mmdebstrap's own temporary directory goes in tmp too: a kill leaves
+	// nothing in /tmp, and the next build removes tmp.
+	err = runEnv(ctx, tmp, []string{"TMPDIR=" + tmp}, "mmdebstrap", "--variant=essential", "--include=openssh-server", suite, image)
+	if err != nil {
 		return "", fmt.Errorf("vm: mmdebstrap %s: %w", suite, err)
 	}
 	files, err := programClosure(image, sshdPath)
