@@ -95,11 +95,13 @@ func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error 
 	}
 	var mods []string
 	for _, m := range k.Modules {
-		name := filepath.Base(m)
-		if err := c.file("lib/modules/"+name, m, 0o644); err != nil {
+		name := modName(filepath.Base(m)) + ".ko"
+		data, err := readModule(m)
+		if err != nil {
 			f.Close()
-			return err
+			return fmt.Errorf("vm: initramfs: %w", err)
 		}
+		c.entry("lib/modules/"+name, modeFile|0o644, data)
 		mods = append(mods, "/lib/modules/"+name)
 	}
 	if err := c.file("bin/busybox", Busybox, 0o755); err != nil {

@@ -3,12 +3,14 @@ package vm
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -87,7 +89,7 @@ func ImageRelease(path string) string {
 func ModuleOrder(dir string) ([]string, error) {
 	files := map[string]string{} // module name -> file
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".ko") {
+		if err == nil && !d.IsDir() && isModule(p) {
 			files[modName(filepath.Base(p))] = p
 		}
 		return nil
@@ -135,28 +137,81 @@ func ModuleOrder(dir string) ([]string, error) {
 	return order, nil
 }
 
+// moduleSuffixes are the module files a modules tree may hold: plain, or
+// compressed as Oracle Linux (xz), Fedora (xz, zstd) and others ship them.
+var moduleSuffixes = []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"}
+
+func isModule(path string) bool {
+	for _, s := range moduleSuffixes {
+		if strings.HasSuffix(path, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // modName turns a module file name into the module's name as depends=
-// spells it (virtio-net.ko and virtio_net.ko are both virtio_net).
+// spells it (virtio-net.ko.xz and virtio_net.ko are both virtio_net).
 func modName(file string) string {
+	for _, s := range moduleSuffixes[1:] {
+		file = strings.TrimSuffix(file, s)
+	}
 	return strings.ReplaceAll(strings.TrimSuffix(file, ".ko"), "-", "_")
+}
+
+// readModule returns a module file's ELF bytes, decompressed: gzip here,
+// xz and zstd by the host's xz and zstd (busybox's insmod in the guest
+// takes plain modules only).
+func readModule(file string) ([]byte, error) {
+	var tool string
+	switch {
+	case strings.HasSuffix(file, ".ko.gz"):
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("module %s: %w", file, err)
+		}
+		return io.ReadAll(io.LimitReader(zr, 256<<20))
+	case strings.HasSuffix(file, ".ko.xz"):
+		tool = "xz"
+	case strings.HasSuffix(file, ".ko.zst"):
+		tool = "zstd"
+	default:
+		return os.ReadFile(file)
+	}
+	out, err := exec.Command(tool, "-dc", file).Output()
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, fmt.Errorf("module %s is compressed with %s: %s not found (install xz-utils or zstd)", file, tool, tool)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %s -dc: %w", file, tool, err)
+	}
+	return out, nil
 }
 
 // moduleDepends reads the depends= entry of a module's .modinfo section.
 func moduleDepends(file string) ([]string, error) {
-	f, err := elf.Open(file)
+	data, err := readModule(file)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", file, err)
 	}
-	defer f.Close()
 	s := f.Section(".modinfo")
 	if s == nil {
 		return nil, fmt.Errorf("module %s: no .modinfo section", file)
 	}
-	data, err := io.ReadAll(s.Open())
+	info, err := io.ReadAll(s.Open())
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", file, err)
 	}
-	for _, kv := range bytes.Split(data, []byte{0}) {
+	for _, kv := range bytes.Split(info, []byte{0}) {
 		if v, ok := bytes.CutPrefix(kv, []byte("depends=")); ok {
 			var out []string
 			for _, d := range strings.Split(string(v), ",") {

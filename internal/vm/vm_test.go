@@ -174,3 +174,30 @@ func TestClearCache(t *testing.T) {
 		t.Errorf("cache still there: %v", err)
 	}
 }
+
+// TestReadModule: compressed modules read back as the same bytes (gzip
+// here, xz and zstd by the host's tools), and name the same module.
+func TestReadModule(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "virtio-net.ko")
+	want := []byte("\x7fELF not really a module, but bytes to round-trip")
+	os.WriteFile(plain, want, 0o644)
+	for _, c := range []struct{ suffix, tool string }{{".gz", "gzip"}, {".xz", "xz"}, {".zst", "zstd"}} {
+		out, err := exec.Command(c.tool, "-c", plain).Output()
+		if err != nil {
+			t.Fatalf("%s: %v (apt-get install xz-utils zstd)", c.tool, err)
+		}
+		f := plain + c.suffix
+		os.WriteFile(f, out, 0o644)
+		got, err := readModule(f)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %q, %v", f, got, err)
+		}
+		if n := modName(filepath.Base(f)); n != "virtio_net" {
+			t.Errorf("modName(%s) = %s", f, n)
+		}
+		if !isModule(f) {
+			t.Errorf("%s is not taken for a module", f)
+		}
+	}
+}

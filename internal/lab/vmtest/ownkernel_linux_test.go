@@ -17,10 +17,10 @@ import (
 )
 
 // TestVMOwnKernel: `lab up --kernel FILE --modules DIR` boots a kernel
-// given as files (here the cached Debian image and its virtio modules, as
-// a user would give their own), in a lab where a VM node and a namespace
-// node share a switch: the namespace node proves the path to the VM's
-// agent at 9000.
+// given as files (here the cached Debian image and its virtio modules,
+// compressed with xz as Oracle Linux ships them), in a lab where a VM node
+// and a namespace node share a switch: the namespace node proves the path
+// to the VM's agent at 9000.
 func TestVMOwnKernel(t *testing.T) {
 	k := need(t)
 	name := labName(t, "vmo")
@@ -38,10 +38,20 @@ nodes:
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	mods := t.TempDir()
+	for _, m := range k.Modules {
+		out, err := exec.Command("xz", "-c", m).Output()
+		if err != nil {
+			t.Fatalf("xz: %v (apt-get install xz-utils)", err)
+		}
+		if err := os.WriteFile(filepath.Join(mods, filepath.Base(m)+".xz"), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	out, err := exec.CommandContext(ctx, binary, "lab", "up", file, "--kernel", k.Image, "--modules", filepath.Dir(k.Modules[0])).CombinedOutput()
+	out, err := exec.CommandContext(ctx, binary, "lab", "up", file, "--kernel", k.Image, "--modules", mods).CombinedOutput()
 	if err != nil {
 		t.Fatalf("lab up --kernel: %v\n%s", err, out)
 	}
