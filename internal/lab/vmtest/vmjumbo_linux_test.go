@@ -43,63 +43,17 @@ func TestVMJumbo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pids []int
 	t.Cleanup(func() {
 		if err := lab.Down(topo.Name); err != nil && !errors.Is(err, lab.ErrNotFound) {
 			t.Errorf("lab down: %v", err)
 		}
 	})
 	step(t, "lab up (3 VMs)", start)
-	st, err := lab.Inspect(topo.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.State != lab.StateUp {
-		t.Fatalf("lab %s is %s: %v", topo.Name, st.State, st.Problems)
-	}
-	for _, n := range st.Nodes {
-		if n.Name == "ops" {
-			continue
-		}
-		if n.VM == nil || n.VM.State != lab.VMRunning || n.VM.Release != k.Release {
-			t.Fatalf("node %s: VM %+v, want running kernel %s", n.Name, n.VM, k.Release)
-		}
-		pids = append(pids, n.VM.PID)
-	}
-	t.Logf("accelerator %s", st.Nodes[0].VM.Accel)
-	run := func(node string, argv ...string) string {
-		t.Helper()
-		n, err := l.Node(node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out, errb bytes.Buffer
-		cctx, ccancel := context.WithTimeout(ctx, time.Minute)
-		defer ccancel()
-		code, err := n.Exec(cctx, argv, &out, &errb)
-		if err != nil {
-			t.Fatalf("%s: %v: %v\n%s", node, argv, err, errb.String())
-		}
-		if code != 0 && code != 1 { // mesh says 1 for a problem path
-			t.Fatalf("%s: %v: exit %d\n%s%s", node, argv, code, out.String(), errb.String())
-		}
-		return out.String()
-	}
+	pids := guests(t, topo.Name, k.Release)
+	run := runner(ctx, t, l)
 
 	start = time.Now()
-	for _, n := range []string{"node1", "node2", "node3"} {
-		got := run(n, "sh", "-c", "uname -r; basename $(readlink /sys/class/net/eth1/device/driver); cat /sys/class/net/eth1/mtu")
-		want := k.Release + "\nvirtio_net\n9000\n"
-		if got != want {
-			t.Errorf("%s: kernel, driver, MTU %q, want %q (the guest's own kernel, not the host's)", n, got, want)
-		}
-	}
-	// lab exec as people run it: CMD's output and exit code.
-	cmd := exec.CommandContext(ctx, binary, "lab", "exec", topo.Name, "node3", "--", "sh", "-c", "hostname; exit 5")
-	got, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 || string(got) != "node3\n" {
-		t.Errorf("lab exec node3 -- sh -c 'hostname; exit 5': %q, %v; want node3 and exit 5", got, err)
-	}
+	checkGuests(ctx, t, topo.Name, k.Release, run)
 	step(t, "kernels and drivers", start)
 
 	start = time.Now()
@@ -107,28 +61,8 @@ func TestVMJumbo(t *testing.T) {
 	step(t, "cluster --collect from ops over SSH", start)
 
 	start = time.Now()
-	out := run("node1", "interlink", "mesh", "--json", "--token-file", "/run/interlink/agent.token",
-		"node1=198.18.10.1", "node2=198.18.10.2", "node3=198.18.10.3")
-	var mesh struct {
-		Paths []struct {
-			From, To, Verdict string
-			PathMTU           int `json:"path_mtu"`
-		} `json:"paths"`
-	}
-	if err := json.Unmarshal([]byte(out), &mesh); err != nil {
-		t.Fatalf("mesh --json: %v\n%s", err, out)
-	}
-	var bad []string
-	for _, p := range mesh.Paths {
-		if p.Verdict != "ok" {
-			bad = append(bad, fmt.Sprintf("%s->%s %s %d", p.From, p.To, p.Verdict, p.PathMTU))
-		}
-	}
-	slices.Sort(bad)
-	want := []string{"node1->node2 blackhole 1500", "node2->node1 blackhole 1500", "node2->node3 blackhole 1500", "node3->node2 blackhole 1500"}
-	if len(mesh.Paths) != 6 || !slices.Equal(bad, want) {
-		t.Errorf("mesh: %d paths, problems %q, want 6 with exactly %q", len(mesh.Paths), bad, want)
-	}
+	checkMesh(t, run("node1", "interlink", "mesh", "--json", "--token-file", "/run/interlink/agent.token",
+		"node1=198.18.10.1", "node2=198.18.10.2", "node3=198.18.10.3"))
 	step(t, "mesh from node1", start)
 
 	start = time.Now()
@@ -260,4 +194,97 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// runner returns a function that runs argv in a node of l and returns its
+// output; exit 0 or 1 (mesh's for a problem path) pass, anything else
+// ends the test.
+func runner(ctx context.Context, t *testing.T, l *lab.Lab) func(node string, argv ...string) string {
+	return func(node string, argv ...string) string {
+		t.Helper()
+		n, err := l.Node(node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		cctx, ccancel := context.WithTimeout(ctx, time.Minute)
+		defer ccancel()
+		code, err := n.Exec(cctx, argv, &out, &errb)
+		if err != nil {
+			t.Fatalf("%s: %v: %v\n%s", node, argv, err, errb.String())
+		}
+		if code != 0 && code != 1 {
+			t.Fatalf("%s: %v: exit %d\n%s%s", node, argv, code, out.String(), errb.String())
+		}
+		return out.String()
+	}
+}
+
+// checkMesh checks a mesh --json document of vmjumbo's interconnect: six
+// paths, exactly node2's four blackholed at 1500.
+func checkMesh(t *testing.T, out string) {
+	t.Helper()
+	var mesh struct {
+		Paths []struct {
+			From, To, Verdict string
+			PathMTU           int `json:"path_mtu"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(out), &mesh); err != nil {
+		t.Fatalf("mesh --json: %v\n%s", err, out)
+	}
+	var bad []string
+	for _, p := range mesh.Paths {
+		if p.Verdict != "ok" {
+			bad = append(bad, fmt.Sprintf("%s->%s %s %d", p.From, p.To, p.Verdict, p.PathMTU))
+		}
+	}
+	slices.Sort(bad)
+	want := []string{"node1->node2 blackhole 1500", "node2->node1 blackhole 1500", "node2->node3 blackhole 1500", "node3->node2 blackhole 1500"}
+	if len(mesh.Paths) != 6 || !slices.Equal(bad, want) {
+		t.Errorf("mesh: %d paths, problems %q, want 6 with exactly %q", len(mesh.Paths), bad, want)
+	}
+}
+
+// guests checks that the lab is up with node1..node3 running the kernel
+// release, and returns their qemu PIDs.
+func guests(t *testing.T, name, release string) []int {
+	t.Helper()
+	st, err := lab.Inspect(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.State != lab.StateUp {
+		t.Fatalf("lab %s is %s: %v", name, st.State, st.Problems)
+	}
+	var pids []int
+	for _, n := range st.Nodes {
+		if n.Name == "ops" {
+			continue
+		}
+		if n.VM == nil || n.VM.State != lab.VMRunning || n.VM.Release != release {
+			t.Fatalf("node %s: VM %+v, want running kernel %s", n.Name, n.VM, release)
+		}
+		pids = append(pids, n.VM.PID)
+	}
+	t.Logf("accelerator %s", st.Nodes[0].VM.Accel)
+	return pids
+}
+
+// checkGuests checks each guest's kernel, NIC driver and MTU from inside
+// it, and lab exec's output and exit code as people run it.
+func checkGuests(ctx context.Context, t *testing.T, name, release string, run func(string, ...string) string) {
+	t.Helper()
+	for _, n := range []string{"node1", "node2", "node3"} {
+		got := run(n, "sh", "-c", "uname -r; basename $(readlink /sys/class/net/eth1/device/driver); cat /sys/class/net/eth1/mtu")
+		want := release + "\nvirtio_net\n9000\n"
+		if got != want {
+			t.Errorf("%s: kernel, driver, MTU %q, want %q (the guest's own kernel, not the host's)", n, got, want)
+		}
+	}
+	cmd := exec.CommandContext(ctx, binary, "lab", "exec", name, "node3", "--", "sh", "-c", "hostname; exit 5")
+	got, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 || string(got) != "node3\n" {
+		t.Errorf("lab exec node3 -- sh -c 'hostname; exit 5': %q, %v; want node3 and exit 5", got, err)
+	}
 }
