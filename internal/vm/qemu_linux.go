@@ -65,6 +65,10 @@ func (s *Spec) Args() ([]string, error) {
 			return nil, fmt.Errorf("vm %s: path %q has a comma, which qemu's options cannot take", s.Name, p)
 		}
 	}
+	// sun_path holds 108 bytes with its terminating NUL.
+	if sock := filepath.Join(s.Dir, ChannelFile); len(sock) > 107 {
+		return nil, fmt.Errorf("vm %s: the command channel's socket path %s is longer than a unix socket's 107 bytes (use a shorter INTERLINK_LAB_DIR)", s.Name, sock)
+	}
 	cpu := "max"
 	if s.Accel == "kvm" {
 		cpu = "host"
