@@ -59,7 +59,7 @@ Built-in topologies (see 'interlink lab list', 'interlink lab show NAME'):
 
 func newLabUpCmd(e *env) *cobra.Command {
 	var asJSON bool
-	var name string
+	var name, kernel, modules string
 	c := &cobra.Command{
 		Use:   "up FILE|BUILTIN",
 		Short: "Build a lab from a topology file or a built-in (replaces a lab of the same name)",
@@ -80,8 +80,16 @@ func newLabUpCmd(e *env) *cobra.Command {
 			if named {
 				t.Name = name
 			}
+			if kernel != "" || modules != "" {
+				if kernel == "" {
+					return usageError("lab up: --modules goes with --kernel")
+				}
+				if err := t.SetKernel(kernel, modules); err != nil {
+					return usageError("lab up: --kernel: %v", err)
+				}
+			}
 			var s *lab.Status // read back before another process may take the name
-			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s)); err != nil {
+			if _, err := lab.Up(e.ctx, t, lab.WithStatus(&s), lab.WithLog(e.stderr)); err != nil {
 				return err
 			}
 			if s == nil {
@@ -101,6 +109,8 @@ func newLabUpCmd(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.lab/v1)")
 	c.Flags().StringVar(&name, "name", "", "name the lab NAME instead of the file's name (run a built-in twice)")
+	c.Flags().StringVar(&kernel, "kernel", "", "boot every VM node with this kernel image (bzImage) instead of the topology's")
+	c.Flags().StringVar(&modules, "modules", "", "with --kernel: its modules tree, /lib/modules/RELEASE (not needed when virtio is built in)")
 	return c
 }
 
@@ -263,7 +273,12 @@ node's network namespace, with /sys remounted so /sys/class/net shows the
 node's interfaces. CMD's exit code is passed through (128+N when killed by
 signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.
 SIGTERM and SIGHUP are passed on to CMD; if interlink itself is killed,
-CMD gets SIGKILL (it is never left running on its own).`,
+CMD gets SIGKILL (it is never left running on its own).
+
+In a VM node (vm: in the topology) CMD runs in the guest, under its own
+kernel, through the guest's serial command channel: its output and exit
+code come back, its stdin is /dev/null, Ctrl-C or SIGTERM sends it
+SIGTERM, and commands in one VM node run one after another.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) >= 3 && args[2] == "--" {
 				args = append(args[:2:2], args[3:]...)
@@ -287,6 +302,9 @@ CMD gets SIGKILL (it is never left running on its own).`,
 			n, err := l.Node(args[1])
 			if err != nil {
 				return usageError("%v", err)
+			}
+			if n.IsVM() {
+				return labExecVM(e, n, args[2:])
 			}
 			x := exec.Command(args[2], args[3:]...)
 			// The file itself: the command gets the terminal or the pipe, not a

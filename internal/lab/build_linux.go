@@ -28,7 +28,8 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkPackages(t); err != nil {
+	err := checkPackages(t)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkPortClassifier(t); err != nil {
@@ -37,6 +38,9 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	var cfg upConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.vms, err = planVMs(ctx, t, cfg.binary, cfg.log); err != nil {
+		return nil, err
 	}
 	unlock, err := lock(t.Name, opUp)
 	if err != nil {
@@ -121,7 +125,9 @@ func (b *builder) build(ctx context.Context) error {
 	}
 	all := []string{switchNS(name)}
 	for _, n := range b.t.Nodes {
-		all = append(all, nodeNS(name, n.Name))
+		if !n.IsVM() { // a VM node has its own kernel, no namespace here
+			all = append(all, nodeNS(name, n.Name))
+		}
 	}
 	for _, ns := range all {
 		// Record before creating, so a kill between the two still leaves a
@@ -148,11 +154,17 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 	for i := range b.t.Nodes {
+		if b.t.Nodes[i].IsVM() {
+			continue
+		}
 		if err := b.node(ctx, &b.t.Nodes[i]); err != nil {
 			return err
 		}
 	}
 	if err := b.neighbours(); err != nil {
+		return err
+	}
+	if err := b.vms(ctx); err != nil {
 		return err
 	}
 	if err := b.services(ctx); err != nil {

@@ -30,6 +30,7 @@ var builtins = []Builtin{
 	{"dnfs", "Direct NFS: db1 with two storage paths to a filer, the second's switch port left at 1500 (no ICMP)"},
 	{"nfs", "NFS filer (nfs-ganesha, NFSv3) and a database node on a 9000 storage network"},
 	{"pg", "PostgreSQL primary and synchronous standby over a 9000 interconnect, a client node on the 1500 public network"},
+	{"vmjumbo", "VM nodes with kernels of their own: node1..node3 at 9000, node2's switch port (a tap) left at 1500"},
 	{"galera", "MariaDB Galera cluster of three (db1..db3) over a 9000 cluster network, a client node on the 1500 public network"},
 }
 

@@ -47,6 +47,24 @@
 //	           services: a Galera member on db1..db3 replicating over ic (db1 bootstraps),
 //	           an agent on each node
 //
+//	vmjumbo    switch ic (9000), switch pub (1500): node1..node3 are VM nodes (below),
+//	           eth1 198.18.10.N fd00:10::N (ic; node2's port, its tap, at 1500),
+//	           eth0 198.18.99.N fd00:99::N (pub), each with an agent and sshd;
+//	           ops, a namespace node, eth0 198.18.99.9 fd00:99::9 (pub)
+//
+// VM nodes (a node's vm: mapping; topology_vm.go, vmnode_linux.go, package
+// vm) are virtual machines with a kernel of their own instead of
+// namespaces: Up boots each with qemu in the lab's switch namespace, every
+// link a tap there (the switch port, named and filtered as a veth port
+// would be) and a virtio NIC in the guest, found by its MAC and given the
+// link's name, MTU and addresses. The guest runs the same interlink
+// binary (its agent service, and Node.Exec / lab exec through a serial
+// command channel) and can run OpenSSH's sshd (kind sshd, from a Debian
+// image mmdebstrap builds once into the VM cache: root with the lab's key,
+// SSHIdentityFile, host keys in SSHKnownHostsFile). Down stops qemu by its recorded PID; the taps go with
+// the switch namespace and the initramfs, console and socket with the
+// lab's directory. Namespace and VM nodes mix in one lab.
+//
 // Services (a node's services list; service.go): kind agent (interlink
 // agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
 // kind postgres with role primary or standby (PostgreSQL from Debian's

@@ -95,6 +95,11 @@ func down(name string, cfg downConfig) error {
 		if serr := stopServices(st); serr != nil {
 			errs = append(errs, serr)
 		}
+		// qemu runs in the switch namespace, so killProcesses would find
+		// it too; by PID first, as recorded.
+		if verr := stopVMs(st); verr != nil {
+			errs = append(errs, verr)
+		}
 	}
 	if err := killProcesses(names, cfg); err != nil {
 		return fmt.Errorf("lab %s: %w", name, err)

@@ -13,6 +13,9 @@ import (
 // and stay there when used later from any goroutine. Goroutines fn starts do
 // NOT run in the node: they may run on any thread. fn may call t.Fatal.
 func (n *Node) Do(fn func() error) error {
+	if n.IsVM() {
+		return n.notNamespace()
+	}
 	h, err := netns.GetFromPath(nsPath(n.ns))
 	if err != nil {
 		return fmt.Errorf("lab %s: node %s: open namespace: %w", n.lab.Name(), n.spec.Name, err)
@@ -28,6 +31,9 @@ func (n *Node) Do(fn func() error) error {
 // process with the privilege (a test binary, the CLI). If cmd sets
 // SysProcAttr.Pdeathsig, the signal comes when this process ends.
 func (n *Node) Start(cmd *exec.Cmd) error {
+	if n.IsVM() {
+		return n.notNamespace()
+	}
 	h, err := netns.GetFromPath(nsPath(n.ns))
 	if err != nil {
 		return fmt.Errorf("lab %s: node %s: open namespace: %w", n.lab.Name(), n.spec.Name, err)
@@ -56,4 +62,9 @@ func (n *Node) startIn(h netns.NsHandle, cmd *exec.Cmd, errc chan<- error) {
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
 		waitExit(cmd.Process.Pid)
 	}
+}
+
+// notNamespace is the error of Do and Start on a VM node.
+func (n *Node) notNamespace() error {
+	return fmt.Errorf("lab %s: node %s is a VM with a kernel of its own, not a namespace: run commands in it with Exec (lab exec)", n.lab.Name(), n.spec.Name)
 }

@@ -76,6 +76,10 @@ func Inspect(name string) (*Status, error) {
 		s.Switches = append(s.Switches, ss)
 	}
 	for _, n := range t.Nodes {
+		if n.IsVM() {
+			s.Nodes = append(s.Nodes, inspectVM(st, swh, n, problem))
+			continue
+		}
 		ns := nodeNS(name, n.Name)
 		h, closeNode := open(ns)
 		s.Nodes = append(s.Nodes, inspectNode(h, swh, n, ns, problem))

@@ -72,9 +72,12 @@ type state struct {
 	// Services started (or being started) in the nodes, each recorded
 	// before it starts, in start order.
 	Services []serviceState `json:"services,omitempty"`
-	Complete bool           `json:"complete"` // Up finished
-	PID      int            `json:"pid"`      // the process that ran Up
-	Created  time.Time      `json:"created"`
+	// VMs booted (or being booted) for VM nodes, each recorded before its
+	// taps are made and again with qemu's PID (vmnode_linux.go).
+	VMs      []vmState `json:"vms,omitempty"`
+	Complete bool      `json:"complete"` // Up finished
+	PID      int       `json:"pid"`      // the process that ran Up
+	Created  time.Time `json:"created"`
 }
 
 func readState(lab string) (*state, error) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"time"
 )
@@ -39,4 +40,15 @@ func Inspect(name string) (*Status, error) { return nil, fmt.Errorf("lab: %w", e
 // ProcessCPU is not supported on this system.
 func (n *Node) ProcessCPU() (map[int]time.Duration, error) {
 	return nil, fmt.Errorf("lab: %w", errors.ErrUnsupported)
+}
+
+// vmPlan is Linux's (vmnode_linux.go).
+type vmPlan struct{}
+
+// IsVM reports whether the node is a virtual machine.
+func (n *Node) IsVM() bool { return n.spec.IsVM() }
+
+// Exec is not supported on this system.
+func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+	return 0, fmt.Errorf("lab: %w", errors.ErrUnsupported)
 }

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"io"
 	"syscall"
 	"time"
 )
@@ -28,12 +29,22 @@ type upConfig struct {
 	hook   func(ctx context.Context, at string, n int) error
 	status **Status
 	binary string
+	// vms is settled by Up before it builds (vmnode_linux.go); log is
+	// where Up says what takes long (fetching a kernel).
+	vms *vmPlan
+	log io.Writer
 }
 
 // WithBinary names the interlink binary that agent services run (default:
 // this process's executable, which is interlink itself except in tests).
 func WithBinary(path string) UpOption {
 	return func(c *upConfig) { c.binary = path }
+}
+
+// WithLog makes Up say on w what takes long before it builds (fetching a
+// VM node's kernel into the cache).
+func WithLog(w io.Writer) UpOption {
+	return func(c *upConfig) { c.log = w }
 }
 
 // WithStatus makes Up read the lab back from the kernel (as Inspect does)

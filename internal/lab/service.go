@@ -12,6 +12,7 @@ const (
 	KindPostgres = "postgres" // a PostgreSQL server (Role primary or standby)
 	KindNFS      = "nfs"      // nfs-ganesha exporting a directory of the lab over NFSv3
 	KindGalera   = "galera"   // a MariaDB Galera member (every galera node of the lab: one cluster)
+	KindSSHD     = "sshd"     // OpenSSH's sshd on port 22, in a VM node (vmnode.go)
 	RolePrimary  = "primary"
 	RoleStandby  = "standby"
 	// Default ports of the services, in the node's own namespace.
@@ -19,6 +20,7 @@ const (
 	PostgresPort = 5432
 	NFSPort      = 2049
 	GaleraPort   = 3306
+	SSHPort      = 22
 	// MinGalera is the smallest Galera cluster a lab builds: with three
 	// members the other two keep quorum when one is lost.
 	MinGalera = 3
@@ -101,10 +103,18 @@ func (s *ServiceSpec) check() string {
 		if s.Port == 0 {
 			s.Port = GaleraPort
 		}
+	case KindSSHD:
+		if s.Role != "" || s.Primary != "" || s.Via != "" || s.Sync {
+			return "an sshd service takes only kind"
+		}
+		if s.Port != 0 && s.Port != SSHPort {
+			return fmt.Sprintf("an sshd service listens on %d, not %d", SSHPort, s.Port)
+		}
+		s.Port = SSHPort
 	case "":
-		return "missing kind: agent, postgres (or primary, standby), nfs, galera"
+		return "missing kind: agent, postgres (or primary, standby), nfs, galera, sshd"
 	default:
-		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby, nfs, galera)", s.Kind)
+		return fmt.Sprintf("unknown kind %q (known: agent, postgres, primary, standby, nfs, galera, sshd)", s.Kind)
 	}
 	if s.Port < 1 || s.Port > 65535 {
 		return fmt.Sprintf("port %d out of range 1..65535", s.Port)

@@ -106,6 +106,9 @@ func (b *builder) services(ctx context.Context) error {
 		func(s *ServiceSpec) bool { return s.Kind == KindGalera },
 	} {
 		for i := range t.Nodes {
+			if t.Nodes[i].IsVM() {
+				continue // its guest starts its agent (vm.GuestConfig)
+			}
 			for j := range t.Nodes[i].Services {
 				if s := &t.Nodes[i].Services[j]; pass(s) {
 					pw := password

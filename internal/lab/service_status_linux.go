@@ -34,6 +34,10 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 			if first.IsValid() {
 				ss.Address = netip.AddrPortFrom(first, uint16(spec.Port)).String()
 			}
+			if n.IsVM() {
+				s.Nodes[i].Services = append(s.Nodes[i].Services, vmServiceStatus(st, &t.Nodes[i], ss, problem))
+				continue
+			}
 			var rec *serviceState
 			for k := range st.Services {
 				if st.Services[k].Node == n.Name && st.Services[k].Kind == spec.Kind {

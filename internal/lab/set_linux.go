@@ -48,6 +48,9 @@ func Set(name string, settings []Setting) (*Topology, error) {
 	for _, s := range settings {
 		touched[switchOf(nt, s.Target)] = true
 	}
+	if err := vmOnSwitches(nt, touched); err != nil {
+		return nil, err
+	}
 	handles := map[string]*netlink.Handle{}
 	defer func() {
 		for _, h := range handles {

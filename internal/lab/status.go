@@ -36,12 +36,15 @@ type SwitchStatus struct {
 // NodeStatus is a node as the kernel has it.
 type NodeStatus struct {
 	Name      string       `json:"name"`
-	Namespace string       `json:"namespace"`
+	Namespace string       `json:"namespace,omitempty"` // "" for a VM node
 	Forward   bool         `json:"forward"`
 	Links     []LinkStatus `json:"links"`
 	Routes    []RouteSpec  `json:"routes"` // routes with a gateway
 	// Services the node runs (topology services), as found now.
 	Services []ServiceStatus `json:"services,omitempty"`
+	// VM is the virtual machine of a VM node (nil for a namespace node,
+	// whose Namespace is set instead).
+	VM *VMStatus `json:"vm,omitempty"`
 }
 
 // ServiceStatus is a service of a node as found now.

@@ -66,6 +66,16 @@ func (s *Status) WriteText(out io.Writer) error {
 		}
 		fmt.Fprintf(w, "  routes %s: %s\n", n.Name, strings.Join(rs, ", "))
 	}
+	for _, n := range s.Nodes {
+		if v := n.VM; v != nil {
+			kernel := v.Kernel
+			if v.Release != "" {
+				kernel = v.Release + " (" + v.Kernel + ")"
+			}
+			fmt.Fprintf(w, "  vm %s: %s, kernel %s, %s, %s, %d CPU, pid %s, console %s\n", n.Name, v.State, kernel,
+				v.Accel, units.FormatBytes(float64(v.MemoryBytes)), v.CPUs, pidText(v.PID), v.Console)
+		}
+	}
 	writeServices(w, s)
 	fmt.Fprintf(w, "  namespaces: %s (switches), %s.NODE (nodes)\n", s.Namespace, s.Namespace)
 	for _, p := range s.Problems {
@@ -109,4 +119,11 @@ func writeServices(w io.Writer, s *Status) {
 	if token != "" {
 		fmt.Fprintf(w, "  agent token: %s\n", token)
 	}
+}
+
+func pidText(pid int) string {
+	if pid == 0 {
+		return "-"
+	}
+	return fmt.Sprint(pid)
 }

@@ -34,6 +34,8 @@ type NodeSpec struct {
 	Routes  []RouteSpec `json:"routes,omitempty"`
 	// Services the node runs while the lab is up (service.go).
 	Services []ServiceSpec `json:"services,omitempty"`
+	// VM, when not nil, makes the node a virtual machine (topology_vm.go).
+	VM *VMSpec `json:"vm,omitempty"`
 }
 
 // Addresses returns the addresses of all the node's links, in order.

@@ -32,6 +32,7 @@ type (
 		Links    []fileLink    `yaml:"links"`
 		Routes   []fileRoute   `yaml:"routes"`
 		Services []fileService `yaml:"services"`
+		VM       *fileVM       `yaml:"vm"`
 	}
 	fileLink struct {
 		Name      *string  `yaml:"name"`
@@ -218,6 +219,11 @@ func (c *converter) node(fn fileNode, switchMTU map[string]int) (NodeSpec, error
 			return n, err
 		}
 		n.Services = append(n.Services, s)
+	}
+	if fn.VM != nil {
+		if n.VM, err = c.vm(fn.VM, f+".vm"); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

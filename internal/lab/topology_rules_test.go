@@ -167,7 +167,7 @@ var rules = []struct {
 		"nodes.n1.routes[1].to", "route to 0.0.0.0/0 given twice", 7, "", 0},
 	{"service kind", serviceYAML("[{kind: smb}]"),
 		func() *lab.Topology { return serviceBuilt(lab.ServiceSpec{Kind: "smb"}) },
-		"nodes.n2.services[0]", `unknown kind "smb" (known: agent, postgres, primary, standby, nfs, galera)`, 10, "", 0},
+		"nodes.n2.services[0]", `unknown kind "smb" (known: agent, postgres, primary, standby, nfs, galera, sshd)`, 10, "", 0},
 	{"service role", serviceYAML("[{kind: postgres}]"),
 		func() *lab.Topology { return serviceBuilt(lab.ServiceSpec{Kind: lab.KindPostgres}) },
 		"nodes.n2.services[0]", "missing role: primary or standby", 10, "", 0},

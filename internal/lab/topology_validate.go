@@ -95,6 +95,9 @@ func (v *validator) topology() *TopologyError {
 		if err := v.routes(n, f); err != nil {
 			return err
 		}
+		if err := v.vm(n, f); err != nil {
+			return err
+		}
 	}
 	return v.services()
 }

@@ -28,6 +28,9 @@ func (t *Topology) MarshalYAML() (any, error) {
 		if n.Forward {
 			add(nn, "forward", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
 		}
+		if n.VM != nil {
+			add(nn, "vm", vmYAML(n.VM))
+		}
 		if len(n.Links) > 0 {
 			links := &yaml.Node{Kind: yaml.SequenceNode}
 			for _, l := range n.Links {
@@ -87,6 +90,19 @@ func (t *Topology) MarshalYAML() (any, error) {
 	}
 	add(root, "nodes", nodes)
 	return root, nil
+}
+
+// vmYAML is a node's vm: mapping, every default spelled out.
+func vmYAML(v *VMSpec) *yaml.Node {
+	vn := flowMap()
+	for _, kv := range [][2]string{{"kernel", v.Kernel}, {"modules", v.Modules}} {
+		if kv[1] != "" {
+			add(vn, kv[0], str(kv[1]))
+		}
+	}
+	add(vn, "memory", num(v.MemoryBytes))
+	add(vn, "cpus", num(int64(v.CPUs)))
+	return vn
 }
 
 func mapNode() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode} }

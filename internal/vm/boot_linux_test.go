@@ -1,0 +1,173 @@
+package vm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/testbin"
+)
+
+var interlinkBin string
+
+func TestMain(m *testing.M) {
+	bin, cleanup, err := testbin.Build("interlink-vm-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	interlinkBin = bin
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// testKernel fetches (once) Debian's kernel into the cache, as lab up
+// does (refreshing a stale package list once).
+func testKernel(t *testing.T) *Kernel {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("VM tests need root (qemu's taps, the kernel cache)")
+	}
+	if _, err := exec.LookPath(Qemu); err != nil {
+		t.Fatalf("%s not found: apt-get install qemu-system-x86 busybox-static", Qemu)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	k, err := DebianKernel(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kernel %s (%s) in %s", k.Release, k.Source, time.Since(start).Round(time.Millisecond))
+	return k
+}
+
+// TestBootExec boots one guest without links and runs commands in it
+// through the serial channel: exit codes, stderr, output larger than a
+// frame arriving intact, the guest's own kernel.
+func TestBootExec(t *testing.T) {
+	k := testKernel(t)
+	dir := t.TempDir()
+	init := filepath.Join(dir, "initramfs")
+	if err := WriteInitramfs(init, k, interlinkBin, &GuestConfig{Lab: "t", Node: "g1"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	accel, why := Accel(ctx, k)
+	t.Logf("accel %s: %s", accel, why)
+	s := &Spec{Name: "test.g1", Kernel: k, Initramfs: init, MemoryBytes: 256 << 20, CPUs: 1, Dir: dir, Accel: accel}
+	start := time.Now()
+	m, err := Boot(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stopPID(t, m.PID)
+		if t.Failed() {
+			data, _ := os.ReadFile(m.Console)
+			t.Logf("console:\n%s", data)
+		}
+	})
+	if err := m.WaitReady(ctx, s.Name, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest up in %s", time.Since(start).Round(time.Millisecond))
+	run := func(argv ...string) (string, string, int) {
+		t.Helper()
+		var out, errb bytes.Buffer
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		code, err := Exec(ctx, m.Channel, Request{Argv: argv}, &out, &errb)
+		if err != nil {
+			t.Fatalf("%v: %v", argv, err)
+		}
+		return out.String(), errb.String(), code
+	}
+	if out, _, code := run("uname", "-r"); code != 0 || strings.TrimSpace(out) != k.Release {
+		t.Errorf("uname -r = %q (exit %d), want the guest's kernel %s", out, code, k.Release)
+	}
+	if out, _, code := run("hostname"); code != 0 || strings.TrimSpace(out) != "g1" {
+		t.Errorf("hostname = %q (exit %d), want g1", out, code)
+	}
+	if _, errs, code := run("sh", "-c", "echo oops >&2; exit 7"); code != 7 || errs != "oops\n" {
+		t.Errorf("exit %d stderr %q, want 7 and oops", code, errs)
+	}
+	if _, _, code := run("sh", "-c", "kill -9 $$"); code != 128+9 {
+		t.Errorf("killed by SIGKILL: exit %d, want 137", code)
+	}
+	// 200 KB of random bytes (every value), across many frames, through
+	// a raw line.
+	t0 := time.Now()
+	out, _, code := run("sh", "-c", "head -c 200000 /dev/urandom > /tmp/r && cat /tmp/r")
+	if code != 0 || len(out) != 200000 {
+		t.Fatalf("big output: %d bytes, exit %d", len(out), code)
+	}
+	t.Logf("200000 bytes in %s", time.Since(t0).Round(time.Millisecond))
+	sum, _, _ := run("sha256sum", "/tmp/r")
+	if got := fmt.Sprintf("%x", sha256.Sum256([]byte(out))); !strings.HasPrefix(sum, got) {
+		t.Errorf("200000 bytes arrived changed: sha256 %s here, %s in the guest", got, sum)
+	}
+	var out2, err2 bytes.Buffer
+	if _, err := Exec(ctx, m.Channel, Request{Argv: []string{"/nonexistent"}}, &out2, &err2); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("a missing program: %v, want its error", err)
+	}
+	data, _ := os.ReadFile(m.Console)
+	t.Logf("console:\n%s", data)
+}
+
+func stopPID(t *testing.T, pid int) {
+	syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100; i++ {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("qemu %d still there", pid)
+}
+
+// TestImageRelease: the release in the header of Debian's image is the
+// one its package names.
+func TestImageRelease(t *testing.T) {
+	k := testKernel(t)
+	if got := ImageRelease(k.Image); got != k.Release {
+		t.Errorf("ImageRelease = %q, want %q", got, k.Release)
+	}
+	if got := ImageRelease("testdata/meminfo-debian12"); got != "" {
+		t.Errorf("ImageRelease(not a kernel) = %q, want \"\"", got)
+	}
+}
+
+// TestDebianSSHD: the sshd kept from the mmdebstrap image is whole: its
+// closure resolves inside the kept directory alone, and nothing of the
+// build is left in the cache.
+func TestDebianSSHD(t *testing.T) {
+	testKernel(t) // root, and what the machine needs
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := time.Now()
+	dir, err := DebianSSHD(ctx, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("sshd in %s (%s)", dir, time.Since(start).Round(time.Millisecond))
+	files, err := programClosure(dir, sshdPath)
+	if err != nil {
+		t.Fatalf("the kept sshd is not whole: %v", err)
+	}
+	if len(files) < 5 {
+		t.Errorf("sshd needs %d files, want its linker and libraries too: %v", len(files), files)
+	}
+	if stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*")); len(stale) > 0 {
+		t.Errorf("left in the cache: %v", stale)
+	}
+}

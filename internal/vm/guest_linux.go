@@ -1,0 +1,255 @@
+package vm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadyLine is what the guest prints on its console when its links are
+// configured, its agent answers and it serves commands.
+const ReadyLine = "interlink-guest: ready"
+
+// Guest is the guest's side, run by the initramfs's init as `interlink lab
+// guest CONFIG`: it configures the links and routes of the node, starts
+// its agent, prints ReadyLine on console and serves commands on
+// ChannelDevice until ctx ends.
+func Guest(ctx context.Context, configPath string, console io.Writer) error {
+	data, err := os.ReadFile(configPath)
+	if err != nil {
+		return fmt.Errorf("guest: %w", err)
+	}
+	var cfg GuestConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return fmt.Errorf("guest: %s: %w", configPath, err)
+	}
+	if err := configure(&cfg); err != nil {
+		return fmt.Errorf("guest: %w", err)
+	}
+	if cfg.AgentPort != 0 {
+		if err := startAgent(ctx, &cfg); err != nil {
+			return fmt.Errorf("guest: %w", err)
+		}
+	}
+	if cfg.SSHD != nil {
+		if err := startSSHD(ctx); err != nil {
+			return fmt.Errorf("guest: %w", err)
+		}
+	}
+	ch, err := openChannel(ChannelDevice)
+	if err != nil {
+		return fmt.Errorf("guest: %w", err)
+	}
+	defer ch.Close()
+	up, _ := os.ReadFile("/proc/uptime")
+	fmt.Fprintf(console, "%s at %s s\n", ReadyLine, strings.Fields(string(up) + " ?")[0])
+	return serve(ctx, ch, []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node})
+}
+
+// startAgent starts `interlink agent` in a session of its own and waits
+// until it answers on loopback (20 s: a guest in software emulation is
+// slow to start a 40 MB binary).
+func startAgent(ctx context.Context, cfg *GuestConfig) error {
+	if err := os.MkdirAll("/run/interlink", 0o700); err != nil {
+		return err
+	}
+	token := "/run/interlink/agent.token"
+	if err := os.WriteFile(token, []byte(cfg.AgentToken), 0o600); err != nil {
+		return err
+	}
+	log, err := os.Create("/run/interlink/agent.log")
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	port := strconv.Itoa(cfg.AgentPort)
+	cmd := exec.Command(self, "agent", "--listen", "0.0.0.0:"+port, "--token-file", token)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	go cmd.Wait()
+	return waitPort(ctx, "agent", port)
+}
+
+// startSSHD starts sshd in the foreground of a session of its own and
+// waits until it answers on port 22.
+func startSSHD(ctx context.Context) error {
+	for _, d := range []string{"/run/sshd", "/run/interlink"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	log, err := os.Create("/run/interlink/sshd.log")
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(sshdPath, "-D", "-e", "-f", "/etc/ssh/sshd_config")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("sshd: %w", err)
+	}
+	go cmd.Wait()
+	return waitPort(ctx, "sshd", "22")
+}
+
+// waitPort waits until something answers on loopback at port, 20 s at
+// most (a guest in software emulation is slow to start a program).
+func waitPort(ctx context.Context, what, port string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+port, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s: no answer on port %s within 20s: %w", what, port, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// openChannel opens the serial port raw (cfmakeraw): 8 bits, no echo, no
+// line editing, no translation.
+func openChannel(dev string) (*os.File, error) {
+	f, err := os.OpenFile(dev, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("channel: %w", err)
+	}
+	t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("channel %s: %w", dev, err)
+	}
+	t.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON | unix.IXOFF
+	t.Oflag &^= unix.OPOST
+	t.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+	t.Cflag &^= unix.CSIZE | unix.PARENB | unix.CBAUD
+	t.Cflag |= unix.CS8 | unix.CLOCAL | unix.CREAD | unix.B115200
+	t.Ispeed, t.Ospeed = unix.B115200, unix.B115200
+	t.Cc[unix.VMIN], t.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, t); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("channel %s: %w", dev, err)
+	}
+	return f, nil
+}
+
+// serve runs the commands the host sends on ch, each in its own goroutine,
+// until ctx ends.
+func serve(ctx context.Context, ch io.ReadWriter, env []string) error {
+	fw := &frameWriter{w: ch}
+	var mu sync.Mutex
+	running := map[uint32]*os.Process{}
+	r := bufio.NewReader(ch)
+	for ctx.Err() == nil {
+		f, err := readFrame(r)
+		if errors.Is(err, errShortRead) {
+			time.Sleep(100 * time.Millisecond) // a tty read error: try again
+			continue
+		}
+		switch f.typ {
+		case frameRequest:
+			var req Request
+			if err := json.Unmarshal(f.payload, &req); err != nil || len(req.Argv) == 0 {
+				sendExit(fw, f.id, exitFrame{Code: 127, Error: "bad request"})
+				continue
+			}
+			go func(id uint32) {
+				x := runCommand(req, env, fw, id, func(p *os.Process) {
+					mu.Lock()
+					running[id] = p
+					mu.Unlock()
+				})
+				mu.Lock()
+				delete(running, id)
+				mu.Unlock()
+				sendExit(fw, id, x)
+			}(f.id)
+		case frameSignal:
+			mu.Lock()
+			p := running[f.id]
+			mu.Unlock()
+			if p != nil && len(f.payload) == 1 {
+				p.Signal(syscall.Signal(f.payload[0]))
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+func sendExit(fw *frameWriter, id uint32, x exitFrame) {
+	body, _ := json.Marshal(x)
+	fw.send(frame{typ: frameExit, id: id, payload: body})
+}
+
+// runCommand runs req, sending its output as frames; started is told the
+// process once it runs.
+func runCommand(req Request, env []string, fw *frameWriter, id uint32, started func(*os.Process)) exitFrame {
+	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	cmd.Env = append(append(os.Environ(), env...), req.Env...)
+	cmd.Dir = "/root"
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if err := cmd.Start(); err != nil {
+		return exitFrame{Code: 127, Error: err.Error()}
+	}
+	started(cmd.Process)
+	var wg sync.WaitGroup
+	for _, p := range []struct {
+		r   *io.PipeReader
+		typ byte
+	}{{outR, frameStdout}, {errR, frameStderr}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 4096)
+			for {
+				n, err := p.r.Read(buf)
+				if n > 0 {
+					fw.data(p.typ, id, buf[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	err := cmd.Wait()
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return exitFrame{Code: 128 + int(ws.Signal())}
+		}
+		return exitFrame{Code: ee.ExitCode()}
+	}
+	if err != nil {
+		return exitFrame{Code: 127, Error: err.Error()}
+	}
+	return exitFrame{}
+}

@@ -1,0 +1,168 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Qemu is the emulator VMs run in (Debian's qemu-system-x86).
+var Qemu = "qemu-system-x86_64"
+
+// Spec is one VM to boot.
+type Spec struct {
+	Name        string  // for qemu's -name and errors (LAB.NODE)
+	Kernel      *Kernel // booted with Initramfs
+	Initramfs   string
+	MemoryBytes int64
+	CPUs        int
+	NICs        []NIC
+	// Dir holds the VM's files: console.log, channel.sock, qemu.log.
+	Dir string
+	// Accel is "kvm" or "tcg" (Accel gives it).
+	Accel string
+	// Start starts qemu where its taps are (a lab's switch namespace);
+	// nil starts it here.
+	Start func(*exec.Cmd) error
+}
+
+// NIC is one network interface of a VM: a tap that exists (qemu opens it
+// by name where it runs), the guest's MAC and its largest MTU.
+type NIC struct {
+	Tap string
+	MAC string
+	MTU int
+}
+
+// Machine is a VM that runs.
+type Machine struct {
+	PID     int
+	Accel   string
+	Console string // the console's file
+	Channel string // the command channel's unix socket (Exec)
+	exited  chan error
+}
+
+// Console and channel file names in Spec.Dir.
+const (
+	ConsoleFile = "console.log"
+	ChannelFile = "channel.sock"
+	qemuLog     = "qemu.log"
+)
+
+// Args returns qemu's arguments for s.
+func (s *Spec) Args() ([]string, error) {
+	for _, p := range []string{s.Dir, s.Kernel.Image, s.Initramfs} {
+		// qemu's option syntax has no quoting for a comma in a path.
+		if strings.Contains(p, ",") {
+			return nil, fmt.Errorf("vm %s: path %q has a comma, which qemu's options cannot take", s.Name, p)
+		}
+	}
+	// sun_path holds 108 bytes with its terminating NUL.
+	if sock := filepath.Join(s.Dir, ChannelFile); len(sock) > 107 {
+		return nil, fmt.Errorf("vm %s: the command channel's socket path %s is longer than a unix socket's 107 bytes (use a shorter INTERLINK_LAB_DIR)", s.Name, sock)
+	}
+	cpu := "max"
+	if s.Accel == "kvm" {
+		cpu = "host"
+	}
+	args := []string{"-name", s.Name, "-nodefaults", "-display", "none", "-no-reboot",
+		"-accel", s.Accel, "-cpu", cpu, "-m", strconv.FormatInt(s.MemoryBytes>>20, 10), "-smp", strconv.Itoa(s.CPUs),
+		"-kernel", s.Kernel.Image, "-initrd", s.Initramfs,
+		"-append", "console=ttyS0 panic=-1 loglevel=4",
+		"-serial", "file:" + filepath.Join(s.Dir, ConsoleFile),
+		"-serial", "unix:" + filepath.Join(s.Dir, ChannelFile) + ",server=on,wait=off",
+	}
+	for i, n := range s.NICs {
+		id := "n" + strconv.Itoa(i)
+		args = append(args, "-netdev", "tap,id="+id+",ifname="+n.Tap+",script=no,downscript=no",
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=%s,mac=%s,host_mtu=%d,romfile=", id, n.MAC, n.MTU))
+	}
+	return args, nil
+}
+
+// Boot starts the VM and returns once qemu runs (WaitReady waits for the
+// guest). qemu runs in a session of its own: it outlives the caller, and
+// whoever records Machine.PID stops it.
+func Boot(s *Spec) (*Machine, error) {
+	args, err := s.Args()
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(s.Dir, qemuLog))
+	if err != nil {
+		return nil, fmt.Errorf("vm %s: %w", s.Name, err)
+	}
+	defer log.Close()
+	cmd := exec.Command(Qemu, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	start := s.Start
+	if start == nil {
+		start = func(c *exec.Cmd) error { return c.Start() }
+	}
+	if err := start(cmd); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("vm %s: %s not found (install qemu-system-x86)", s.Name, Qemu)
+		}
+		return nil, fmt.Errorf("vm %s: start %s: %w", s.Name, Qemu, err)
+	}
+	m := &Machine{PID: cmd.Process.Pid, Accel: s.Accel, Console: filepath.Join(s.Dir, ConsoleFile),
+		Channel: filepath.Join(s.Dir, ChannelFile), exited: make(chan error, 1)}
+	go func() { m.exited <- cmd.Wait() }()
+	return m, nil
+}
+
+// WaitReady waits until the guest prints ReadyLine on its console, at most
+// timeout. Its error names what happened (qemu's own complaint, or the
+// console's last lines); the caller stops the VM.
+func (m *Machine) WaitReady(ctx context.Context, name string, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if data, _ := os.ReadFile(m.Console); strings.Contains(string(data), ReadyLine) {
+			return nil
+		}
+		select {
+		case err := <-m.exited:
+			if data, _ := os.ReadFile(m.Console); strings.Contains(string(data), ReadyLine) {
+				return fmt.Errorf("vm %s: the guest stopped after it came up: %s", name, tail(m.Console, 3))
+			}
+			qlog, _ := os.ReadFile(filepath.Join(filepath.Dir(m.Console), qemuLog))
+			if msg := lastLine(string(qlog)); msg != "" {
+				return fmt.Errorf("vm %s: qemu ended (%v): %s", name, err, msg)
+			}
+			return fmt.Errorf("vm %s: the guest stopped before it came up (%v); console: %s", name, err, tail(m.Console, 3))
+		case <-deadline.C:
+			return fmt.Errorf("vm %s: the guest did not come up within %s (%s); console: %s", name, timeout, m.Accel, tail(m.Console, 3))
+		case <-ctx.Done():
+			return fmt.Errorf("vm %s: %w", name, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// tail returns the last n non-empty lines of a file, joined by " | ", or
+// "(empty)".
+func tail(path string, n int) string {
+	data, _ := os.ReadFile(path)
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(strings.ReplaceAll(l, "\r", "")); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return "(empty)"
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}

@@ -1,0 +1,39 @@
+package vm
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestArgs: qemu's command line for a VM with one NIC, and the paths qemu
+// cannot take.
+func TestArgs(t *testing.T) {
+	s := &Spec{Name: "l.n1", Kernel: &Kernel{Image: "/k/vmlinuz"}, Initramfs: "/d/initramfs", MemoryBytes: 512 << 20,
+		CPUs: 2, Dir: "/d", Accel: "tcg", NICs: []NIC{{Tap: "n1-eth1", MAC: "52:54:00:01:02:03", MTU: 9000}}}
+	args, err := s.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Join(args, " ")
+	for _, want := range []string{"-accel tcg -cpu max -m 512 -smp 2", "-kernel /k/vmlinuz -initrd /d/initramfs",
+		"-serial file:/d/console.log", "-serial unix:/d/channel.sock,server=on,wait=off",
+		"-netdev tap,id=n0,ifname=n1-eth1,script=no,downscript=no",
+		"-device virtio-net-pci,netdev=n0,mac=52:54:00:01:02:03,host_mtu=9000,romfile="} {
+		if !strings.Contains(line, want) {
+			t.Errorf("qemu %s\nlacks %q", line, want)
+		}
+	}
+	s.Accel = "kvm"
+	if args, _ := s.Args(); !slices.Contains(args, "host") {
+		t.Errorf("kvm: %v, want -cpu host", args)
+	}
+	s.Dir = "/a,b"
+	if _, err := s.Args(); err == nil || !strings.Contains(err.Error(), "comma") {
+		t.Errorf("a comma in a path: %v", err)
+	}
+	s.Dir = "/" + strings.Repeat("x", 100)
+	if _, err := s.Args(); err == nil || !strings.Contains(err.Error(), "107 bytes") {
+		t.Errorf("a long socket path: %v", err)
+	}
+}
