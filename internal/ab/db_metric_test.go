@@ -46,3 +46,26 @@ func mustMetric(t *testing.T, s string) Metric {
 	}
 	return m
 }
+
+// TestDBMetricNotMeasured: a db run whose interface counters or WAL
+// position could not be read says so in the section's "error" and leaves
+// its figures 0; taking that 0 as the run's packets or WAL per
+// transaction would put a false value in the medians. The metric fails
+// for that run, naming the section and why; the others still extract.
+func TestDBMetricNotMeasured(t *testing.T) {
+	doc := `{"schema":"interlink.db/v1","tps":612.5,"latency":{"p50_ns":7000000},
+		"local":{"interface":"","packets_per_tx":0,"cpu_ns_per_tx":0,"error":"route to 10.0.0.2: no interface"},
+		"wal":{"bytes":0,"bytes_per_tx":0,"error":"the server is a standby: the WAL is the primary's"}}`
+	for name, want := range map[string]string{
+		"packets_per_tx":   "metric packets_per_tx: local not measured in this run: route to 10.0.0.2: no interface",
+		"wal_bytes_per_tx": "metric wal_bytes_per_tx: wal not measured in this run: the server is a standby: the WAL is the primary's",
+	} {
+		_, err := mustMetric(t, name).Extract([]byte(doc), ParseJSON([]byte(doc)), 0)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+	if v, err := mustMetric(t, "tps").Extract([]byte(doc), ParseJSON([]byte(doc)), 0); err != nil || v != 612.5 {
+		t.Errorf("tps: %v, %v", v, err)
+	}
+}

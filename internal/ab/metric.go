@@ -244,6 +244,9 @@ func (m Metric) extractKnown(doc any) (float64, error) {
 	}
 	if len(k.path) > 0 && k.path[0] == "" {
 		// A document without flows (db): the path starts at the top.
+		if err := unmeasured(doc, k.path[1:], m.Name); err != nil {
+			return 0, err
+		}
 		return number(lookup(doc, k.path[1:]), m.Name, strings.Join(k.path[1:], "."))
 	}
 	flows, _ := lookup(doc, []string{"flows"}).([]any)
@@ -298,6 +301,25 @@ func lookup(doc any, path []string) any {
 		}
 	}
 	return doc
+}
+
+// unmeasured refuses a figure whose section of the document says it was
+// not measured: a db run whose counters or WAL position could not be read
+// sets the section's "error" and leaves its figures 0 (interface
+// counters, WAL bytes), and a 0 taken as a run's value would enter the
+// medians and the verdict as a real one. The run fails as a run whose
+// JSON lacks the metric does (left out with --keep-going).
+func unmeasured(doc any, path []string, name string) error {
+	for i := 1; i < len(path); i++ {
+		sec, ok := lookup(doc, path[:i]).(map[string]any)
+		if !ok {
+			continue
+		}
+		if e, _ := sec["error"].(string); e != "" {
+			return fmt.Errorf("metric %s: %s not measured in this run: %s", name, strings.Join(path[:i], "."), e)
+		}
+	}
+	return nil
 }
 
 func number(v any, name, path string) (float64, error) {

@@ -72,7 +72,10 @@ type MetricDiff struct {
 	// detectable difference" (the interval includes 0, or its p-value
 	// does not survive Holm's correction: the text says which), or "no
 	// verdict: too few reports for 95 % (need 4 a side)" (the interval
-	// did not reach the level; Shift.Achieved says the level it has).
+	// did not reach the level; Shift.Achieved says the level it has), or
+	// "no verdict: N report(s) before and M after have this figure; ..."
+	// (a diff of several reports a side where one side has the figure
+	// once: no statistics).
 	Verdict string `json:"verdict"`
 }
 
@@ -302,11 +305,23 @@ func compareMetric(m metric, before, after []*Instance, conf float64, oneSample 
 
 // verdict judges one metric with one sample per side by the size of the
 // change alone (and says so in the document's note); with more it makes
-// the statistics and leaves the verdict pending, for judgeFamily.
+// the statistics and leaves the verdict pending, for judgeFamily. In a
+// diff of several reports a side, a metric that only one report of a side
+// has (the others lack the figure or have no samples for it: an idle
+// instance's ping or receive time) has no statistics and gets no
+// verdict: judged by the size of the change, as a one-report diff is, it
+// would be a better or worse at no stated level among metrics judged at
+// 95 %, and would set the exit code.
 func verdict(md *MetricDiff, conf float64, oneSample bool) string {
 	changed := false
 	up := md.MedianAfter > md.MedianBefore
-	if oneSample || len(md.Before) < 2 || len(md.After) < 2 {
+	if !oneSample && (len(md.Before) < 2 || len(md.After) < 2) {
+		if sameEverywhere(md) {
+			return "unchanged"
+		}
+		return fmt.Sprintf("no verdict: %d report(s) before and %d after have this figure; %s", len(md.Before), len(md.After), stats.TooFew("reports", conf))
+	}
+	if oneSample {
 		changed = stats.OneSampleChanged(md.MedianBefore, md.MedianAfter)
 		if !changed {
 			return "unchanged"

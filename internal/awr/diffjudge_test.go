@@ -121,3 +121,49 @@ func copyJitter(rng *rand.Rand, dst, src reflect.Value) {
 		dst.Set(src)
 	}
 }
+
+// TestDiffFigureOnOneReportOfASide: two reports a side, one of the after
+// reports from an idle instance (ping to target 2 counted 0 times, no
+// block received, so no receive times). Those metrics have one sample
+// after: they get no statistics and no verdict (before, the size of the
+// change judged them "worse" and "better" among metrics judged at 95 %,
+// and the worse set exit code 1), and the idle report's missing figures
+// are not medians of 0.
+func TestDiffFigureOnOneReportOfASide(t *testing.T) {
+	lost96 := parseString(t, read(t, "19c-public-layout-lost96.html"), "lost96")
+	lost21 := parseString(t, read(t, "19c-public-layout-lost21.html"), "lost21")
+	idle := parseString(t, read(t, "19c-public-layout-idle.html"), "idle")
+	idle.DBID = lost96.DBID // the same database, its instance idle this time
+	d := Compare([]Report{*lost96, *lost21}, []Report{*idle, *lost96}, 0.95)
+	if len(d.Instances) != 1 {
+		t.Fatalf("%d instances compared, want 1", len(d.Instances))
+	}
+	seen := map[string]bool{}
+	for _, m := range d.Instances[0].Metrics {
+		switch m.Metric {
+		case "gc_cr_receive_ms", "ping_8k_ms to 2", "ping_500b_ms to 2":
+			seen[m.Metric] = true
+			if len(m.After) != 1 {
+				t.Errorf("%s: after %v, want the one report that has it", m.Metric, m.After)
+			}
+			want := "no verdict: 2 report(s) before and 1 after have this figure; too few reports for 95 % (need 4 a side)"
+			if m.Verdict != want {
+				t.Errorf("%s: verdict %q, want %q", m.Metric, m.Verdict, want)
+			}
+			if m.MedianAfter == 0 {
+				t.Errorf("%s: after median 0: the idle report's absent figure was counted", m.Metric)
+			}
+		case "gc_current_receive_ms":
+			// 1.1027 in both lost reports: the same value everywhere.
+			if m.Verdict != "unchanged" {
+				t.Errorf("%s: %q, want unchanged (one value everywhere)", m.Metric, m.Verdict)
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("compared %v; want the cr receive time and both pings to 2", seen)
+	}
+	if d.Worsened != 0 || d.Improved != 0 {
+		t.Errorf("%d worse, %d better: no metric reaches 95 %% with two reports a side", d.Worsened, d.Improved)
+	}
+}

@@ -85,6 +85,30 @@ func TestReadersHostileFiles(t *testing.T) {
 			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
 		})
 	}
+
+	// report - reads standard input whole; a pipe whose writer stays open
+	// (or a terminal) blocks that read, which a signal did not end: the
+	// process caught SIGINT and SIGTERM for its context and read on.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run("report - stopped by "+sig.String(), func(t *testing.T) {
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			defer pw.Close()
+			pw.WriteString(`{"schema": "interlink.check/v1",`)
+			out := filepath.Join(dir, "stdin.html")
+			_, errOut, code, took := runUntilSignalIn(t, pr, bin, 500*time.Millisecond, sig, "report", "-", "-o", out)
+			if took > time.Second || code != ExitUnknown || errOut != "interlink: report: -: interrupted before it was read\n" {
+				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, errOut)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s written from an interrupted read", out)
+			}
+			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
+		})
+	}
 }
 
 // runUntilSignal starts the built binary, sends it sig after delay and
@@ -92,9 +116,19 @@ func TestReadersHostileFiles(t *testing.T) {
 // it fails the test when the binary still runs 5 s after the signal.
 func runUntilSignal(t *testing.T, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
 	t.Helper()
+	return runUntilSignalIn(t, nil, bin, delay, sig, args...)
+}
+
+// runUntilSignalIn is runUntilSignal with the binary's standard input
+// read from stdin (nil: none).
+func runUntilSignalIn(t *testing.T, stdin *os.File, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

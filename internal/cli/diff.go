@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -84,7 +85,7 @@ file that is not one). Fit for cron and monitoring.`,
 					st.Close()
 				}
 			}()
-			base, cur, err := diffRefs(args, history)
+			base, cur, err := diffRefs(cmd.Context(), args, history)
 			if err != nil {
 				return err
 			}
@@ -114,16 +115,16 @@ file that is not one). Fit for cron and monitoring.`,
 }
 
 // diffRefs resolves the arguments to the baseline and the result.
-func diffRefs(args []string, history func() (*store.Store, error)) (base, cur drift.Ref, err error) {
+func diffRefs(ctx context.Context, args []string, history func() (*store.Store, error)) (base, cur drift.Ref, err error) {
 	switch len(args) {
 	case 2:
-		if base, err = resolveRef(args[0], history); err != nil {
+		if base, err = resolveRef(ctx, args[0], history); err != nil {
 			return
 		}
-		cur, err = resolveRef(args[1], history)
+		cur, err = resolveRef(ctx, args[1], history)
 		return
 	case 1:
-		if base, err = resolveRef(args[0], history); err != nil {
+		if base, err = resolveRef(ctx, args[0], history); err != nil {
 			return
 		}
 		st, err := history()
@@ -158,9 +159,9 @@ func diffRefs(args []string, history func() (*store.Store, error)) (base, cur dr
 
 // resolveRef reads a file when arg names one, else looks up an id or a
 // baseline name in the history.
-func resolveRef(arg string, history func() (*store.Store, error)) (drift.Ref, error) {
+func resolveRef(ctx context.Context, arg string, history func() (*store.Store, error)) (drift.Ref, error) {
 	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
-		data, err := readResult(arg, new(bool))
+		data, err := readResult(ctx, arg, new(bool))
 		if err != nil {
 			return drift.Ref{}, usageError("diff: %s", strings.TrimPrefix(err.Error(), "report: "))
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -57,7 +58,7 @@ interlink result (nothing is written then).`,
 			p := report.Page{Title: title, Generated: time.Now()}
 			stdin := false
 			for _, name := range args {
-				data, err := readResult(name, &stdin)
+				data, err := readResult(cmd.Context(), name, &stdin)
 				if err != nil {
 					return err
 				}
@@ -84,8 +85,10 @@ interlink result (nothing is written then).`,
 
 // readResult reads one result file ("-": standard input, once), bounded;
 // a path must be a regular file (a FIFO, a device or a directory is
-// refused before a byte is read).
-func readResult(name string, stdin *bool) ([]byte, error) {
+// refused before a byte is read). It returns when ctx ends (Ctrl-C,
+// SIGTERM) even while a read blocks: standard input left open, a hung NFS
+// server.
+func readResult(ctx context.Context, name string, stdin *bool) ([]byte, error) {
 	var data []byte
 	var err error
 	if name == "-" {
@@ -93,13 +96,15 @@ func readResult(name string, stdin *bool) ([]byte, error) {
 			return nil, usageError("report: standard input (-) given twice")
 		}
 		*stdin = true
-		data, err = readfile.ReadLimited(os.Stdin, "standard input", maxResultBytes)
+		data, err = readfile.ReadLimitedContext(ctx, os.Stdin, "standard input", maxResultBytes)
 	} else {
-		data, err = readfile.ReadAll(name, maxResultBytes)
+		data, err = readfile.ReadAllContext(ctx, name, maxResultBytes)
 	}
 	switch {
 	case errors.Is(err, readfile.ErrTooLarge):
 		return nil, usageError("report: %s is larger than %d MiB; not a result file", termtext.Clean(name), maxResultBytes>>20)
+	case ctx.Err() != nil:
+		return nil, usageError("report: %s: interrupted before it was read", termtext.Clean(name))
 	case errors.Is(err, readfile.ErrNotRegular):
 		return nil, usageError("report: %s; not a result file", termtext.Clean(err.Error()))
 	case err != nil:

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/interlink/interlink/internal/shellq"
 )
 
 // DefaultStall is how long a transfer to or from a node may stand still
@@ -71,8 +73,10 @@ func (e *stallError) Error() string {
 		if e.Retransmits > 0 {
 			ev += fmt.Sprintf(", %d segments retransmitted unanswered", e.Retransmits)
 		}
+		// The command is for a person to paste: an IPv6 address with its
+		// zone (fe80::1%eth0) is quoted as replica quotes names.
 		msg = fmt.Sprintf("transfer stopped moving at %s (%s): likely an MTU blackhole on the management path (large segments dropped); check the path MTU to %s (interlink pmtu --icmp %s)",
-			at, ev, e.To, e.To)
+			at, ev, e.To, shellq.Quote(e.To))
 	}
 	if e.stopped != nil {
 		return e.stopped.Error() + " while the transfer stood still: " + msg

@@ -112,8 +112,11 @@ func (e *myEngine) end(ctx context.Context, res *Result) {
 		after, err := wsrepStatus(ctx, m.db)
 		switch {
 		case err != nil:
-			r.Error = mysqlHint(m.target, err)
-			res.Errors = append(res.Errors, "server "+r.Name+" at the end: "+r.Error)
+			// Its Galera figures would be the start's states and no
+			// counts: left out as at the start, the error says why.
+			r.Galera = nil
+			r.Error = "status not read at the end, counters left out: " + mysqlHint(m.target, err)
+			res.Errors = append(res.Errors, "server "+r.Name+" at the end: "+mysqlHint(m.target, err))
 		case r.Galera != nil:
 			*r.Galera = galeraDelta(e.before[i], after)
 		}

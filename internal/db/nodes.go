@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/interlink/interlink/internal/counters"
@@ -35,10 +36,14 @@ type NodeCost struct {
 	TCPRetransSegs int64       `json:"tcp_retrans_segs"`
 	// ProcessCPU is the CPU time (user + system) the node's processes
 	// spent during the run (those alive at its end), in all and per
-	// committed transaction; not measured without NodeProbe.CPU.
-	ProcessCPU      int64   `json:"process_cpu_ns"`
-	ProcessCPUPerTx float64 `json:"process_cpu_ns_per_tx"`
-	Error           string  `json:"error,omitempty"`
+	// committed transaction; absent without NodeProbe.CPU or when it
+	// failed at the start or the end (CPUError says why), never 0.
+	ProcessCPU      *int64   `json:"process_cpu_ns,omitempty"`
+	ProcessCPUPerTx *float64 `json:"process_cpu_ns_per_tx,omitempty"`
+	CPUError        string   `json:"process_cpu_error,omitempty"`
+	// Error is why the node's counters could not be read at the start or
+	// the end: the node is then left out of LabCost's sums.
+	Error string `json:"error,omitempty"`
 }
 
 // LabCost adds up the lab's nodes: each interface name over every node
@@ -58,8 +63,14 @@ type LabCost struct {
 	TCPOutSegs      int64                `json:"tcp_out_segs"`
 	TCPOutSegsPerTx float64              `json:"tcp_out_segs_per_tx"`
 	TCPRetransSegs  int64                `json:"tcp_retrans_segs"`
-	ProcessCPU      int64                `json:"process_cpu_ns"`
-	ProcessCPUPerTx float64              `json:"process_cpu_ns_per_tx"`
+	// ProcessCPU is absent when a node summed has no CPU figure: a sum
+	// without it would read as a lower cost.
+	ProcessCPU      *int64   `json:"process_cpu_ns,omitempty"`
+	ProcessCPUPerTx *float64 `json:"process_cpu_ns_per_tx,omitempty"`
+	// Nodes is how many nodes the sums hold; LeftOut names those whose
+	// counters could not be read (NodeCost.Error), left out of the sums.
+	Nodes   int      `json:"nodes"`
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // IfaceCost is one interface's traffic during the run.
@@ -76,21 +87,25 @@ type IfaceCost struct {
 	BytesPerTx   float64 `json:"bytes_per_tx"`
 }
 
-// nodeMeter holds each probe's snapshot from the start of the run.
+// nodeMeter holds each probe's snapshot from the start of the run, and
+// the errors of the reads that failed then (counters, CPU apart: a node
+// whose CPU cannot be read still has its packet counts).
 type nodeMeter struct {
-	probes []NodeProbe
-	before []*counters.Snapshot
-	cpu    []map[int]time.Duration
-	errs   []error
+	probes  []NodeProbe
+	before  []*counters.Snapshot
+	cpu     []map[int]time.Duration
+	errs    []error
+	cpuErrs []error
 }
 
 func startNodes(probes []NodeProbe) *nodeMeter {
-	m := &nodeMeter{probes: probes, before: make([]*counters.Snapshot, len(probes)), errs: make([]error, len(probes)),
-		cpu: make([]map[int]time.Duration, len(probes))}
+	n := len(probes)
+	m := &nodeMeter{probes: probes, before: make([]*counters.Snapshot, n), errs: make([]error, n),
+		cpu: make([]map[int]time.Duration, n), cpuErrs: make([]error, n)}
 	for i, p := range probes {
 		m.before[i], m.errs[i] = p.Take()
-		if p.CPU != nil && m.errs[i] == nil {
-			m.cpu[i], m.errs[i] = p.CPU()
+		if p.CPU != nil {
+			m.cpu[i], m.cpuErrs[i] = p.CPU()
 		}
 	}
 	return m
@@ -121,7 +136,7 @@ func (m *nodeMeter) stop(tx int64) []NodeCost {
 			err = m.errs[i]
 		}
 		if err != nil {
-			c.Error = cleanErr(err)
+			c.Error = "counters not read, left out of the sums: " + cleanErr(err)
 			out = append(out, c)
 			continue
 		}
@@ -146,27 +161,52 @@ func (m *nodeMeter) stop(tx int64) []NodeCost {
 		g := func(group, field string) int64 { v, _ := d.SNMP.Get(group, field); return v }
 		c.FragCreates, c.ReasmReqds, c.ReasmFails = g("Ip", "FragCreates"), g("Ip", "ReasmReqds"), g("Ip", "ReasmFails")
 		c.TCPOutSegs, c.TCPRetransSegs = g("Tcp", "OutSegs"), g("Tcp", "RetransSegs")
-		if p.CPU != nil {
-			cpu, err := p.CPU()
-			if err != nil {
-				c.Error = "process cpu: " + cleanErr(err)
-			}
-			c.ProcessCPU = cpuDelta(m.cpu[i], cpu).Nanoseconds()
-			if tx > 0 {
-				c.ProcessCPUPerTx = float64(c.ProcessCPU) / float64(tx)
-			}
-		}
+		m.nodeCPU(i, &c, tx)
 		out = append(out, c)
 	}
 	return out
 }
 
-// sumNodes adds up the lab's nodes that were measured.
+// nodeCPU sets node i's process CPU since the start, or CPUError when
+// it was not read at the start or cannot be now (the figure is then
+// absent: a CPU time from the end alone, or 0, would be wrong).
+func (m *nodeMeter) nodeCPU(i int, c *NodeCost, tx int64) {
+	p := m.probes[i]
+	if p.CPU == nil {
+		return
+	}
+	if err := m.cpuErrs[i]; err != nil {
+		c.CPUError = "not read at the start: " + cleanErr(err)
+		return
+	}
+	cpu, err := p.CPU()
+	if err != nil {
+		c.CPUError = "not read at the end: " + cleanErr(err)
+		return
+	}
+	ns := cpuDelta(m.cpu[i], cpu).Nanoseconds()
+	c.ProcessCPU = &ns
+	if tx > 0 {
+		c.ProcessCPUPerTx = f64(float64(ns) / float64(tx))
+	}
+}
+
+// sumNodes adds up the lab's nodes that were measured; a node whose
+// counters were not read is named in LeftOut. The CPU sum is absent
+// unless every node summed has its CPU figure.
 func sumNodes(nodes []NodeCost, tx int64) *LabCost {
 	l := &LabCost{Interfaces: map[string]IfaceCost{}}
+	cpu, cpuAll := int64(0), true
 	for _, n := range nodes {
-		if n.Error != "" && len(n.Interfaces) == 0 {
+		if n.Error != "" {
+			l.LeftOut = append(l.LeftOut, n.Node)
 			continue
+		}
+		l.Nodes++
+		if n.ProcessCPU == nil {
+			cpuAll = false
+		} else {
+			cpu += *n.ProcessCPU
 		}
 		for _, f := range n.Interfaces {
 			s := l.Interfaces[f.Name]
@@ -180,7 +220,12 @@ func sumNodes(nodes []NodeCost, tx int64) *LabCost {
 		l.ReasmFails += n.ReasmFails
 		l.TCPOutSegs += n.TCPOutSegs
 		l.TCPRetransSegs += n.TCPRetransSegs
-		l.ProcessCPU += n.ProcessCPU
+	}
+	if cpuAll && l.Nodes > 0 {
+		l.ProcessCPU = &cpu
+		if tx > 0 {
+			l.ProcessCPUPerTx = f64(float64(cpu) / float64(tx))
+		}
 	}
 	if tx > 0 {
 		for name, s := range l.Interfaces {
@@ -188,7 +233,6 @@ func sumNodes(nodes []NodeCost, tx int64) *LabCost {
 			s.BytesPerTx = float64(s.RxBytes+s.TxBytes) / float64(tx)
 			l.Interfaces[name] = s
 		}
-		l.ProcessCPUPerTx = float64(l.ProcessCPU) / float64(tx)
 		l.TCPOutSegsPerTx = float64(l.TCPOutSegs) / float64(tx)
 	}
 	return l
@@ -214,8 +258,14 @@ func writeNodes(w io.Writer, nodes []NodeCost, tx int64) {
 		}
 		fmt.Fprintf(w, "  node %s ip/tcp: %d fragments created, %d reassemblies (%d failed); %d segments out, %d retransmitted", n.Node,
 			n.FragCreates, n.ReasmReqds, n.ReasmFails, n.TCPOutSegs, n.TCPRetransSegs)
-		if n.ProcessCPU > 0 {
-			fmt.Fprintf(w, "; processes' cpu %s (%.1f us per transaction)", msec(n.ProcessCPU), n.ProcessCPUPerTx/1e3)
+		switch {
+		case n.CPUError != "":
+			fmt.Fprintf(w, "; processes' cpu n/a (%s)", n.CPUError)
+		case n.ProcessCPU != nil:
+			fmt.Fprintf(w, "; processes' cpu %s", msec(*n.ProcessCPU))
+			if n.ProcessCPUPerTx != nil {
+				fmt.Fprintf(w, " (%.1f us per transaction)", *n.ProcessCPUPerTx/1e3)
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -237,6 +287,23 @@ func writeLab(w io.Writer, l *LabCost) {
 		fmt.Fprintf(w, "  lab, every node's %s: %d packets, %s = %.1f packets, %s per transaction (each packet counted at both ends)\n",
 			n, f.RxPackets+f.TxPackets, units.FormatBytes(float64(f.RxBytes+f.TxBytes)), f.PacketsPerTx, units.FormatBytes(f.BytesPerTx))
 	}
-	fmt.Fprintf(w, "  lab: %d fragments created, %d reassemblies (%d failed); %d TCP segments sent = %.1f per transaction, %d retransmitted; the nodes' processes' cpu %s = %.1f us per transaction\n",
-		l.FragCreates, l.ReasmReqds, l.ReasmFails, l.TCPOutSegs, l.TCPOutSegsPerTx, l.TCPRetransSegs, msec(l.ProcessCPU), l.ProcessCPUPerTx/1e3)
+	cpu := "n/a (a node's was not read)"
+	if l.ProcessCPU != nil {
+		cpu = msec(*l.ProcessCPU) + perTxUs(l.ProcessCPUPerTx)
+	}
+	fmt.Fprintf(w, "  lab: %d fragments created, %d reassemblies (%d failed); %d TCP segments sent = %.1f per transaction, %d retransmitted; the nodes' processes' cpu %s\n",
+		l.FragCreates, l.ReasmReqds, l.ReasmFails, l.TCPOutSegs, l.TCPOutSegsPerTx, l.TCPRetransSegs, cpu)
+	if len(l.LeftOut) > 0 {
+		fmt.Fprintf(w, "  lab sums: %d node(s); left out, counters not read: %s\n", l.Nodes, strings.Join(l.LeftOut, ", "))
+	}
 }
+
+// perTxUs is " = N us per transaction", or nothing without transactions.
+func perTxUs(ns *float64) string {
+	if ns == nil {
+		return ""
+	}
+	return fmt.Sprintf(" = %.1f us per transaction", *ns/1e3)
+}
+
+func f64(v float64) *float64 { return &v }

@@ -21,8 +21,8 @@ type Member struct {
 	Galera *GaleraCounters `json:"galera,omitempty"`
 	// Error says why its counters could not be read at the start (Galera
 	// is then nil: counters read at the end alone would count from the
-	// server's start) or at the end (it was lost); its share of the load
-	// stands, and the run's Galera sums leave it out.
+	// server's start) or at the end (it was lost; Galera is nil too); its
+	// share of the load stands, and the run's Galera sums leave it out.
 	Error string `json:"error,omitempty"`
 }
 

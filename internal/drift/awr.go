@@ -31,7 +31,9 @@ func compareAWR(d *Diff, base, cur *awr.Result) {
 			switch m.Verdict {
 			case "better", "worse", "changed":
 			default:
-				if m.Shift != nil && !m.Shift.Reached() {
+				// An interval short of the level, or a figure only one
+				// report of a side has (no statistics).
+				if m.Shift != nil && !m.Shift.Reached() || strings.HasPrefix(m.Verdict, "no verdict") {
 					unreached++
 				}
 				continue

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -152,5 +153,37 @@ func TestAWRDifferentDatabases(t *testing.T) {
 	}
 	if d, err := Compare(a, awrResult(t, "19c-public-layout-lost96.html")); err != nil || d.Compared == 0 {
 		t.Errorf("one database: %v", err)
+	}
+}
+
+// TestAWRFigureOnOneReportOfASide: two saved awr results of two reports
+// each, one of the later ones from an idle instance (no receive time, no
+// ping to target 2). Those metrics have no statistics and no verdict in
+// awr.Compare; the diff lists them as not judged instead of dropping them
+// unsaid, and makes no change of them.
+func TestAWRFigureOnOneReportOfASide(t *testing.T) {
+	base := awrResult(t, "19c-public-layout-lost96.html", "19c-public-layout-lost21.html")
+	cur := awrResult(t, "19c-public-layout-idle.html", "19c-public-layout-lost96.html")
+	cur.Reports[0].DBID = base.Reports[0].DBID // one database, idle this time
+	d := compare(t, base, cur)
+	for _, c := range d.Changes {
+		if strings.HasPrefix(c.What, "awr instance") {
+			t.Errorf("two reports a side: %+v", c)
+		}
+	}
+	short, noStats := 0, 0 // intervals short of 95 %; figures one report of a side has
+	for _, in := range awr.Compare(base.Reports, cur.Reports, Confidence).Instances {
+		for _, m := range in.Metrics {
+			switch {
+			case m.Shift != nil && !m.Shift.Reached():
+				short++
+			case m.Shift == nil && strings.HasPrefix(m.Verdict, "no verdict"):
+				noStats++
+			}
+		}
+	}
+	want := fmt.Sprintf("awr: %d metric(s) of 2 and 2 reports", short+noStats)
+	if noStats != 3 || len(d.NotJudged) != 1 || !strings.HasPrefix(d.NotJudged[0], want) {
+		t.Errorf("not judged: %q, want %q", d.NotJudged, want)
 	}
 }

@@ -241,19 +241,6 @@ func unpack(ctx context.Context, file string) (string, error) {
 	return dir, nil
 }
 
-// ctxReader fails reads once ctx ends, so a large entry stops copying.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
-}
-
 // extract writes the entries of a bundle under dir.
 func extract(ctx context.Context, zr io.Reader, dir string) error {
 	root, err := os.OpenRoot(dir)
@@ -261,7 +248,8 @@ func extract(ctx context.Context, zr io.Reader, dir string) error {
 		return err
 	}
 	defer root.Close()
-	tr := tar.NewReader(ctxReader{ctx, zr})
+	// Reads fail once ctx ends, so a large entry stops copying.
+	tr := tar.NewReader(readfile.WithContext(ctx, zr))
 	var total int64
 	n := 0
 	for {

@@ -120,3 +120,48 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 	}
 	return c.r.Read(p)
 }
+
+// ReadAllContext is ReadAll that returns once ctx ends (Ctrl-C, SIGTERM)
+// with an error wrapping ctx's, even while a read is blocked: on a slow or
+// hung NFS server one read of a 64 MiB file can take seconds or never
+// return, and checking ctx between reads (WithContext) cannot cut that.
+// The read goes on in its own goroutine, which stops at its next read and
+// closes the file.
+func ReadAllContext(ctx context.Context, name string, limit int64) ([]byte, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return readAsync(ctx, f, name, limit, true)
+}
+
+// ReadLimitedContext is ReadLimited that returns once ctx ends, even while
+// a read of r is blocked (standard input from a terminal or a pipe whose
+// writer never closes it). r is left to the goroutine reading it.
+func ReadLimitedContext(ctx context.Context, r io.Reader, name string, limit int64) ([]byte, error) {
+	return readAsync(ctx, r, name, limit, false)
+}
+
+func readAsync(ctx context.Context, r io.Reader, name string, limit int64, closeAfter bool) ([]byte, error) {
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1) // buffered: an abandoned reader never blocks
+	go func() {
+		data, err := ReadLimited(WithContext(ctx, r), name, limit)
+		if c, ok := r.(io.Closer); ok && closeAfter {
+			c.Close()
+		}
+		done <- result{data, err}
+	}()
+	select {
+	case res := <-done:
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("read %s: %w", name, ctx.Err())
+		}
+		return res.data, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("read %s: %w", name, ctx.Err())
+	}
+}

@@ -85,3 +85,58 @@ func TestWithContextStopsAnEndlessRead(t *testing.T) {
 		t.Fatal("the read did not stop after its context ended")
 	}
 }
+
+// TestReadLimitedContextEndsABlockedRead: standard input from a pipe
+// whose writer never closes it (or a read stuck on a hung NFS server)
+// blocks in read(2); checking the context between reads cannot end that,
+// so Ctrl-C went unheard. The read must return the context's error within
+// a second of the cancel, with the pipe still open.
+func TestReadLimitedContextEndsABlockedRead(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	defer pr.Close()
+	if _, err := pw.Write([]byte(`{"schema":`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	data, err := ReadLimitedContext(ctx, pr, "standard input", 1<<20)
+	took := time.Since(start)
+	if !errors.Is(err, context.Canceled) || data != nil {
+		t.Fatalf("ReadLimitedContext = %q, %v; want context.Canceled", data, err)
+	}
+	if !strings.Contains(err.Error(), "standard input") {
+		t.Errorf("error %q does not name what was read", err)
+	}
+	if took > time.Second {
+		t.Errorf("returned %s after the cancel was due", took)
+	}
+}
+
+// TestReadAllContext: a regular file is read whole and bounded as by
+// ReadAll; a context already ended reads nothing.
+func TestReadAllContext(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(name, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, err := ReadAllContext(context.Background(), name, 10)
+	if err != nil || string(data) != "0123456789" {
+		t.Fatalf("ReadAllContext = %q, %v", data, err)
+	}
+	if _, err := ReadAllContext(context.Background(), name, 9); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("limit 9: %v, want ErrTooLarge", err)
+	}
+	if _, err := ReadAllContext(context.Background(), "/dev/zero", 9); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("/dev/zero: %v, want ErrNotRegular", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if data, err := ReadAllContext(ctx, name, 10); !errors.Is(err, context.Canceled) || data != nil {
+		t.Errorf("ended context: %q, %v; want context.Canceled", data, err)
+	}
+}

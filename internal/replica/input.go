@@ -83,7 +83,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		data, name, err := readRun(path)
+		data, name, err := readRun(ctx, path)
 		return loadCluster(ctx, path, data, name, err)
 	}
 	ents, err := os.ReadDir(path)
@@ -100,7 +100,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		case strings.HasPrefix(name, "."):
 		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
 			// Read once: the run found is built from what was read here.
-			data, s, err := readRun(filepath.Join(path, name))
+			data, s, err := readRun(ctx, filepath.Join(path, name))
 			switch {
 			case strings.HasPrefix(s, "interlink.cluster/"):
 				runs = append(runs, name)
@@ -141,9 +141,10 @@ func Load(ctx context.Context, path string) (*Run, error) {
 
 // readRun reads a JSON file once and sniffs its schema: the content is
 // returned with the error of a document that is not JSON or has no
-// schema, and not with the error of the read itself.
-func readRun(path string) ([]byte, string, error) {
-	data, err := readfile.ReadAll(path, maxRunBytes)
+// schema, and not with the error of the read itself. The read returns
+// when ctx ends, even while blocked on a slow disk.
+func readRun(ctx context.Context, path string) ([]byte, string, error) {
+	data, err := readfile.ReadAllContext(ctx, path, maxRunBytes)
 	if err != nil {
 		return nil, "", err
 	}

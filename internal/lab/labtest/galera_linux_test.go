@@ -22,6 +22,7 @@ import (
 	"github.com/interlink/interlink/internal/db"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/mariadb"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // galeraDir is privateDir made passable by the mysql user, so the lab keeps
@@ -254,8 +255,8 @@ func benchGalera(t *testing.T, name string, st lab.Status) {
 		for _, f := range n.Interfaces {
 			ic[n.Node+"/"+f.Name] = f
 		}
-		if strings.HasPrefix(n.Node, "db") && n.Node != "db3" && n.ProcessCPU <= 0 {
-			t.Errorf("node %s: processes' cpu %d ns", n.Node, n.ProcessCPU)
+		if strings.HasPrefix(n.Node, "db") && n.Node != "db3" && (n.ProcessCPU == nil || *n.ProcessCPU <= 0) {
+			t.Errorf("node %s: processes' cpu %s ns", n.Node, units.FormatCount(n.ProcessCPU))
 		}
 	}
 	for _, node := range []string{"db1", "db2"} {
@@ -266,7 +267,7 @@ func benchGalera(t *testing.T, name string, st lab.Status) {
 	if c := ic["client/eth0"]; c.TxPackets < uint64(res.Transactions) {
 		t.Errorf("client eth0: %d packets out for %d transactions", c.TxPackets, res.Transactions)
 	}
-	if l := res.Lab; l == nil || l.Interfaces["eth1"].PacketsPerTx <= 0 || l.ProcessCPUPerTx <= 0 || l.TCPOutSegsPerTx < l.Interfaces["eth1"].PacketsPerTx/2 {
+	if l := res.Lab; l == nil || l.Interfaces["eth1"].PacketsPerTx <= 0 || l.ProcessCPUPerTx == nil || *l.ProcessCPUPerTx <= 0 || l.TCPOutSegsPerTx < l.Interfaces["eth1"].PacketsPerTx/2 {
 		t.Errorf("lab sums %+v", l)
 	}
 	t.Logf("%d tx, %.0f tps, %d conflicts (%.1f/s), %d retries, %d failed; replicated %.0f B/tx; eth1 %.1f packets/tx; db3 lost at %v: %s",
