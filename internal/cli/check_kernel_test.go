@@ -53,6 +53,7 @@ func TestCheckKernelFacilities(t *testing.T) {
 		severity  rules.Severity
 		names     []string // facilities the finding must name
 		notNamed  []string // and must not
+		message   string   // in the finding's message, when set
 		noFinding bool
 	}{
 		{release: "3.10.0-1160.el7.x86_64", severity: rules.Warning,
@@ -62,7 +63,8 @@ func TestCheckKernelFacilities(t *testing.T) {
 		{release: "5.4.17-2136.330.7.1.el8uek.x86_64", severity: rules.Info,
 			names: []string{"gso_size"}, notNamed: []string{"thread-self", "tcpi_", "UDP_SEGMENT", "pidfd_open", "mountstats"}},
 		{release: "5.15.0-200.131.27.el9uek.x86_64", noFinding: true},
-		{release: "not a release", noFinding: true},
+		{release: "not a release", severity: rules.Info, message: "not one interlink can read"},
+		{release: "2.6.32-754.35.1.el6.x86_64", severity: rules.Warning, message: "older than 3.10, the oldest kernel interlink supports"},
 	} {
 		t.Run(c.release, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "node")
@@ -83,6 +85,9 @@ func TestCheckKernelFacilities(t *testing.T) {
 				if f.Severity != c.severity || f.Object != "kernel "+c.release || f.Evidence[0].Value != c.release ||
 					f.Evidence[0].File != "/proc/sys/kernel/osrelease" {
 					t.Errorf("%v: %s %q evidence %+v", args, f.Severity, f.Object, f.Evidence[0])
+				}
+				if !strings.Contains(f.Message, c.message) {
+					t.Errorf("%v: message lacks %q: %s", args, c.message, f.Message)
 				}
 				got := named(f)
 				for _, n := range c.names {

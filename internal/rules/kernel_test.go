@@ -34,7 +34,8 @@ func TestKernelFacilitiesProbed(t *testing.T) {
 			severity: Warning, want: []string{"tcpi_min_rtt and tcpi_notsent_bytes, Linux 4.6 (probed: absent)"}},
 		{name: "everything there", release: "6.1.0-27-amd64", probed: map[string]bool{"pidfd-open": true}},
 		{name: "no release", release: ""},
-		{name: "garbage release", release: "garbage", probed: map[string]bool{"pidfd-open": false}},
+		{name: "garbage release, a probe absent", release: "garbage", probed: map[string]bool{"pidfd-open": false, "udp-gso": true},
+			severity: Info, want: []string{"pidfd_open(2), Linux 5.3 (probed: absent)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inv := &inventory.Inventory{Node: inventory.Node{Kernel: c.release, Facilities: c.probed}}
@@ -64,5 +65,45 @@ func TestKernelFacilitiesProbed(t *testing.T) {
 				t.Errorf("backport note %v, want %v: %s", !c.note, c.note, f.Message)
 			}
 		})
+	}
+}
+
+// TestKernelReleaseUnreadOrUnsupported: a release that cannot be read is
+// said to be so (not passed over in silence), and one older than 3.10
+// (Oracle Linux 6, SLES 11) is a warning that interlink does not support
+// it, not a list of fallbacks with "nothing on the node is wrong".
+func TestKernelReleaseUnreadOrUnsupported(t *testing.T) {
+	for _, c := range []struct {
+		release  string
+		severity Severity
+		want     []string // in the message
+		notWant  []string
+	}{
+		{release: "garbage", severity: Info, want: []string{"not one interlink can read", "probes it at run time"}, notWant: []string{"probed here"}},
+		{release: strings.Repeat("x", 5000), severity: Info, want: []string{"not one interlink can read"}},
+		{release: "2.6.32-754.35.1.el6.x86_64", severity: Warning,
+			want:    []string{"older than 3.10", "not supported", "recvmmsg(2) (2.6.33)", "sendmmsg(2) (3.0)", "/proc/thread-self (3.17)"},
+			notWant: []string{"nothing on the node is wrong"}},
+		{release: "3.0.101-63-default", severity: Warning, want: []string{"Linux 3.0.101 is older than 3.10", "/proc/thread-self"}, notWant: []string{"sendmmsg", "recvmmsg"}},
+	} {
+		inv := &inventory.Inventory{Node: inventory.Node{Kernel: c.release}}
+		fs := checkKernelFacilities(inv, &Config{})
+		if len(fs) != 1 {
+			t.Fatalf("%.20s: %d findings, want 1", c.release, len(fs))
+		}
+		f := fs[0]
+		if f.Severity != c.severity || len(f.Object) > 100 || f.Evidence[0].What != "kernel release" {
+			t.Errorf("%.20s: %s %q %+v", c.release, f.Severity, f.Object, f.Evidence)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(f.Message, w) {
+				t.Errorf("%.20s: message lacks %q: %s", c.release, w, f.Message)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(f.Message+f.Fix, w) {
+				t.Errorf("%.20s: message has %q: %s / %s", c.release, w, f.Message, f.Fix)
+			}
+		}
 	}
 }
