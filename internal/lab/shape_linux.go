@@ -20,10 +20,19 @@ func shape(h *netlink.Handle, link netlink.Link, rateBitsPerSec int64, mtu int) 
 		return err
 	}
 	qs, err := h.QdiscList(link)
-	if err != nil {
-		return fmt.Errorf("read back the rate: %w", err)
+	if err == nil {
+		err = shapedAsAsked(q, qs)
+	} else {
+		err = fmt.Errorf("read back the rate: %w", err)
 	}
-	return shapedAsAsked(q, qs)
+	if err != nil {
+		// No link is left shaped at a rate nobody asked for (lab set
+		// stops here; lab up removes the whole lab).
+		if derr := h.QdiscDel(q); derr != nil {
+			err = fmt.Errorf("%w (and removing it: %v)", err, derr)
+		}
+	}
+	return err
 }
 
 // shapedAsAsked checks that qs (a link's qdiscs as the kernel lists them)
