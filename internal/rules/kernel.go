@@ -20,13 +20,16 @@ func init() {
 // known.
 type lacking struct {
 	kernel.Facility
-	probed bool // by a probe of the live kernel, not by the release
+	probed bool   // by a probe of the live kernel or the node's own file, not by the release
+	how    string // how it is known when probed: "probed: absent" unless set
 }
 
 // kernelLacks returns what the kernel of inv lacks: on a live node by the
 // probes where there are some (a backport counts; a facility refused by a
 // seccomp filter is lacking whatever the release says), otherwise by the
-// release. The mountstats errors column only matters with NFS mounts.
+// release. The mountstats errors column only matters with NFS mounts, and
+// the node's mountstats, live or in a bundle, says whether its per-op lines
+// have it (RHEL 8's 4.18 may carry it backported).
 func kernelLacks(inv *inventory.Inventory, rel kernel.Release) []lacking {
 	nfs := false
 	for _, m := range inv.Mounts {
@@ -34,20 +37,46 @@ func kernelLacks(inv *inventory.Inventory, rel kernel.Release) []lacking {
 	}
 	var out []lacking
 	for _, f := range kernel.Facilities {
-		if f.ID == "mountstats-errors" && !nfs {
-			continue
+		if f.ID == "mountstats-errors" {
+			if !nfs {
+				continue
+			}
+			if present, known := mountstatsErrors(inv); known {
+				if !present {
+					out = append(out, lacking{f, true, "/proc/self/mountstats: per-op lines of 8 numbers"})
+				}
+				continue
+			}
 		}
 		if present, probed := inv.Node.Facilities[f.ID]; probed {
 			if !present {
-				out = append(out, lacking{f, true})
+				out = append(out, lacking{f, true, ""})
 			}
 			continue
 		}
 		if rel.Version.Before(f.Since) {
-			out = append(out, lacking{f, false})
+			out = append(out, lacking{f, false, ""})
 		}
 	}
 	return out
+}
+
+// mountstatsErrors says whether the node's mountstats counts errors per
+// operation (a per-op line of 9 numbers: Errors set), known when some NFS
+// mount has per-op statistics to tell by.
+func mountstatsErrors(inv *inventory.Inventory) (present, known bool) {
+	for _, m := range inv.Mounts {
+		if m.Stats == nil {
+			continue
+		}
+		for _, o := range m.Stats.Ops {
+			if o.Errors != nil {
+				return true, true
+			}
+			known = true
+		}
+	}
+	return false, known
 }
 
 // checkKernelFacilities lists what the node's kernel lacks (live, or by the
@@ -113,7 +142,10 @@ func lackingEvidence(raw string, missing []lacking) (ev []Evidence, sev Severity
 			what += " (labs only)"
 		}
 		how := "by its release"
-		if f.probed {
+		switch {
+		case f.how != "":
+			how = f.how
+		case f.probed:
 			how = "probed: absent"
 		}
 		byRelease = byRelease || !f.probed
@@ -154,7 +186,7 @@ func unreadRelease(inv *inventory.Inventory, perr error) []Finding {
 	var missing []lacking
 	for _, f := range kernel.Facilities {
 		if present, probed := inv.Node.Facilities[f.ID]; probed && !present {
-			missing = append(missing, lacking{f, true})
+			missing = append(missing, lacking{f, true, ""})
 		}
 	}
 	raw := strings.TrimSpace(inv.Node.Kernel)

@@ -16,6 +16,7 @@ func TestKernelFacilitiesProbed(t *testing.T) {
 		release  string
 		probed   map[string]bool
 		nfs      bool
+		stats    *inventory.MountStats // the NFS mount's, with nfs
 		severity Severity
 		want     []string // evidence lines (after the release), in order
 		note     bool     // the message says a backport may be there
@@ -26,6 +27,12 @@ func TestKernelFacilitiesProbed(t *testing.T) {
 		{name: "RHEL 8 with NFS, no probes (a bundle)", release: "4.18.0-553.el8_10.x86_64", nfs: true,
 			severity: Warning, want: []string{"pidfd_open(2), Linux 5.3 (by its release)", "mountstats per-operation errors column, Linux 5.3 (by its release)",
 				"__sk_buff.gso_size, Linux 5.7 (by its release)"}, note: true},
+		{name: "RHEL 8 with NFS, errors column in its mountstats", release: "4.18.0-553.el8_10.x86_64", nfs: true,
+			stats:    &inventory.MountStats{Ops: []inventory.OpStats{{Op: "READ", Errors: new(uint64)}}},
+			severity: Info, want: []string{"pidfd_open(2), Linux 5.3 (by its release)", "__sk_buff.gso_size, Linux 5.7 (by its release)"}, note: true},
+		{name: "6.1 with NFS, mountstats without the errors column", release: "6.1.0-27-amd64", nfs: true,
+			stats:    &inventory.MountStats{Ops: []inventory.OpStats{{Op: "READ"}}},
+			severity: Warning, want: []string{"mountstats per-operation errors column, Linux 5.3 (/proc/self/mountstats: per-op lines of 8 numbers)"}},
 		{name: "seccomp refuses pidfd_open", release: "6.1.0-27-amd64",
 			probed:   map[string]bool{"thread-self": true, "pidfd-open": false, "udp-gso": true},
 			severity: Info, want: []string{"pidfd_open(2), Linux 5.3 (probed: absent)"}},
@@ -40,7 +47,7 @@ func TestKernelFacilitiesProbed(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			inv := &inventory.Inventory{Node: inventory.Node{Kernel: c.release, Facilities: c.probed}}
 			if c.nfs {
-				inv.Mounts = []inventory.Mount{{MountPoint: "/u02", FSType: "nfs", Mounted: true}}
+				inv.Mounts = []inventory.Mount{{MountPoint: "/u02", FSType: "nfs", Mounted: true, Stats: c.stats}}
 			}
 			fs := checkKernelFacilities(inv, &Config{})
 			if len(c.want) == 0 {
