@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -53,21 +55,35 @@ func TestCheckKernelFacilities(t *testing.T) {
 		severity  rules.Severity
 		names     []string // facilities the finding must name
 		notNamed  []string // and must not
+		message   string   // in the finding's message, when set
+		noErrors  bool     // the tree's mountstats has per-op lines of 8 numbers, as before 5.3
 		noFinding bool
 	}{
-		{release: "3.10.0-1160.el7.x86_64", severity: rules.Warning,
+		{release: "3.10.0-1160.el7.x86_64", severity: rules.Warning, noErrors: true,
 			names: []string{"/proc/thread-self", "tcpi_bytes_acked", "tcpi_min_rtt", "UDP_SEGMENT", "pidfd_open", "mountstats", "gso_size"}},
-		{release: "4.14.35-2047.518.4.el7uek.x86_64", severity: rules.Warning,
+		{release: "4.14.35-2047.518.4.el7uek.x86_64", severity: rules.Warning, noErrors: true,
 			names: []string{"UDP_SEGMENT", "pidfd_open", "mountstats", "gso_size"}, notNamed: []string{"thread-self", "tcpi_"}},
+		// RHEL 8's 4.18 with the errors column backported: the tree's own
+		// mountstats decides, not the release.
+		{release: "4.18.0-553.el8_10.x86_64", severity: rules.Info,
+			names: []string{"pidfd_open", "gso_size"}, notNamed: []string{"thread-self", "tcpi_", "UDP_SEGMENT", "mountstats"}},
+		// A tree whose release says 5.4 but whose mountstats lacks the
+		// column: named, from the file.
+		{release: "5.4.17-2136.330.7.1.el8uek.x86_64", severity: rules.Warning, noErrors: true,
+			names: []string{"mountstats per-operation errors column, Linux 5.3 (/proc/self/mountstats", "gso_size"}},
 		{release: "5.4.17-2136.330.7.1.el8uek.x86_64", severity: rules.Info,
 			names: []string{"gso_size"}, notNamed: []string{"thread-self", "tcpi_", "UDP_SEGMENT", "pidfd_open", "mountstats"}},
 		{release: "5.15.0-200.131.27.el9uek.x86_64", noFinding: true},
-		{release: "not a release", noFinding: true},
+		{release: "not a release", severity: rules.Info, message: "not one interlink can read"},
+		{release: "2.6.32-754.35.1.el6.x86_64", severity: rules.Warning, message: "older than 3.10, the oldest kernel interlink supports"},
 	} {
 		t.Run(c.release, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "node")
 			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
 			fixture.Write(t, root, "/proc/sys/kernel/osrelease", c.release+"\n")
+			if c.noErrors {
+				fixture.Write(t, root, "/proc/self/mountstats", withoutErrorsColumn(t, root))
+			}
 			bundle := filepath.Join(t.TempDir(), "node.tar.gz")
 			for _, args := range [][]string{{"--root", root, "--collect", bundle}, {"--root", bundle}} {
 				f := kernelFinding(t, args...)
@@ -83,6 +99,9 @@ func TestCheckKernelFacilities(t *testing.T) {
 				if f.Severity != c.severity || f.Object != "kernel "+c.release || f.Evidence[0].Value != c.release ||
 					f.Evidence[0].File != "/proc/sys/kernel/osrelease" {
 					t.Errorf("%v: %s %q evidence %+v", args, f.Severity, f.Object, f.Evidence[0])
+				}
+				if !strings.Contains(f.Message, c.message) {
+					t.Errorf("%v: message lacks %q: %s", args, c.message, f.Message)
 				}
 				got := named(f)
 				for _, n := range c.names {
@@ -123,4 +142,20 @@ func TestCheckKernelNoNFS(t *testing.T) {
 	if f.Severity != rules.Info {
 		t.Errorf("severity %s: every missing facility falls back or is a lab's", f.Severity)
 	}
+}
+
+// withoutErrorsColumn is root's mountstats as a kernel before 5.3 writes it:
+// per-op lines of 8 numbers, without the errors count.
+func withoutErrorsColumn(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "proc/self/mountstats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := regexp.MustCompile(`(?m)^(\s+[A-Z_0-9]+:(?: \d+){8}) \d+$`)
+	out := op.ReplaceAllString(string(b), "$1")
+	if out == string(b) {
+		t.Fatal("no per-op line of 9 numbers in the fixture's mountstats")
+	}
+	return out
 }

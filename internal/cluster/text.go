@@ -130,7 +130,31 @@ func renderNodeProblems(w io.Writer, res *Result) {
 	}
 }
 
-// renderFindings lists each node's critical and warning findings.
+// kernelRule is the check rule that says what a node's kernel lacks for
+// interlink: listed for every node whatever its severity, and first, so
+// the reason for a figure shown n/a (or a lab refused) is read before any
+// bench figure and is never cut off by the per-node limit.
+const kernelRule = "KERNEL-FACILITIES"
+
+// nodeFindings is what the text report lists of one node's findings: the
+// kernel's, then the critical and warning ones.
+func nodeFindings(c *rules.Result) []rules.Finding {
+	var fs []rules.Finding
+	for _, f := range c.Findings {
+		if f.Rule == kernelRule {
+			fs = append(fs, f)
+		}
+	}
+	for _, f := range c.Findings {
+		if f.Rule != kernelRule && (f.Severity == rules.Critical || f.Severity == rules.Warning) {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// renderFindings lists each node's kernel finding and its critical and
+// warning findings.
 func renderFindings(w io.Writer, res *Result) {
 	found, checked := false, false
 	for _, n := range res.Nodes {
@@ -138,17 +162,12 @@ func renderFindings(w io.Writer, res *Result) {
 			continue
 		}
 		checked = true
-		var fs []rules.Finding
-		for _, f := range n.Check.Findings {
-			if f.Severity == rules.Critical || f.Severity == rules.Warning {
-				fs = append(fs, f)
-			}
-		}
+		fs := nodeFindings(n.Check)
 		if len(fs) == 0 {
 			continue
 		}
 		if !found {
-			fmt.Fprintf(w, "\ncheck findings (critical and warning; 'interlink check' on the node, or --json, has the evidence):\n")
+			fmt.Fprintf(w, "\ncheck findings (the kernel's facilities, then critical and warning; 'interlink check' on the node, or --json, has the evidence):\n")
 			found = true
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -163,7 +182,7 @@ func renderFindings(w io.Writer, res *Result) {
 		tw.Flush()
 	}
 	if checked && !found {
-		fmt.Fprintf(w, "\ncheck findings: none above info on the nodes checked\n")
+		fmt.Fprintf(w, "\ncheck findings: none above info on the nodes checked, and their kernels lack nothing interlink uses\n")
 	}
 }
 

@@ -93,13 +93,35 @@ func gatherNode(src *Source, inv *Inventory) {
 	} else if src.Live() {
 		inv.Node.Hostname, _ = os.Hostname()
 	}
-	inv.Node.Kernel, _ = src.ReadString("/proc/sys/kernel/osrelease")
+	if rel, err := src.ReadString("/proc/sys/kernel/osrelease"); err == nil {
+		inv.Node.Kernel = kernelRelease(rel)
+	}
 	if src.Live() {
 		inv.Node.Facilities = kernel.Probe()
 	}
 	if b, err := src.ReadFile("/etc/os-release"); err == nil {
 		inv.Node.OS = osRelease(string(b))
 	}
+}
+
+// releaseMax is the longest kernel release there is: utsname's release
+// field holds __NEW_UTS_LEN (64) bytes.
+const releaseMax = 64
+
+// kernelRelease is the release as the node's kernel would give it: one
+// line of at most releaseMax bytes. A file in a bundle that holds more is
+// not a release; it is cut (marked "...") so that the report's header and
+// the KERNEL-FACILITIES finding print one short line, not megabytes.
+func kernelRelease(s string) string {
+	s, _, cut := strings.Cut(s, "\n")
+	s = strings.TrimSpace(s)
+	if len(s) > releaseMax {
+		s, cut = s[:releaseMax], true
+	}
+	if cut {
+		s += "..."
+	}
+	return s
 }
 
 // osRelease returns PRETTY_NAME (else NAME VERSION_ID) of an os-release file.

@@ -73,7 +73,10 @@ func ParseRelease(s string) (Release, error) {
 	// The numbers end at the first character that is neither digit nor dot.
 	end := strings.IndexFunc(raw, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	nums, local := raw, ""
-	if end >= 0 {
+	if end == 0 {
+		return Release{}, fmt.Errorf("kernel release %q does not start with a version number", raw)
+	}
+	if end > 0 {
 		nums, local = raw[:end], raw[end:]
 		if !strings.ContainsRune("-+_~", rune(local[0])) {
 			return Release{}, fmt.Errorf("kernel release %q: unexpected %q after the version", raw, local[:1])

@@ -339,7 +339,7 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 		}
 	}
 	if l.RateBitsPerSec > 0 {
-		if err := h.QdiscAdd(tbf(link.Attrs().Index, l.RateBitsPerSec, l.MTU)); err != nil {
+		if err := shape(h, link, l.RateBitsPerSec, l.MTU); err != nil {
 			return fail("rate", err)
 		}
 	}
@@ -350,19 +350,4 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 		h: h, index: link.Attrs().Index, node: n.Name, link: l.Name, prefix: l.Addresses,
 	})
 	return nil
-}
-
-// tbf returns the token-bucket qdisc that shapes a link to rate: a bucket
-// of 4 ms at rate (at least two full frames, so a frame always fits) and a
-// queue of 50 ms at rate (at least 64 KiB, one GSO super-packet).
-func tbf(index int, rateBitsPerSec int64, mtu int) *netlink.Tbf {
-	bytesPerSec := uint64(rateBitsPerSec / 8)
-	burst := max(bytesPerSec/250, uint64(2*(mtu+14)), 16<<10)
-	limit := max(bytesPerSec/20, 64<<10)
-	return &netlink.Tbf{
-		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-		Rate:       bytesPerSec,
-		Limit:      uint32(min(limit, 1<<30)),
-		Buffer:     netlink.Xmittime(bytesPerSec, uint32(burst)),
-	}
 }

@@ -90,7 +90,8 @@
 // Go and namespaces: Node.Do runs a function on a locked OS thread inside
 // the node; sockets created there belong to the node for their whole life,
 // but goroutines started inside do not inherit the namespace, and
-// /proc/self/net shows the main thread's namespace (use /proc/thread-self).
+// /proc/self/net shows the main thread's namespace (use counters.Take, which
+// reads /proc/thread-self/net, or /proc/self/task/TID/net before Linux 3.17).
 // Node.Start runs a process in the node with its own view of /sys and
 // /proc/net, as `ip netns exec` does.
 package lab

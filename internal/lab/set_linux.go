@@ -161,7 +161,7 @@ func (b *builder) reconfigure(swh, h *netlink.Handle, l LinkSpec) error {
 		return fmt.Errorf("remove rate: %w", err)
 	}
 	if l.RateBitsPerSec > 0 {
-		if err := h.QdiscAdd(tbf(link.Attrs().Index, l.RateBitsPerSec, l.MTU)); err != nil {
+		if err := shape(h, link, l.RateBitsPerSec, l.MTU); err != nil {
 			return fmt.Errorf("rate: %w", err)
 		}
 	}

@@ -107,17 +107,17 @@ func flowTable(mode traffic.Mode, flows []traffic.Flow) *table {
 		case traffic.ModeTCP:
 			r = append(r, cell{Text: fmt.Sprint(sm.Retransmits), Class: "num"})
 		case traffic.ModeUDP:
-			r = append(r, cell{Text: fmt.Sprintf("%d / %d (%.3f %%)", sm.Sent, sm.Lost, sm.LossPercent), Class: "num"}, cell{Text: usText(float64(sm.Jitter)), Class: "num"})
+			r = append(r, cell{Text: fmt.Sprintf("%d / %d (%.3f %%)", sm.Sent, sm.Lost, sm.LossPercent) + readShort(&sm), Class: "num"}, cell{Text: usText(float64(sm.Jitter)), Class: "num"})
 		case traffic.ModeBlocks:
 			rtt := "-"
 			if p := sm.RTT; p != nil {
 				rtt = fmt.Sprintf("%s / %s / %s", usText(float64(p.P50)), usText(float64(p.P99)), usText(float64(p.Max)))
 			}
-			r = append(r, cell{Text: fmt.Sprintf("%.0f", sm.PerSec), Class: "num"}, cell{Text: fmt.Sprintf("%d (%.3f %%)", sm.Lost, sm.LossPercent), Class: "num"}, cell{Text: rtt, Class: "num"})
+			r = append(r, cell{Text: fmt.Sprintf("%.0f", sm.PerSec), Class: "num"}, cell{Text: fmt.Sprintf("%d (%.3f %%)", sm.Lost, sm.LossPercent) + readShort(&sm), Class: "num"}, cell{Text: rtt, Class: "num"})
 		}
 		frag := "-"
 		if mode != traffic.ModeTCP {
-			frag = fmt.Sprintf("%.2f", sm.FragmentsPerMessage)
+			frag = traffic.FormatRatio(sm.FragmentsPerMessage) // n/a where the kernel's counters lack it
 		}
 		cpu := "-"
 		if sm.ClientCost.CPUNsPerMsg > 0 || sm.ServerCost.CPUNsPerMsg > 0 {
@@ -186,7 +186,7 @@ func benchCharts(s *section, mode traffic.Mode, flows []traffic.Flow, prefix str
 		var bars []bar
 		for _, f := range flows {
 			sm := f.Summary
-			bars = append(bars, bar{Label: prefix + string(f.Direction) + " fragments/msg", Value: sm.FragmentsPerMessage, Text: fmt.Sprintf("%.2f", sm.FragmentsPerMessage), Color: palette[0]})
+			bars = append(bars, bar{Label: prefix + string(f.Direction) + " fragments/msg", Value: sm.FragmentsPerMessage, Text: traffic.FormatRatio(sm.FragmentsPerMessage), Color: palette[0]})
 		}
 		s.chart("IP packets each message travels in (1 = not fragmented).", barChart("bars bench-fragments", "fragments per message", bars))
 	}
@@ -237,4 +237,17 @@ func compareBars(class, label string, names []string, vals []float64, text func(
 		bars[i] = bar{Label: names[i], Value: vals[i], Text: text(vals[i]), Color: palette[i%len(palette)]}
 	}
 	return barChart(class, label, bars)
+}
+
+// readShort says, after a flow's loss, how many datagrams an end read short
+// (MSG_TRUNC): a UDP run counts them neither delivered nor lost, a blocks
+// run's blocks lost to them are placed at the end, not in the network.
+func readShort(sm *traffic.Summary) string {
+	switch {
+	case sm.Truncated > 0:
+		return fmt.Sprintf("; %d read short (holding %d sent), not network loss", sm.Truncated, sm.Joined)
+	case sm.LossBy != nil && sm.LossBy.Truncated > 0:
+		return fmt.Sprintf("; %d read short at an end, not network loss", sm.LossBy.Truncated)
+	}
+	return ""
 }

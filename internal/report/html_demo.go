@@ -137,7 +137,7 @@ func demoBenchSection(title string, runs []demo.Bench, blocks bool) section {
 	}
 	s.chart("Blocks per second.", compareBars("bars demo-rate", "blocks per second", names, fig(func(sm *traffic.Summary) float64 { return sm.PerSec }), func(v float64) string { return fmt.Sprintf("%.0f/s", v) }))
 	s.chart("IP packets each block travels in (1 = not fragmented).", compareBars("bars demo-fragments", "fragments per block", names,
-		fig(func(sm *traffic.Summary) float64 { return sm.FragmentsPerMessage }), func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+		fig(func(sm *traffic.Summary) float64 { return sm.FragmentsPerMessage }), traffic.FormatRatio))
 	s.chart("CPU per block at the requester (user + system of its threads).", compareBars("bars demo-cpu", "cpu per block", names,
 		fig(func(sm *traffic.Summary) float64 { return sm.ClientCost.CPUNsPerMsg }), usText))
 	var cdf []series
