@@ -176,23 +176,30 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 // A run whose ctx ends while its stdin is stuck returns at once, with the
 // transfer's standstill reported with the end.
 func TestRunEndsWithCtx(t *testing.T) {
-	n := &node{link: dialTest(t, newSSHServer(t)), stall: time.Minute, res: &NodeResult{}}
-	end := errors.New("--timeout 5s reached")
-	ctx, cancel := context.WithTimeoutCause(context.Background(), 5*time.Second, end)
+	// note stands for stallNote (3 s) so the test need not wait 5 s: the
+	// run ends (at 2 s) well after the copy stood still for note, as a
+	// --timeout 5s would 2 s after a copy stood still for stallNote.
+	const note, after = 500 * time.Millisecond, 2 * time.Second
+	n := &node{link: dialTest(t, newSSHServer(t)), stall: time.Minute, note: note, res: &NodeResult{}}
+	end := errors.New("--timeout 2s reached")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), after, end)
 	defer cancel()
 	t0 := time.Now()
 	_, err := n.must(ctx, "copy binary", "stall", make([]byte, 8<<20))
 	took := time.Since(t0)
 	t.Logf("returned %s after the start: %v", took.Round(time.Millisecond), err)
-	if took > 6*time.Second {
-		t.Errorf("returned %s after the start, ctx ended at 5s", took)
+	if took > after+time.Second {
+		t.Errorf("returned %s after the start, ctx ended at %s", took, after)
 	}
 	var se *stallError
-	if !errors.As(err, &se) || !errors.Is(se.stopped, end) || se.Idle < stallNote {
+	if !errors.As(err, &se) || !errors.Is(se.stopped, end) || se.Idle < note {
 		t.Fatalf("error %v, want the ctx's cause with the transfer standing still", err)
 	}
 	if n.link.cutBy() == nil {
 		t.Error("the link was not cut")
+	}
+	if (&node{}).stillNote() != stallNote {
+		t.Errorf("a node without note reports a stall after %s, want stallNote %s", (&node{}).stillNote(), stallNote)
 	}
 }
 

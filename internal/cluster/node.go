@@ -21,9 +21,13 @@ type node struct {
 	link    *link         // nil until SSH connected
 	connect time.Duration // SSH connect and handshake timeout
 	stall   time.Duration // a transfer standing still this long is cut off
-	dir     string        // the run's temp dir on the node; "" before it exists
-	bin     string        // the interlink the node runs
-	pid     int           // the agent's PID; 0 when none runs
+	// note is how long a transfer must have stood still, when the run
+	// ends first, to be reported as a stall (0: stallNote). A field so a
+	// test can wait less than stallNote for the same check.
+	note time.Duration
+	dir  string // the run's temp dir on the node; "" before it exists
+	bin  string // the interlink the node runs
+	pid  int    // the agent's PID; 0 when none runs
 }
 
 // maxOutput bounds what a remote command may send back (check --json of a
@@ -72,7 +76,7 @@ func (n *node) run(ctx context.Context, cmd string, x *transfer) (stdout []byte,
 	}()
 	defer cutOnEnd(ctx, func(cause error) {
 		if x != nil {
-			x.end(cause, n.stall)
+			x.end(cause, min(n.stillNote(), n.stall))
 		}
 	}, l)()
 	s, err := l.NewSession()
@@ -100,6 +104,14 @@ func (n *node) run(ctx context.Context, cmd string, x *transfer) (stdout []byte,
 		return nil, "", -1, fmt.Errorf("output larger than %d bytes", maxOutput)
 	}
 	return out.Bytes(), errb.String(), 0, nil
+}
+
+// stillNote is n.note, or stallNote when it is not set.
+func (n *node) stillNote() time.Duration {
+	if n.note > 0 {
+		return n.note
+	}
+	return stallNote
 }
 
 // must runs cmd, with in as its stdin when not nil (a transfer), and

@@ -82,38 +82,11 @@ const MeshFrom = "this host, control sessions tunnelled through each node's SSH 
 // (its TCP connection closed), and the cleanup that follows has that long.
 func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 	start := time.Now()
-	if opt.Parallel <= 0 {
-		opt.Parallel = 8
-	}
-	if opt.Connect <= 0 {
-		opt.Connect = 10 * time.Second
-	}
-	if opt.Stall <= 0 {
-		opt.Stall = DefaultStall
-	}
-	if opt.AgentPort == 0 {
-		opt.AgentPort = wire.DefaultPort
-	}
-	if opt.AgentLifetime <= 0 {
-		opt.AgentLifetime = 15 * time.Minute
-	}
-	binPath := opt.Binary
-	if binPath == "" {
-		p, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find this binary: %w", err)
-		}
-		binPath = p
-	}
-	bin, err := os.ReadFile(binPath)
+	opt = opt.withDefaults()
+	bin, binSum, token, err := runInputs(opt.Binary)
 	if err != nil {
-		return nil, fmt.Errorf("read this binary: %w", err)
+		return nil, err
 	}
-	binSum := sha256Hex(bin)
-	tok := make([]byte, 32)
-	rand.Read(tok)
-	token := []byte(base64.StdEncoding.EncodeToString(tok) + "\n")
-
 	res := &Result{Schema: Schema, MeshFrom: MeshFrom, Parallel: opt.Parallel}
 	nodes := make([]*node, len(hosts))
 	res.Nodes = make([]NodeResult, len(hosts))
@@ -158,23 +131,83 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		res.Clusterware = cw
 	}
 
-	// From here on, the run's end cuts every link at once: the mesh's
-	// control sessions and the bench run in them. (Each command of the
-	// setup cut its own; a run that has already ended runs neither and
-	// leaves its idle links to the cleanup.) The cleanup makes new links
-	// where it must.
-	stopCut := func() {}
-	if ctx.Err() == nil {
-		var links []*link
-		for _, n := range nodes {
-			if n.link != nil {
-				links = append(links, n.link)
-			}
-		}
-		stopCut = cutOnEnd(ctx, nil, links...)
-	}
+	stopCut := cutAllOnEnd(ctx, nodes)
+	upNodes := runMesh(ctx, res, nodes, opt, token, progress)
+	runBench(ctx, res, nodes, upNodes, &opt, progress)
+	stopCut()
 
-	// One mesh over every node whose agent listens.
+	cleanupAll(ctx, nodes, opt.Parallel, progress)
+	res.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		err := context.Cause(ctx)
+		res.Stopped = err.Error()
+		return res, err
+	}
+	return res, nil
+}
+
+// cutAllOnEnd makes the run's end cut every link at once, from here on
+// until the returned function is called: the mesh's control sessions and
+// the bench run in them. (Each command of the setup cut its own; a run
+// that has already ended runs neither and leaves its idle links to the
+// cleanup.) The cleanup makes new links where it must.
+func cutAllOnEnd(ctx context.Context, nodes []*node) (stop func()) {
+	if ctx.Err() != nil {
+		return func() {}
+	}
+	var links []*link
+	for _, n := range nodes {
+		if n.link != nil {
+			links = append(links, n.link)
+		}
+	}
+	return cutOnEnd(ctx, nil, links...)
+}
+
+// withDefaults returns opt with the defaults named on Options filled in.
+func (opt Options) withDefaults() Options {
+	if opt.Parallel <= 0 {
+		opt.Parallel = 8
+	}
+	if opt.Connect <= 0 {
+		opt.Connect = 10 * time.Second
+	}
+	if opt.Stall <= 0 {
+		opt.Stall = DefaultStall
+	}
+	if opt.AgentPort == 0 {
+		opt.AgentPort = wire.DefaultPort
+	}
+	if opt.AgentLifetime <= 0 {
+		opt.AgentLifetime = 15 * time.Minute
+	}
+	return opt
+}
+
+// runInputs reads the binary every node is given (binPath, or this
+// executable when empty) and its SHA-256, and makes the run's agent token
+// (newline-terminated, as written to each node).
+func runInputs(binPath string) (bin []byte, binSum string, token []byte, err error) {
+	if binPath == "" {
+		p, err := os.Executable()
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("find this binary: %w", err)
+		}
+		binPath = p
+	}
+	bin, err = os.ReadFile(binPath)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("read this binary: %w", err)
+	}
+	tok := make([]byte, 32)
+	rand.Read(tok)
+	return bin, sha256Hex(bin), []byte(base64.StdEncoding.EncodeToString(tok) + "\n"), nil
+}
+
+// runMesh runs one mesh over every node whose agent listens (res.Mesh,
+// or res.MeshSkipped saying why not) and returns those nodes. A node SSH
+// reached at the same address as another fails here.
+func runMesh(ctx context.Context, res *Result, nodes []*node, opt Options, token []byte, progress func(*node, string)) []*node {
 	var up []mesh.Node
 	var upNodes []*node
 	byAddr := map[string]*node{}
@@ -216,6 +249,13 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		m, _ := mesh.Run(ctx, up, mesh.Options{Token: trimNL(token), Probe: opt.Probe, Software: opt.Software, Dial: dial})
 		res.Mesh = m
 	}
+	return upNodes
+}
+
+// runBench runs the bench opt asks for, if any, over the nodes whose
+// agent listens (upNodes), into res.GC or res.Bench; it sets
+// opt.BenchTime's default.
+func runBench(ctx context.Context, res *Result, nodes, upNodes []*node, opt *Options, progress func(*node, string)) {
 	if opt.Bench != "" && opt.BenchTime <= 0 {
 		opt.BenchTime = 3 * time.Second
 	}
@@ -227,12 +267,13 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 			res.Bench.Skipped = "the run stopped first"
 		}
 	}
+}
 
-	stopCut()
-
-	// Clean up every node, even after Ctrl-C: each within cleanupTimeout,
-	// all within stopGrace of the run's end, and all at once when it has
-	// ended (the cleanup is one short command per node).
+// cleanupAll cleans up every node, even after Ctrl-C: each within
+// cleanupTimeout, all within stopGrace of the run's end, and all at once
+// when it has ended (the cleanup is one short command per node). A node
+// without a status is then StatusOK.
+func cleanupAll(ctx context.Context, nodes []*node, par int, progress func(*node, string)) {
 	cctx, stopClean := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopClean(nil)
 	graceOver := context.AfterFunc(ctx, func() {
@@ -241,7 +282,6 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		})
 	})
 	defer graceOver()
-	par := opt.Parallel
 	if ctx.Err() != nil {
 		par = max(par, min(len(nodes), 64))
 	}
@@ -264,13 +304,6 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 		n.res.Elapsed += time.Since(t0)
 	})
-	res.Elapsed = time.Since(start)
-	if ctx.Err() != nil {
-		err := context.Cause(ctx)
-		res.Stopped = err.Error()
-		return res, err
-	}
-	return res, nil
 }
 
 // setup connects to the node and runs every step before the mesh.

@@ -213,10 +213,11 @@ func (x *transfer) watch(stall time.Duration) (stop func()) {
 
 // end records how the transfer stood when the run ended first with
 // cause (call it before the link is cut): a *stallError naming cause when
-// it had stood still for stallNote (or stall, when shorter).
-func (x *transfer) end(cause error, stall time.Duration) {
+// it had stood still for note (the node's stillNote, or its stall timeout
+// when shorter).
+func (x *transfer) end(cause error, note time.Duration) {
 	s, idle := x.sample(time.Now())
-	if idle < min(stallNote, stall) {
+	if idle < note {
 		return
 	}
 	x.mu.Lock()

@@ -73,87 +73,8 @@ func (d *Diff) add(c Change) { d.Changes = append(d.Changes, c) }
 func Compare(base, cur any) (*Diff, error) {
 	d := &Diff{Changes: []Change{}}
 	base, cur = asMesh(base, cur)
-	switch b := base.(type) {
-	case *mesh.Result:
-		c, ok := cur.(*mesh.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = "interlink.mesh/v1"
-		comparePaths(d, "", meshPaths(b), meshPaths(c))
-	case *pmtu.Report:
-		c, ok := cur.(*pmtu.Report)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = pmtu.ReportSchema
-		comparePaths(d, "", pmtuPaths(b), pmtuPaths(c))
-	case *rules.Result:
-		c, ok := cur.(*rules.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = rules.Schema
-		compareFindings(d, "", b, c)
-	case *traffic.Report:
-		c, ok := cur.(*traffic.Report)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = traffic.Schema
-		compareBench(d, b, c)
-	case *ab.Result:
-		c, ok := cur.(*ab.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = ab.Schema
-		compareAB(d, b, c)
-	case *cluster.Result:
-		c, ok := cur.(*cluster.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = cluster.Schema
-		compareClusters(d, b, c)
-	case *awr.Result:
-		c, ok := cur.(*awr.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		if err := awr.Comparable(b.Reports, c.Reports); err != nil {
-			// Figures of other databases or releases are no baseline.
-			return nil, fmt.Errorf("%w; compare awr results of one database and release ('interlink awr diff --any-db' compares several, each apart)", err)
-		}
-		d.Kind = awr.Schema
-		compareAWR(d, b, c)
-	case *gc.Report:
-		c, ok := cur.(*gc.Report)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = gc.Schema
-		compareGC(d, "", b, c)
-	case *awr.Diff:
-		return nil, fmt.Errorf("an awr diff result is a comparison already: compare the awr results it came from (saved with 'interlink awr FILE... --save'), or run 'interlink awr diff BEFORE... -- AFTER...'")
-	case *demo.Result:
-		c, ok := cur.(*demo.Result)
-		if !ok {
-			return nil, mismatch(base, cur)
-		}
-		d.Kind = demo.Schema
-		if b.Mesh != nil && c.Mesh != nil {
-			comparePaths(d, "", meshPaths(b.Mesh), meshPaths(c.Mesh))
-		}
-		for _, bc := range b.Checks {
-			for _, cc := range c.Checks {
-				if bc.Node == cc.Node && bc.Result != nil && cc.Result != nil {
-					compareFindings(d, bc.Node+": ", bc.Result, cc.Result)
-				}
-			}
-		}
-	default:
-		return nil, fmt.Errorf("cannot compare a %T", base)
+	if err := compareKind(d, base, cur); err != nil {
+		return nil, err
 	}
 	d.Verdict = NoChange
 	for _, c := range d.Changes {
@@ -164,6 +85,77 @@ func Compare(base, cur any) (*Diff, error) {
 		}
 	}
 	return d, nil
+}
+
+// compareKind sets d.Kind and adds the changes from base to cur, by
+// their kind; it fails when cur is not of base's kind or base is of no
+// kind that compares.
+func compareKind(d *Diff, base, cur any) error {
+	switch b := base.(type) {
+	case *mesh.Result:
+		return both(d, "interlink.mesh/v1", b, cur, func(b, c *mesh.Result) {
+			comparePaths(d, "", meshPaths(b), meshPaths(c))
+		})
+	case *pmtu.Report:
+		return both(d, pmtu.ReportSchema, b, cur, func(b, c *pmtu.Report) {
+			comparePaths(d, "", pmtuPaths(b), pmtuPaths(c))
+		})
+	case *rules.Result:
+		return both(d, rules.Schema, b, cur, func(b, c *rules.Result) { compareFindings(d, "", b, c) })
+	case *traffic.Report:
+		return both(d, traffic.Schema, b, cur, func(b, c *traffic.Report) { compareBench(d, b, c) })
+	case *ab.Result:
+		return both(d, ab.Schema, b, cur, func(b, c *ab.Result) { compareAB(d, b, c) })
+	case *cluster.Result:
+		return both(d, cluster.Schema, b, cur, func(b, c *cluster.Result) { compareClusters(d, b, c) })
+	case *awr.Result:
+		c, ok := cur.(*awr.Result)
+		if !ok {
+			return mismatch(base, cur)
+		}
+		if err := awr.Comparable(b.Reports, c.Reports); err != nil {
+			// Figures of other databases or releases are no baseline.
+			return fmt.Errorf("%w; compare awr results of one database and release ('interlink awr diff --any-db' compares several, each apart)", err)
+		}
+		d.Kind = awr.Schema
+		compareAWR(d, b, c)
+		return nil
+	case *gc.Report:
+		return both(d, gc.Schema, b, cur, func(b, c *gc.Report) { compareGC(d, "", b, c) })
+	case *awr.Diff:
+		return fmt.Errorf("an awr diff result is a comparison already: compare the awr results it came from (saved with 'interlink awr FILE... --save'), or run 'interlink awr diff BEFORE... -- AFTER...'")
+	case *demo.Result:
+		return both(d, demo.Schema, b, cur, func(b, c *demo.Result) { compareDemo(d, b, c) })
+	default:
+		return fmt.Errorf("cannot compare a %T", base)
+	}
+}
+
+// both compares base with cur by compare when cur is of base's type T,
+// setting d.Kind to kind; else it is a mismatch.
+func both[T any](d *Diff, kind string, base T, cur any, compare func(b, c T)) error {
+	c, ok := cur.(T)
+	if !ok {
+		return mismatch(base, cur)
+	}
+	d.Kind = kind
+	compare(base, c)
+	return nil
+}
+
+// compareDemo compares two demo runs: their meshes, and each node's
+// findings.
+func compareDemo(d *Diff, b, c *demo.Result) {
+	if b.Mesh != nil && c.Mesh != nil {
+		comparePaths(d, "", meshPaths(b.Mesh), meshPaths(c.Mesh))
+	}
+	for _, bc := range b.Checks {
+		for _, cc := range c.Checks {
+			if bc.Node == cc.Node && bc.Result != nil && cc.Result != nil {
+				compareFindings(d, bc.Node+": ", bc.Result, cc.Result)
+			}
+		}
+	}
 }
 
 func mismatch(base, cur any) error {

@@ -18,18 +18,48 @@ import (
 // "Interconnect Ping Latency Stats".
 func gcSection(r *gc.Report) section {
 	s := section{Kind: "gc", Title: fmt.Sprintf("bench --mode gc: %d nodes", len(r.Nodes))}
+	s.Status, s.Badge = gcStatus(r)
+	gcSummary(&s, r)
+	gcHeatmaps(&s, r)
+	s.heading("Block transfers per pair")
+	s.table(gcPairTable(r))
+	s.heading("Nodes")
+	s.table(gcNodeTable(r))
+	gcAWRTables(&s, r)
+	var problems []string
+	for _, p := range r.Problems {
+		problems = append(problems, p.Problem+": "+p.Detail)
+	}
+	problems = append(problems, r.LimitedBy...)
+	if len(problems) > 0 {
+		s.heading("Problems")
+		s.list(problems)
+	}
+	if r.Interrupted {
+		s.note("Interrupted: the figures cover the time until then.")
+	}
+	return s
+}
+
+// gcStatus is the section's status and badge: the verdict, or why the
+// run has none.
+func gcStatus(r *gc.Report) (status, badge string) {
 	switch {
 	case r.Verdict == gc.VerdictFailed:
-		s.Status, s.Badge = "critical", "failed"
+		return "critical", "failed"
 	case r.Interrupted:
-		s.Status, s.Badge = "unknown", "interrupted"
+		return "unknown", "interrupted"
 	case len(r.Unreachable) > 0:
-		s.Status, s.Badge = "unknown", fmt.Sprintf("%d node(s) unreachable", len(r.Unreachable))
+		return "unknown", fmt.Sprintf("%d node(s) unreachable", len(r.Unreachable))
 	case r.Verdict == gc.VerdictOK:
-		s.Status, s.Badge = "ok", "ok"
+		return "ok", "ok"
 	default:
-		s.Status, s.Badge = "warning", r.Verdict
+		return "warning", r.Verdict
 	}
+}
+
+// gcSummary writes the workload, the totals and the unreachable nodes.
+func gcSummary(s *section, r *gc.Report) {
 	sp, t := r.Spec, r.Total
 	skew := "uniform"
 	if sp.Skew > 0 {
@@ -50,6 +80,11 @@ func gcSection(r *gc.Report) section {
 		s.heading("Unreachable nodes")
 		s.table(u)
 	}
+}
+
+// gcHeatmaps draws the per-pair heatmaps (rate, 2-way and 3-way median
+// receive time, lost blocks) when there are nodes, at most heatmapMax.
+func gcHeatmaps(s *section, r *gc.Report) {
 	var names []string
 	for _, n := range r.Nodes {
 		names = append(names, n.Name)
@@ -65,37 +100,42 @@ func gcSection(r *gc.Report) section {
 			}
 		}
 	}
-	if len(names) > 0 && len(names) <= heatmapMax {
-		get := func(f func(p gc.Pair) (float64, bool)) func(i, j int) (float64, bool) {
-			return func(i, j int) (float64, bool) {
-				p, ok := pairs[[2]string{names[i], names[j]}]
-				if !ok {
-					return 0, false
-				}
-				return f(p)
-			}
-		}
-		rate := func(v float64) string { return fmt.Sprintf("%.0f", v) }
-		ms := func(v float64) string { return fmt.Sprintf("%.3f", v/1e6) }
-		p50 := func(l *latency.Summary) (float64, bool) {
-			if l == nil {
+	if len(names) == 0 || len(names) > heatmapMax {
+		return
+	}
+	get := func(f func(p gc.Pair) (float64, bool)) func(i, j int) (float64, bool) {
+		return func(i, j int) (float64, bool) {
+			p, ok := pairs[[2]string{names[i], names[j]}]
+			if !ok {
 				return 0, false
 			}
-			return float64(l.P50), true
+			return f(p)
 		}
-		s.chart("Blocks received per second, requester (row) from server (column).",
-			gcHeatmap("gc-rate", "blocks per second per pair", names, get(func(p gc.Pair) (float64, bool) { return p.BlocksPerSec, true }), rate, scale("#e3f2fd", "#1565c0", maxRate)))
-		s.chart("2-way receive time, median in ms: the master shipped the block.",
-			gcHeatmap("gc-2way", "2-way median receive time per pair", names, get(func(p gc.Pair) (float64, bool) { return p50(p.TwoWay) }), ms, scale("#fff3e0", "#e65100", maxLat)))
-		if t.ThreeWay != nil {
-			s.chart("3-way receive time, median in ms: the master forwarded the request to the holder, which shipped the block.",
-				gcHeatmap("gc-3way", "3-way median receive time per pair", names, get(func(p gc.Pair) (float64, bool) { return p50(p.ThreeWay) }), ms, scale("#fff3e0", "#e65100", maxLat)))
-		} else {
-			s.note("No block arrived in 3 hops (with 2 nodes there is no third to hold one; on a failing path none may arrive at all).")
-		}
-		s.chart("Lost blocks: not whole within the timeout, counted on the pair that was to carry them.",
-			gcHeatmap("gc-lost", "lost blocks per pair", names, get(func(p gc.Pair) (float64, bool) { return float64(p.Lost), true }), rate, lostColor))
 	}
+	rate := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	ms := func(v float64) string { return fmt.Sprintf("%.3f", v/1e6) }
+	p50 := func(l *latency.Summary) (float64, bool) {
+		if l == nil {
+			return 0, false
+		}
+		return float64(l.P50), true
+	}
+	s.chart("Blocks received per second, requester (row) from server (column).",
+		gcHeatmap("gc-rate", "blocks per second per pair", names, get(func(p gc.Pair) (float64, bool) { return p.BlocksPerSec, true }), rate, scale("#e3f2fd", "#1565c0", maxRate)))
+	s.chart("2-way receive time, median in ms: the master shipped the block.",
+		gcHeatmap("gc-2way", "2-way median receive time per pair", names, get(func(p gc.Pair) (float64, bool) { return p50(p.TwoWay) }), ms, scale("#fff3e0", "#e65100", maxLat)))
+	if r.Total.ThreeWay != nil {
+		s.chart("3-way receive time, median in ms: the master forwarded the request to the holder, which shipped the block.",
+			gcHeatmap("gc-3way", "3-way median receive time per pair", names, get(func(p gc.Pair) (float64, bool) { return p50(p.ThreeWay) }), ms, scale("#fff3e0", "#e65100", maxLat)))
+	} else {
+		s.note("No block arrived in 3 hops (with 2 nodes there is no third to hold one; on a failing path none may arrive at all).")
+	}
+	s.chart("Lost blocks: not whole within the timeout, counted on the pair that was to carry them.",
+		gcHeatmap("gc-lost", "lost blocks per pair", names, get(func(p gc.Pair) (float64, bool) { return float64(p.Lost), true }), rate, lostColor))
+}
+
+// gcPairTable is the block transfers of each requester from each server.
+func gcPairTable(r *gc.Report) *table {
 	pt := &table{Head: []string{"requester", "server", "blocks/s", "requested", "received", "lost", "2-way mean / p50 / p99 / max ms", "3-way mean / p50 / p99 / max ms"}}
 	for _, p := range r.Pairs {
 		lost := cell{Text: strconv.FormatInt(p.Lost, 10), Class: "num ok"}
@@ -106,8 +146,11 @@ func gcSection(r *gc.Report) section {
 			{Text: strconv.FormatInt(p.Requested, 10), Class: "num"}, {Text: strconv.FormatInt(p.Received, 10), Class: "num"}, lost,
 			{Text: latText(p.TwoWay)}, {Text: latText(p.ThreeWay)}})
 	}
-	s.heading("Block transfers per pair")
-	s.table(pt)
+	return pt
+}
+
+// gcNodeTable is each node's figures, and where its lost blocks went.
+func gcNodeTable(r *gc.Report) *table {
 	nt := &table{Head: []string{"node", "MTU", "received/s", "served", "local hits", "lost", "cpu per block (user / system / softirq us)", "fragments per block", "packets per block", "lost where"}}
 	for _, n := range r.Nodes {
 		where := "-"
@@ -126,8 +169,12 @@ func gcSection(r *gc.Report) section {
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
 			{Text: fmt.Sprintf("%.2f", n.FragmentsPerBlock), Class: "num"}, {Text: fmt.Sprintf("%.2f", n.PacketsPerBlock), Class: "num"}, {Text: where}})
 	}
-	s.heading("Nodes")
-	s.table(nt)
+	return nt
+}
+
+// gcAWRTables writes the wait events and ping latencies as AWR shows
+// them.
+func gcAWRTables(s *section, r *gc.Report) {
 	et := &table{Head: []string{"node", "event", "waits", "avg wait (ms)"}}
 	for _, n := range r.Nodes {
 		for _, e := range n.Events {
@@ -149,19 +196,6 @@ func gcSection(r *gc.Report) section {
 		s.heading("Interconnect Ping Latency Stats (as AWR shows them; measured while the workload ran)")
 		s.table(pg)
 	}
-	var problems []string
-	for _, p := range r.Problems {
-		problems = append(problems, p.Problem+": "+p.Detail)
-	}
-	problems = append(problems, r.LimitedBy...)
-	if len(problems) > 0 {
-		s.heading("Problems")
-		s.list(problems)
-	}
-	if r.Interrupted {
-		s.note("Interrupted: the figures cover the time until then.")
-	}
-	return s
 }
 
 func latText(l *latency.Summary) string {

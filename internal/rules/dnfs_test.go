@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,12 +102,14 @@ func TestDNFSRulesBrokenTree(t *testing.T) {
 	}
 }
 
-// editTree copies the dNFS tree and applies node-path -> content edits.
-func editTree(t *testing.T, files map[string]string) *inventory.Inventory {
+// editTree applies node-path -> content edits ("" removes the file) to
+// root, a copy of the dNFS tree, gathers it, and undoes the edits from the
+// fixture when the (sub)test ends: one copy serves every case, as copying
+// the tree's 299 files per case took most of the test's time.
+func editTree(t *testing.T, root string, files map[string]string) *inventory.Inventory {
 	t.Helper()
-	root := t.TempDir()
-	fixture.Copy(t, dnfsTree, root)
 	for p, c := range files {
+		t.Cleanup(func() { restore(t, root, p) })
 		if c == "" {
 			if err := os.Remove(filepath.Join(root, p)); err != nil {
 				t.Fatal(err)
@@ -115,6 +119,24 @@ func editTree(t *testing.T, files map[string]string) *inventory.Inventory {
 		fixture.Write(t, root, p, c)
 	}
 	return gatherDir(t, root)
+}
+
+// restore puts node path p under root back as the dNFS fixture has it
+// (0644, as fixture.Copy writes), or removes it where the fixture has none.
+func restore(t *testing.T, root, p string) {
+	b, err := os.ReadFile(filepath.Join(dnfsTree, p))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.Remove(filepath.Join(root, p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Error(err)
+		}
+	case err != nil:
+		t.Error(err)
+	default:
+		if err := os.WriteFile(filepath.Join(root, p), b, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 func TestDNFSRulesGoodAndBroken(t *testing.T) {
@@ -128,6 +150,8 @@ func TestDNFSRulesGoodAndBroken(t *testing.T) {
 		return m
 	}
 	tab := home19 + "/dbs/oranfstab"
+	root := t.TempDir()
+	fixture.Copy(t, dnfsTree, root)
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -145,7 +169,7 @@ func TestDNFSRulesGoodAndBroken(t *testing.T) {
 		{"dnfs off with oranfstab", with(home19+"/rdbms/lib/odm/libnfsodm19.so", ""), Config{}, "DNFS-OFF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inv := editTree(t, tc.files)
+			inv := editTree(t, root, tc.files)
 			if got := ruleIDs(dnfsFindings(inv, tc.cfg)); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}

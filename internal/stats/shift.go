@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"sync"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -49,7 +50,7 @@ func HodgesLehmann(a, b []float64, conf float64) (Shift, error) {
 	_, ties := ranks(append(append([]float64(nil), a...), b...))
 	var qu int
 	if !ties && m <= 50 && n <= 50 {
-		cdf := uCDF(m, n)
+		cdf := cachedUCDF(m, n)
 		// qwilcox(alpha/2): the smallest q with P(U <= q) >= alpha/2.
 		for qu = 0; qu < len(cdf) && cdf[qu] < alpha/2; qu++ {
 		}
@@ -73,13 +74,45 @@ func HodgesLehmann(a, b []float64, conf float64) (Shift, error) {
 			// normal approximation's for qu = 1.
 			s.Achieved = 2*stats.StdNormal.CDF((mn/2-1)/sd) - 1
 			if m <= 50 && n <= 50 {
-				s.Achieved = 1 - 2*uCDF(m, n)[0]
+				s.Achieved = 1 - 2*cachedUCDF(m, n)[0]
 			}
 		}
 	}
 	ql := m*n - qu
 	s.Low, s.High = diffs[qu-1], diffs[ql]
 	return s, nil
+}
+
+// uCDFCache holds uCDF's tables by sample sizes: building one for 50 and
+// 50 values is 25 million additions, and ab, the precision advice and
+// their tests ask for the same few sizes again and again. At most
+// uCDFCacheMax tables (m*n+1 values each, 20 KiB at most) are kept.
+var uCDFCache struct {
+	sync.Mutex
+	m map[[2]int][]float64
+}
+
+const uCDFCacheMax = 128
+
+// cachedUCDF is uCDF(m, n), shared: callers must not modify it.
+func cachedUCDF(m, n int) []float64 {
+	k := [2]int{m, n}
+	uCDFCache.Lock()
+	c, ok := uCDFCache.m[k]
+	uCDFCache.Unlock()
+	if ok {
+		return c
+	}
+	c = uCDF(m, n)
+	uCDFCache.Lock()
+	defer uCDFCache.Unlock()
+	if uCDFCache.m == nil {
+		uCDFCache.m = map[[2]int][]float64{}
+	}
+	if len(uCDFCache.m) < uCDFCacheMax {
+		uCDFCache.m[k] = c
+	}
+	return c
 }
 
 // uCDF returns P(U <= u) for u = 0..m*n, where U counts the pairs (b, a)

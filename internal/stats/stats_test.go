@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -182,5 +183,34 @@ func TestUCDF(t *testing.T) {
 	c = uCDF(7, 5)
 	for k := 0; k < 35; k++ {
 		near(t, "symmetry", c[k], 1-c[35-k-1], 1e-12)
+	}
+}
+
+// The cached tables are uCDF's, each size once, and the cache stops
+// growing at uCDFCacheMax.
+func TestCachedUCDF(t *testing.T) {
+	for _, mn := range [][2]int{{3, 3}, {7, 5}, {5, 7}, {50, 50}} {
+		want := uCDF(mn[0], mn[1])
+		got := cachedUCDF(mn[0], mn[1])
+		if !slices.Equal(got, want) {
+			t.Fatalf("cachedUCDF(%d, %d) differs from uCDF", mn[0], mn[1])
+		}
+		if again := cachedUCDF(mn[0], mn[1]); &again[0] != &got[0] {
+			t.Errorf("cachedUCDF(%d, %d) built its table twice", mn[0], mn[1])
+		}
+	}
+	for m := 2; m <= 20; m++ {
+		for n := 2; n <= 20; n++ {
+			cachedUCDF(m, n)
+		}
+	}
+	uCDFCache.Lock()
+	size := len(uCDFCache.m)
+	uCDFCache.Unlock()
+	if size > uCDFCacheMax {
+		t.Errorf("%d tables cached, want at most %d", size, uCDFCacheMax)
+	}
+	if c := cachedUCDF(20, 19); !slices.Equal(c, uCDF(20, 19)) {
+		t.Error("a size asked for once the cache is full: not uCDF's table")
 	}
 }

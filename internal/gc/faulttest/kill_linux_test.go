@@ -27,19 +27,34 @@ import (
 	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
-var bin string // the interlink binary the agents run
+// The interlink binary the agents run, built by the first test that
+// needs it (with -short those tests skip and nothing is built: the two
+// tests through cli.Main still run).
+var (
+	binOnce    sync.Once
+	bin        string
+	binErr     error
+	binCleanup = func() {}
+)
+
+// interlinkBin returns the interlink binary, built once; with -short it
+// skips the test, as other tests that run the binary as a process do.
+func interlinkBin(t testing.TB) string {
+	t.Helper()
+	testlab.SkipShort(t)
+	binOnce.Do(func() { bin, binCleanup, binErr = testbin.Build("interlink-gcfault-") })
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return bin
+}
 
 func TestMain(m *testing.M) {
-	b, cleanup, err := testbin.Build("interlink-gcfault-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = b
 	code := m.Run()
-	cleanup()
+	binCleanup()
 	os.Exit(code)
 }
 
@@ -61,7 +76,7 @@ var listening = regexp.MustCompile(`listening on (\S+)`)
 func startAgent(t *testing.T, tokenFile string) *agentProc {
 	t.Helper()
 	a := &agentProc{exited: make(chan struct{})}
-	a.cmd = exec.Command(bin, "agent", "--listen", "127.0.0.1:0", "--token-file", tokenFile)
+	a.cmd = exec.Command(interlinkBin(t), "agent", "--listen", "127.0.0.1:0", "--token-file", tokenFile)
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := a.cmd.StderrPipe()
 	if err != nil {

@@ -83,7 +83,7 @@ func TestBinaryOnFullTmpfs(t *testing.T) {
 	}
 	defer out.Close()
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "bench", "--mode", "gc", "--token-file", tok, "--time", "300ms",
+	cmd := exec.Command(interlinkBin(t), "bench", "--mode", "gc", "--token-file", tok, "--time", "300ms",
 		nodes[0].Name+"="+agents["a"].addr, nodes[1].Name+"="+agents["b"].addr)
 	cmd.Stdout, cmd.Stderr = out, &stderr
 	err = cmd.Run()

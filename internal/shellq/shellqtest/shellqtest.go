@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -136,12 +137,8 @@ func Check(t testing.TB, text string, from int, anchor string, want ...string) i
 			return -1
 		}
 	}
-	dir := t.TempDir()
-	for _, f := range []string{"a", "b", "eth1", "x y"} {
-		os.WriteFile(dir+"/"+f, nil, 0o644)
-	}
 	for _, sh := range []string{"bash", "sh"} {
-		out, err := Run(sh, dir, `printf '%s\0' `+span)
+		out, err := printWords(t, sh, span)
 		if err != nil {
 			t.Errorf("%s -c printf...%s: %v", sh, span, err)
 			return -1
@@ -161,4 +158,42 @@ func Check(t testing.TB, text string, from int, anchor string, want ...string) i
 		}
 	}
 	return end
+}
+
+// printed holds what printWords's shells printed, by shell and words: the
+// same fix words come back for many names and rules (half of the rules
+// package's calls), and a shell prints the same words the same way in a
+// directory of the same files.
+var printed struct {
+	sync.Mutex
+	out map[[2]string]string
+}
+
+// printWords runs printf with span as its arguments through shell, in a
+// directory holding files that a glob would match, and returns what it
+// printed; a span already run through shell is not run again (only its
+// success is kept).
+func printWords(t testing.TB, shell, span string) (string, error) {
+	k := [2]string{shell, span}
+	printed.Lock()
+	out, ok := printed.out[k]
+	printed.Unlock()
+	if ok {
+		return out, nil
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"a", "b", "eth1", "x y"} {
+		os.WriteFile(dir+"/"+f, nil, 0o644)
+	}
+	out, err := Run(shell, dir, `printf '%s\0' `+span)
+	if err != nil {
+		return out, err
+	}
+	printed.Lock()
+	defer printed.Unlock()
+	if printed.out == nil {
+		printed.out = map[[2]string]string{}
+	}
+	printed.out[k] = out
+	return out, nil
 }
