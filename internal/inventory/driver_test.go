@@ -136,6 +136,7 @@ func TestDriverLive(t *testing.T) {
 	t.Logf("%d interfaces, %d with a driver: %v", len(want), nics, want)
 }
 
+// tarLinks maps each symbolic link of a bundle to its target.
 func tarLinks(t *testing.T, raw []byte) map[string]string {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
