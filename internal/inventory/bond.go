@@ -21,6 +21,7 @@ func gatherBonds(src *Source, inv *Inventory) {
 			if bond, err := ParseBonding(strings.NewReader(string(b))); err == nil {
 				bond.File = file
 				ifc.Bond = bond
+				slaveDrivers(src, inv, bond)
 				continue
 			}
 		}
@@ -39,6 +40,22 @@ func gatherBonds(src *Source, inv *Inventory) {
 			continue
 		}
 		ifc.Bond = bond
+		slaveDrivers(src, inv, bond)
+	}
+}
+
+// slaveDrivers fills each slave's driver from its interface, or reads it
+// when the slave is not among the interfaces listed.
+func slaveDrivers(src *Source, inv *Inventory, bond *Bond) {
+	for i := range bond.Slaves {
+		s := &bond.Slaves[i]
+		if ifc := inv.Interface(s.Name); ifc != nil {
+			s.Driver = ifc.Driver
+			continue
+		}
+		if s.Name != "" && !strings.ContainsAny(s.Name, "/") && s.Name != ".." {
+			s.Driver = readDriver(src, "/sys/class/net/"+s.Name)
+		}
 	}
 }
 

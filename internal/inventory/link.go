@@ -75,6 +75,7 @@ func readInterface(src *Source, name string) (Interface, error) {
 	if m, err := src.Readlink(dir + "/master"); err == nil {
 		ifc.Master = path.Base(m)
 	}
+	ifc.Driver = readDriver(src, dir)
 
 	uevent := map[string]string{}
 	if b, err := src.ReadFile(dir + "/uevent"); err == nil {
@@ -118,6 +119,23 @@ func readInterface(src *Source, name string) (Interface, error) {
 	}
 	ifc.Kind = ifc.Type
 	return ifc, nil
+}
+
+// readDriver returns the name of the driver bound to the device under the
+// interface directory dir, from the device/driver link (read as a link, so
+// --collect keeps it and a bundle answers the same); "" when there is no
+// device (a software link) or no driver bound to it.
+func readDriver(src *Source, dir string) string {
+	t, err := src.Readlink(dir + "/device/driver")
+	if err != nil {
+		return ""
+	}
+	switch b := path.Base(t); b {
+	case ".", "/", "..":
+		return ""
+	default:
+		return b
+	}
 }
 
 // readVLAN finds a vlan's parent and id: /proc/net/vlan/IF when the 8021q

@@ -15,22 +15,27 @@ type Interface struct {
 	Kind string `json:"kind"`
 	// Type is the device itself: physical, bond, bridge, vlan, veth, tun,
 	// loopback, virtual (dummy, ifb and other software devices).
-	Type            string   `json:"type"`
-	MTU             int      `json:"mtu"`
-	OperState       string   `json:"operstate"`          // up, down, lowerlayerdown, unknown, ...
-	Carrier         int      `json:"carrier"`            // 1 link detected, 0 none, -1 unreadable (interface down)
-	SpeedBitsPerSec int64    `json:"speed_bits_per_sec"` // -1 when the kernel does not know
-	Flags           uint64   `json:"flags"`              // IFF_* from /sys/class/net/IF/flags
-	MAC             string   `json:"mac,omitempty"`      // hardware address
-	Master          string   `json:"master,omitempty"`   // bond or bridge this interface belongs to
-	Parent          string   `json:"parent,omitempty"`   // lower device of a vlan
-	VLANID          int      `json:"vlan_id,omitempty"`  // 802.1Q id of a vlan
-	Ports           []string `json:"ports,omitempty"`    // slaves of a bond, ports of a bridge
-	Addresses       []string `json:"addresses"`          // CIDR, IPv4 then IPv6
-	Bond            *Bond    `json:"bond,omitempty"`
-	SysfsPath       string   `json:"sysfs"` // /sys/class/net/IF, for evidence
-	IfIndex         int      `json:"ifindex"`
-	LinkTarget      string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
+	Type            string `json:"type"`
+	MTU             int    `json:"mtu"`
+	OperState       string `json:"operstate"`          // up, down, lowerlayerdown, unknown, ...
+	Carrier         int    `json:"carrier"`            // 1 link detected, 0 none, -1 unreadable (interface down)
+	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 when the kernel does not know
+	Flags           uint64 `json:"flags"`              // IFF_* from /sys/class/net/IF/flags
+	MAC             string `json:"mac,omitempty"`      // hardware address
+	// Driver is the kernel driver bound to the interface's device
+	// (virtio_net, ixgbe, mlx5_core): the base name of the
+	// /sys/class/net/IF/device/driver link. Empty for software links
+	// (bond, bridge, veth, vlan, lo), which have no device.
+	Driver     string   `json:"driver,omitempty"`
+	Master     string   `json:"master,omitempty"`  // bond or bridge this interface belongs to
+	Parent     string   `json:"parent,omitempty"`  // lower device of a vlan
+	VLANID     int      `json:"vlan_id,omitempty"` // 802.1Q id of a vlan
+	Ports      []string `json:"ports,omitempty"`   // slaves of a bond, ports of a bridge
+	Addresses  []string `json:"addresses"`         // CIDR, IPv4 then IPv6
+	Bond       *Bond    `json:"bond,omitempty"`
+	SysfsPath  string   `json:"sysfs"` // /sys/class/net/IF, for evidence
+	IfIndex    int      `json:"ifindex"`
+	LinkTarget string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
 }
 
 // IFF flags read from /sys/class/net/IF/flags (linux/if.h).
@@ -66,6 +71,7 @@ type BondSlave struct {
 	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 unknown
 	LinkFailures    int    `json:"link_failures"`
 	PermanentAddr   string `json:"permanent_mac,omitempty"`
+	Driver          string `json:"driver,omitempty"` // the slave interface's driver, as Interface.Driver
 }
 
 // PersistedConfig is what the network configuration on disk will apply at

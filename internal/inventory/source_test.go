@@ -172,21 +172,7 @@ func TestCollectRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The bundle keeps sysfs's links: class/net entries and masters.
-	links := map[string]string{}
-	zr, err := gzip.NewReader(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			break
-		}
-		if h.Typeflag == tar.TypeSymlink {
-			links[h.Name] = h.Linkname
-		}
-	}
+	links := tarLinks(t, buf.Bytes())
 	for name, target := range map[string]string{
 		"sys/class/net/eth1": "../../devices/pci0000:00/0000:00:04.0/net/eth1",
 		"sys/devices/pci0000:00/0000:00:04.0/net/eth1/master": "../../../../virtual/net/bond0",

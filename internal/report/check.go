@@ -100,7 +100,7 @@ func interfaces(p *printer, r *rules.Result) {
 	}
 	p.f("\n")
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)
-	cleanf(tw, "  INTERFACE\tKIND\tMTU\tSTATE\tSPEED\tMASTER\tPERSISTED MTU\tADDRESSES\n")
+	cleanf(tw, "  INTERFACE\tKIND\tDRIVER\tMTU\tSTATE\tSPEED\tMASTER\tPERSISTED MTU\tADDRESSES\n")
 	for _, ifc := range inv.Interfaces {
 		name := ifc.Name
 		if ic[name] {
@@ -131,7 +131,7 @@ func interfaces(p *printer, r *rules.Result) {
 				addrs = append(addrs, a)
 			}
 		}
-		cleanf(tw, "  %s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, kind, ifc.MTU, orDash(ifc.OperState), speed,
+		cleanf(tw, "  %s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, kind, orDash(ifc.Driver), ifc.MTU, orDash(ifc.OperState), speed,
 			orDash(ifc.Master), orDash(strings.Join(persisted, ", ")), orDash(strings.Join(addrs, " ")))
 	}
 	tw.Flush()

@@ -57,7 +57,7 @@ func checkSection(r *rules.Result, title string) section {
 		for _, x := range r.Interconnect.Interfaces {
 			ic[x] = true
 		}
-		t := &table{Head: []string{"interface", "kind", "MTU", "state", "speed", "master", "addresses"}}
+		t := &table{Head: []string{"interface", "kind", "driver", "MTU", "state", "speed", "master", "addresses"}}
 		for _, ifc := range inv.Interfaces {
 			name := ifc.Name
 			if ic[name] {
@@ -67,7 +67,7 @@ func checkSection(r *rules.Result, title string) section {
 			if ifc.SpeedBitsPerSec > 0 {
 				speed = units.FormatRate(float64(ifc.SpeedBitsPerSec))
 			}
-			t.Rows = append(t.Rows, []cell{{Text: name}, {Text: ifc.Kind}, {Text: fmt.Sprint(ifc.MTU), Class: "num"},
+			t.Rows = append(t.Rows, []cell{{Text: name}, {Text: ifc.Kind}, {Text: orDash(ifc.Driver)}, {Text: fmt.Sprint(ifc.MTU), Class: "num"},
 				{Text: orDash(ifc.OperState)}, {Text: speed}, {Text: orDash(ifc.Master)}, {Text: strings.Join(ifc.Addresses, " ")}})
 		}
 		s.heading("Interfaces")

@@ -3,12 +3,9 @@
 package vmtest
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,14 +13,15 @@ import (
 	"testing"
 
 	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/lab"
 )
 
 // clusterFromOps runs `interlink cluster --collect` in the lab's ops node
 // (a namespace node on the public network) over SSH to the three VM nodes,
 // as it reaches real hosts: the guests' own sshd, host keys checked. Each
-// node's bundle must show the guest's kernel and virtio NIC, and the mesh exactly node2's
-// paths as problems.
+// node's bundle must show the guest's kernel and eth1's driver virtio_net,
+// and the mesh exactly node2's paths as problems.
 func clusterFromOps(ctx context.Context, t *testing.T, name, release string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -53,6 +51,12 @@ func clusterFromOps(ctx context.Context, t *testing.T, name, release string) {
 	if len(res.Nodes) != 3 {
 		t.Fatalf("cluster: %d nodes, want 3\n%s", len(res.Nodes), stderr.String())
 	}
+	// The guest's kernel must be told apart from this host's, or a bundle
+	// of the host would pass.
+	host, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil || strings.TrimSpace(string(host)) == release {
+		t.Fatalf("host kernel %q (%v): the same release as the guests' %s, so a bundle cannot tell them apart", host, err, release)
+	}
 	for _, n := range res.Nodes {
 		if n.Status != cluster.StatusOK || n.Check == nil || n.Bundle == "" || !n.Cleanup.Done {
 			t.Errorf("%s: status %s, check %v, bundle %q, cleanup %+v: %s", n.Name, n.Status, n.Check != nil, n.Bundle, n.Cleanup, n.Error)
@@ -61,10 +65,11 @@ func clusterFromOps(ctx context.Context, t *testing.T, name, release string) {
 		if got := strings.TrimSpace(n.Check.Node.Kernel); got != release {
 			t.Errorf("%s: check says kernel %q, want the guest's %s", n.Name, got, release)
 		}
-		kernel, virtio := readBundle(t, n.Bundle)
-		if kernel != release || !virtio {
-			t.Errorf("%s: bundle %s: kernel %q (want %s), eth1 a virtio device %v", n.Name, n.Bundle, kernel, release, virtio)
+		kernel, driver := readBundle(t, n.Bundle)
+		if kernel != release || driver != "virtio_net" {
+			t.Errorf("%s: bundle %s: kernel %q (want the guest's %s), eth1's driver %q (want virtio_net)", n.Name, n.Bundle, kernel, release, driver)
 		}
+		t.Logf("%s: bundle: kernel %s, eth1 driver %s", n.Name, kernel, driver)
 	}
 	if res.Mesh == nil {
 		t.Fatalf("cluster ran no mesh: %s", res.MeshSkipped)
@@ -81,35 +86,22 @@ func clusterFromOps(ctx context.Context, t *testing.T, name, release string) {
 	t.Logf("cluster: 3 nodes over SSH, problem paths %v", bad)
 }
 
-// readBundle returns the kernel release a check bundle recorded and
-// whether its interfaces are virtio devices (/sys/class/net/IF links to
-// .../virtioN/net/IF; the driver, virtio_net, the test reads in the guest).
-func readBundle(t *testing.T, path string) (kernel string, virtio bool) {
+// readBundle audits a check bundle as `check --root BUNDLE` does and
+// returns the kernel release it recorded and eth1's driver (from the
+// device/driver link the bundle keeps).
+func readBundle(t *testing.T, path string) (kernel, driver string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	src, err := inventory.Open(path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return kernel, virtio
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		if strings.Contains(h.Name, "class/net/eth1") && strings.Contains(h.Linkname, "/virtio") {
-			virtio = true
-		}
-		if strings.HasSuffix(h.Name, "proc/sys/kernel/osrelease") {
-			b, _ := io.ReadAll(tr)
-			kernel = strings.TrimSpace(string(b))
-		}
+	defer src.Close()
+	inv, err := inventory.Gather(context.Background(), src, inventory.Options{})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
+	if ifc := inv.Interface("eth1"); ifc != nil {
+		driver = ifc.Driver
+	}
+	return inv.Node.Kernel, driver
 }
