@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,14 @@ import (
 var interlinkBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		// The tests that fetch a kernel and boot a guest skip; the
+		// initramfs test packs busybox-static (a static ELF file, which
+		// it needs anyway) instead of a freshly built interlink.
+		interlinkBin = Busybox
+		os.Exit(m.Run())
+	}
 	bin, cleanup, err := testbin.Build("interlink-vm-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -34,6 +43,9 @@ func TestMain(m *testing.M) {
 // does (refreshing a stale package list once).
 func testKernel(t *testing.T) *Kernel {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: fetches a kernel and boots guests")
+	}
 	if os.Geteuid() != 0 {
 		t.Fatal("VM tests need root (qemu's taps, the kernel cache)")
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 	"github.com/interlink/interlink/internal/vm"
 )
 
@@ -23,6 +24,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	testlab.ShortMain("VM lab tests")
 	bin, cleanup, err := testbin.Build("interlink-vmtest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
