@@ -13,6 +13,7 @@ package ab
 import (
 	"errors"
 	"fmt"
+	"github.com/interlink/interlink/internal/stats"
 	"strings"
 	"time"
 
@@ -122,7 +123,11 @@ func (s *Spec) Validate() error {
 	}
 	switch {
 	case s.Runs < 2 || s.Runs > MaxRuns:
-		return bad("--runs %d: want 2 to %d runs per arm (statistics need at least 2; 6 or more for a confident verdict)", s.Runs, MaxRuns)
+		need := "statistics need at least 2"
+		if n := stats.MinRunsPerSide(s.Confidence); n > 2 {
+			need += fmt.Sprintf("; a verdict at %g %% needs %d", 100*s.Confidence, n)
+		}
+		return bad("--runs %d: want 2 to %d runs per arm (%s)", s.Runs, MaxRuns, need)
 	case s.Warmup < 0 || s.Warmup > MaxWarmup:
 		return bad("--warmup %d: want 0 to %d", s.Warmup, MaxWarmup)
 	case s.Order != OrderABBA && s.Order != OrderRandom:

@@ -144,7 +144,7 @@ func flagError(c *cobra.Command, err error) error {
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		if cmd.HasSubCommands() {
-			return usageError("%s: unknown subcommand %q (see 'interlink %s --help')", cmd.Name(), args[0], cmd.Name())
+			return usageError("%s: unknown subcommand %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
 		}
 		return usageError("%s: unexpected argument %q", cmd.CommandPath(), args[0])
 	}
