@@ -3,9 +3,10 @@ package kernel
 import (
 	"errors"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/tcpinfo"
 )
 
 // Probe asks the running kernel, without any traffic, which of the
@@ -50,26 +51,24 @@ func probeTCPInfo() (acked, minRTT, known bool) {
 		return false, false, false
 	}
 	defer unix.Close(fd)
-	var info unix.TCPInfo
-	n := uint32(unsafe.Sizeof(info))
-	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_INFO,
-		uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&n)), 0)
-	if errno != 0 {
+	info, err := tcpinfo.Get(fd)
+	if err != nil {
 		return false, false, false
 	}
-	return tcpInfoHas(int(n))
+	return tcpInfoHas(info.Len())
 }
 
 // tcpInfoHas says, from the length TCP_INFO returned, whether the kernel
 // filled tcpi_bytes_acked (4.1) and tcpi_min_rtt with tcpi_notsent_bytes
-// (4.6); known is false for a length too short to be any kernel's.
+// (4.6), as tcpinfo decodes a structure of that length; known is false for
+// a length too short to be any kernel's.
 func tcpInfoHas(length int) (acked, minRTT, known bool) {
-	var info unix.TCPInfo
-	if length < int(unsafe.Offsetof(info.Total_retrans)+unsafe.Sizeof(info.Total_retrans)) {
+	info, err := tcpinfo.Parse(make([]byte, length))
+	if err != nil {
 		return false, false, false
 	}
-	acked = length >= int(unsafe.Offsetof(info.Bytes_acked)+unsafe.Sizeof(info.Bytes_acked))
-	minRTT = length >= int(unsafe.Offsetof(info.Min_rtt)+unsafe.Sizeof(info.Min_rtt))
+	_, acked = info.BytesAcked()
+	_, minRTT = info.MinRTT()
 	return acked, minRTT, true
 }
 
