@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -72,22 +73,35 @@ func tcpInfoHas(length int) (acked, minRTT, known bool) {
 	return acked, minRTT, true
 }
 
-// probeUDPGSO asks for UDP_SEGMENT: kernels before 4.18 do not know the
-// option at level SOL_UDP (ENOPROTOOPT).
+// probeUDPGSO asks for UDP_SEGMENT (UDPGSO).
 func probeUDPGSO() (string, bool, bool) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return "udp-gso", false, false
-	}
-	defer unix.Close(fd)
-	_, err = unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT)
-	switch err {
-	case nil:
+	switch err := UDPGSO(); {
+	case err == nil:
 		return "udp-gso", true, true
-	case unix.ENOPROTOOPT:
+	case errors.Is(err, unix.ENOPROTOOPT):
 		return "udp-gso", false, true
 	}
 	return "udp-gso", false, false
+}
+
+// UDPGSO asks the kernel whether it has UDP GSO, with
+// getsockopt(SOL_UDP, UDP_SEGMENT) on a fresh socket: a kernel before 4.18
+// answers ENOPROTOOPT (wrapped in the error). It must not be judged by a
+// send, because such a kernel does not refuse the control message: it
+// ignores it and sends the whole buffer as one fragmented datagram.
+func UDPGSO() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		// An IPv6-only host: the option is the same on either family.
+		if fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return fmt.Errorf("udp socket: %w", err)
+		}
+	}
+	defer unix.Close(fd)
+	if _, err := unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT); err != nil {
+		return fmt.Errorf("getsockopt(SOL_UDP, UDP_SEGMENT): %w", err)
+	}
+	return nil
 }
 
 // probePidfd opens a pidfd of this process: ENOSYS before 5.3, EPERM where

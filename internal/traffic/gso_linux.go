@@ -2,13 +2,14 @@ package traffic
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/kernel"
 )
 
 // sendLayout places a sender's datagrams in its sendmmsg messages. When a
@@ -104,30 +105,11 @@ func gsoRefused(err error) bool {
 
 // gsoProbe asks the kernel whether it has UDP GSO (a seam: tests replace
 // it to force the answer). It is called once per process (gsoKernel).
-var gsoProbe = probeGSO
+var gsoProbe = kernel.UDPGSO
 
 var gsoOnce struct {
 	sync.Once
 	err error
-}
-
-// probeGSO asks with getsockopt(SOL_UDP, UDP_SEGMENT) on a fresh socket:
-// a kernel before 4.18 answers ENOPROTOOPT. It must not be judged by a
-// send, because such a kernel does not refuse the control message: it
-// ignores it and sends the whole buffer as one fragmented datagram.
-func probeGSO() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		// An IPv6-only host: the option is the same on either family.
-		if fd, err = unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
-			return fmt.Errorf("udp socket: %w", err)
-		}
-	}
-	defer unix.Close(fd)
-	if _, err := unix.GetsockoptInt(fd, unix.SOL_UDP, unix.UDP_SEGMENT); err != nil {
-		return fmt.Errorf("getsockopt(SOL_UDP, UDP_SEGMENT): %w", err)
-	}
-	return nil
 }
 
 // gsoKernel is the kernel's answer, asked once.

@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/kernel"
 )
 
 // forceGSO makes this process's UDP GSO probe answer probe until the test
@@ -149,7 +151,7 @@ func TestRecvfromTruncation(t *testing.T) {
 
 func TestGSOProbe(t *testing.T) {
 	// This machine's kernel (6.x) has UDP GSO.
-	if err := probeGSO(); err != nil {
+	if err := kernel.UDPGSO(); err != nil {
 		t.Fatalf("probe on this kernel: %v", err)
 	}
 	forceGSO(t, absentGSO)
