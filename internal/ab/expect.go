@@ -78,17 +78,26 @@ func (e Expectation) judge(ms *MetricStats) ExpectResult {
 	switch {
 	case !ms.Shift.Reached():
 		r.Outcome = Inconclusive
-		r.Reason = fmt.Sprintf("%s; the %s interval of B %s spans %s", stats.TooFew("runs", ms.Confidence), stats.Pct(ms.Shift.Achieved),
-			map[bool]string{true: "/ A", false: "- A"}[ref != 0], fmtRange(lo, hi, ref != 0, ms.Unit))
+		r.Reason = stats.TooFew("runs", ms.Confidence) + "; " + spans(stats.Pct(ms.Shift.Achieved), lo, hi, ref, ms.Unit)
 	case e.Greater && above, !e.Greater && below:
 		r.Outcome = Holds
 	case e.Greater && hi <= ref, !e.Greater && lo >= ref:
 		r.Outcome = Contradicted
 	default:
 		r.Outcome = Inconclusive
-		r.Reason = fmt.Sprintf("the %s interval of B %s spans %s", pct(ms.Confidence), map[bool]string{true: "/ A", false: "- A"}[ref != 0], fmtRange(lo, hi, ref != 0, ms.Unit))
+		r.Reason = spans(pct(ms.Confidence), lo, hi, ref, ms.Unit)
 	}
 	return r
+}
+
+// spans says where an inconclusive interval of level lies: of B / A
+// against a factor ref, else of B - A.
+func spans(level string, lo, hi, ref float64, u Unit) string {
+	of := "- A"
+	if ref != 0 {
+		of = "/ A"
+	}
+	return fmt.Sprintf("the %s interval of B %s spans %s", level, of, fmtRange(lo, hi, ref != 0, u))
 }
 
 func fmtRange(lo, hi float64, ratio bool, u Unit) string {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/interlink/interlink/internal/stats"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
@@ -68,10 +67,7 @@ func WriteText(out io.Writer, r *Result) error {
 		ratio, ci := "-", "-"
 		if s.Ratio != nil {
 			ratio = fmt.Sprintf("%.3fx", s.Ratio.Estimate)
-			ci = fmt.Sprintf("%.3f..%.3f", s.Ratio.Low, s.Ratio.High)
-			if !s.Ratio.Reached() {
-				ci += " (" + stats.Pct(s.Ratio.Achieved) + ")"
-			}
+			ci = fmt.Sprintf("%.3f..%.3f", s.Ratio.Low, s.Ratio.High) + s.Ratio.LevelNote()
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3g\t\n", s.Metric, Format(s.Median[0], s.Unit), Format(s.Median[1], s.Unit), ratio, ci, s.P)
 	}

@@ -52,8 +52,9 @@ var lostWaitEvents = []string{"gc cr block lost", "gc current block lost"}
 // finishLost fills the lost-block figures of in from what was read: the
 // statistic of a global report from its SysStat and Global Messaging
 // totals, and the waits of the lost-block events from the wait table
-// (none for a database that says RAC NO: it has no interconnect to lose
-// blocks on, so its 0 would be no sample).
+// (none from a top events table that does not list them, nor for a
+// database that says RAC NO: it has no interconnect to lose blocks on, so
+// its 0 would be no sample).
 func finishLost(in *Instance, rac *bool) {
 	if in.GCBlocksLost == nil && in.GCLoad != nil && in.GCLoad.BlocksLost != nil {
 		in.GCBlocksLost, in.GCBlocksLostFrom = in.GCLoad.BlocksLost, secGMsgTotal
@@ -61,13 +62,18 @@ func finishLost(in *Instance, rac *bool) {
 	if in.Waits == nil || rac != nil && !*rac {
 		return
 	}
-	n := 0.0
+	n, listed := 0.0, false
 	for _, name := range lostWaitEvents {
 		if w := in.Wait(name); w != nil && w.Waits != nil {
-			n += *w.Waits
+			n, listed = n+*w.Waits, true
 		}
 	}
-	in.GCLostBlockWaits = &n
+	// A top events table lists only the largest events: one without the
+	// lost-block events says nothing of their waits, unlike Foreground
+	// Wait Events, which lists every event that waited.
+	if listed || in.WaitsFrom == secFGWaits {
+		in.GCLostBlockWaits = &n
+	}
 }
 
 // finishSamples makes absent the figures the report prints as 0 for want

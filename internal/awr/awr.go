@@ -99,8 +99,9 @@ type Instance struct {
 	GCBlocksCorrupt  *float64 `json:"gc_blocks_corrupt"`
 	// GCLostBlockWaits is the waits of "gc cr block lost" and "gc current
 	// block lost": waits, not blocks (a lost block may be waited for more
-	// than once, or by nobody). nil when the report has no wait table; 0
-	// when its table lists neither event.
+	// than once, or by nobody). nil when the report has no wait table, or
+	// only a top events table without them; 0 when Foreground Wait Events
+	// lists neither event.
 	GCLostBlockWaits *float64 `json:"gc_lost_block_waits"`
 	// Waits are the global cache wait events (gc ...), from Foreground
 	// Wait Events, else from the top events table (WaitsFrom names it):

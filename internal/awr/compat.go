@@ -33,7 +33,7 @@ func databases(before, after []Report) []Database {
 	var out []Database
 	add := func(reps []Report, isAfter bool) {
 		for _, r := range reps {
-			i := slices.IndexFunc(out, func(d Database) bool { return d.ID == r.DBID })
+			i := dbIndex(out, r.DBID)
 			if i < 0 {
 				out = append(out, Database{ID: r.DBID, Name: r.DBName, Releases: []string{}})
 				i = len(out) - 1
@@ -96,20 +96,22 @@ type instKey struct {
 // sortKeys orders instances by database (in the order of dbs), then by
 // number.
 func sortKeys(keys []instKey, dbs []Database) {
-	pos := func(id string) int { return slices.IndexFunc(dbs, func(d Database) bool { return d.ID == id }) }
 	sort.SliceStable(keys, func(i, j int) bool {
-		if a, b := pos(keys[i].db), pos(keys[j].db); a != b {
+		if a, b := dbIndex(dbs, keys[i].db), dbIndex(dbs, keys[j].db); a != b {
 			return a < b
 		}
 		return keys[i].n < keys[j].n
 	})
 }
 
+// dbIndex is the index of the database with DB id id in dbs, or -1.
+func dbIndex(dbs []Database, id string) int {
+	return slices.IndexFunc(dbs, func(d Database) bool { return d.ID == id })
+}
+
 func dbName(dbs []Database, id string) string {
-	for _, d := range dbs {
-		if d.ID == id {
-			return d.Name
-		}
+	if i := dbIndex(dbs, id); i >= 0 {
+		return dbs[i].Name
 	}
 	return ""
 }

@@ -95,7 +95,7 @@ func judgeTransfers(in *Instance, ev evidencer, add adder) {
 }
 
 // waits sums the waits of the gc cr and current block events of a kind
-// (2-way, 3-way, busy, congested, lost).
+// (2-way, 3-way, busy, congested).
 func waits(in *Instance, kind string) float64 {
 	s := 0.0
 	for _, n := range []string{"gc cr block " + kind, "gc current block " + kind} {

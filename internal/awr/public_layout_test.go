@@ -270,3 +270,24 @@ func (r *repeat) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestLostWaitsNotInTopEvents: a global report's Top Timed Events lists
+// only each instance's largest events. Instance 2 of the 19c awrgrpt
+// fixture does not list the lost-block events, which says nothing of
+// their waits: the figure is absent, not 0; instance 1 lists them.
+func TestLostWaitsNotInTopEvents(t *testing.T) {
+	r := parseFile(t, "19c-awrgrpt-rac.txt")
+	got := map[int]*float64{}
+	for _, in := range r.Instances {
+		if in.WaitsFrom != secGTop {
+			t.Fatalf("instance %d: waits from %q, want %q", in.Number, in.WaitsFrom, secGTop)
+		}
+		got[in.Number] = in.GCLostBlockWaits
+	}
+	if w := got[1]; w == nil || *w != 1514 {
+		t.Errorf("instance 1: lost-block waits %v, want 1514", w)
+	}
+	if w, ok := got[2]; !ok || w != nil {
+		t.Errorf("instance 2: lost-block waits %v (listed %v), want absent", w, ok)
+	}
+}

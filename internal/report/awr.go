@@ -9,7 +9,6 @@ import (
 
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/stats"
 )
 
 // AWRText writes the human report of `interlink awr`: each report's
@@ -255,10 +254,7 @@ func AWRDiffText(w io.Writer, d *awr.Diff) error {
 			}
 			ci, pv := "-", "-"
 			if m.RatioCI != nil {
-				ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High)
-				if !m.RatioCI.Reached() {
-					ci += " (" + stats.Pct(m.RatioCI.Achieved) + ")"
-				}
+				ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High) + m.RatioCI.LevelNote()
 			}
 			if m.P != nil {
 				pv = fmt.Sprintf("%.3g", *m.P)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/ab"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // Arm colours: A blue, B orange (Okabe-Ito), warm-up and failed runs grey.
@@ -207,7 +208,7 @@ func forest(r *ab.Result) template.HTML {
 		s.circle(ax.at(est), y, 5, col, "#ffffff", tip)
 		verdict := "no clear difference"
 		if !st.Shift.Reached() {
-			verdict = "no verdict: a " + strings.TrimSuffix(st.Shift.CILabel(), " CI") + " interval"
+			verdict = "no verdict: a " + stats.Pct(st.Shift.Achieved) + " interval"
 		}
 		if st.Significant {
 			verdict = map[string]string{"A": "B worse", "B": "B better"}[st.Better]

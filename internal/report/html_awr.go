@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/awr"
-	"github.com/interlink/interlink/internal/stats"
 )
 
 // awrSections renders `interlink awr`: one section per report (header,
@@ -165,10 +164,7 @@ func awrDiffSection(d *awr.Diff) section {
 			if !d.OneSample {
 				ci, p := "-", "-"
 				if m.RatioCI != nil {
-					ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High)
-					if !m.RatioCI.Reached() {
-						ci += " (" + stats.Pct(m.RatioCI.Achieved) + ")"
-					}
+					ci = fmt.Sprintf("%.3f to %.3f", m.RatioCI.Low, m.RatioCI.High) + m.RatioCI.LevelNote()
 				}
 				if m.P != nil {
 					p = fmt.Sprintf("%.3g", *m.P)

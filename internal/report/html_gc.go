@@ -9,6 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/latency"
+	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -70,8 +71,8 @@ func gcSummary(s *section, r *gc.Report) {
 	if !r.Start.IsZero() {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}
-	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %.1f %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %.2f IP packets per block shipped.",
-		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent, t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, t.FragmentsPerBlock)
+	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %.1f %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %s IP packets per block shipped.",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent, t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock))
 	if len(r.Unreachable) > 0 {
 		u := &table{Head: []string{"node", "agent", "cause", "error"}}
 		for _, n := range r.Unreachable {
@@ -167,7 +168,7 @@ func gcNodeTable(r *gc.Report) *table {
 		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: strconv.Itoa(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
-			{Text: fmt.Sprintf("%.2f", n.FragmentsPerBlock), Class: "num"}, {Text: fmt.Sprintf("%.2f", n.PacketsPerBlock), Class: "num"}, {Text: where}})
+			{Text: traffic.FormatRatio(n.FragmentsPerBlock), Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock), Class: "num"}, {Text: where}})
 	}
 	return nt
 }

@@ -39,3 +39,19 @@ func TestHTMLGC(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLGCFiguresNotAvailable: a node whose kernel's counters could not
+// give its packets or fragments per block (absent in the JSON, n/a in the
+// text report) is n/a in the HTML too, and so is the total, not "0.00".
+func TestHTMLGCFiguresNotAvailable(t *testing.T) {
+	r := fixture(t, "lab-gc.json").(*gc.Report)
+	r.Total.FragmentsPerBlock = 0
+	r.Nodes[0].FragmentsPerBlock, r.Nodes[0].PacketsPerBlock = 0, 0
+	page := render(t, r)
+	if !strings.Contains(page, "n/a IP packets per block shipped") {
+		t.Error("the total's packets per block are not n/a")
+	}
+	if strings.Contains(page, ">0.00<") || count(page, `<td class="num">n/a</td>`) < 2 {
+		t.Error("the node's fragments and packets per block are not n/a")
+	}
+}

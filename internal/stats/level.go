@@ -63,6 +63,17 @@ func Pct(conf float64) string {
 	return strconv.FormatFloat(math.Round(p), 'f', -1, 64) + " %"
 }
 
+// LevelNote is what a printed interval carries after its bounds: "" when
+// it reached the level asked for, else the level it has in parentheses
+// (" (67 %)"), so that a narrower interval is never read as the level the
+// heading names.
+func (s Shift) LevelNote() string {
+	if s.Reached() {
+		return ""
+	}
+	return " (" + Pct(s.Achieved) + ")"
+}
+
 // CILabel names an interval by the level it has: "95 % CI" when it
 // reached the level asked for, else the level it did reach ("67 % CI").
 func (s Shift) CILabel() string {

@@ -76,9 +76,15 @@ func TestCILabelAndTooFew(t *testing.T) {
 	if got := s.CILabel(); got != "67 % CI" {
 		t.Errorf("label %q, want 67 %% CI", got)
 	}
+	if got := s.LevelNote(); got != " (67 %)" {
+		t.Errorf("level note %q, want \" (67 %%)\"", got)
+	}
 	s, _ = HodgesLehmann([]float64{1, 2, 5, 7}, []float64{3, 4, 6, 8}, 0.95)
 	if got := s.CILabel(); got != "95 % CI" {
 		t.Errorf("label %q, want 95 %% CI", got)
+	}
+	if got := s.LevelNote(); got != "" {
+		t.Errorf("level note of a reached interval %q, want none", got)
 	}
 	if got := TooFew("runs", 0.95); got != "too few runs for 95 % (need 4 a side)" {
 		t.Errorf("%q", got)
