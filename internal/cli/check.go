@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -230,8 +229,8 @@ func gather(ctx context.Context, src *inventory.Source, opts inventory.Options) 
 // writeBundle writes the collected files next to name and renames the
 // result into place, so a failure leaves no half-written bundle.
 func writeBundle(src *inventory.Source, name string) error {
-	if _, err := os.Stat(filepath.Dir(name)); err != nil {
-		return usageError("check: --collect %s: %v", name, errors.Unwrap(err))
+	if err := writableDir(name); err != nil {
+		return usageError("check: --collect %s: %v", name, err)
 	}
 	if err := atomicfile.Write(name, atomicfile.Options{}, func(w io.Writer) error { return src.Collect(w, checkNow()) }); err != nil {
 		return fmt.Errorf("check: --collect %s: %w", name, err)

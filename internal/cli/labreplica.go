@@ -11,6 +11,7 @@ import (
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/replica"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/textout"
 )
 
@@ -73,6 +74,16 @@ func runLabReplica(e *env, f labReplicaFlags, run string) error {
 	r, topo, err := buildReplica(e, f, run)
 	if err != nil {
 		return err
+	}
+	// Both files' places are checked before either is written: a bad
+	// --nodes must not leave the --write file behind.
+	for _, o := range []struct{ flag, path string }{{"--write", f.write}, {"--nodes", f.nodes}} {
+		if o.path == "" {
+			continue
+		}
+		if err := writableDir(o.path); err != nil {
+			return usageError("lab replica: %s %s: %v", o.flag, termtext.Clean(o.path), err)
+		}
 	}
 	if f.up {
 		if err := lab.CheckPrivilege(); err != nil {

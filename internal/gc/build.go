@@ -273,12 +273,14 @@ func (r *Report) judge() {
 				nd.Name, 100*min(float64(nd.RateWaitedNs)/float64(nd.DurationNs), 1)))
 		}
 	}
+	// Whether the pairs must balance is the run's, not a pair's.
+	balance := !r.Interrupted && len(r.lostResults()) == 0
 	for _, p := range r.Pairs {
 		if p.Lost > 0 {
 			pct := 100 * float64(p.Lost) / float64(max(p.Requested, p.Lost))
 			add(ProblemLoss, pct > MaxLossPercent, "%s <- %s: %d of %d blocks lost (%.2f %%)", p.Requester, p.Server, p.Lost, p.Requested, pct)
 		}
-		if !p.Balanced && !r.Interrupted && len(r.lostResults()) == 0 {
+		if balance && !p.Balanced {
 			add(ProblemAccounting, false, "%s <- %s: %d requested, but %d received and %d lost", p.Requester, p.Server, p.Requested, p.Received, p.Lost)
 		}
 	}

@@ -42,9 +42,6 @@ func lat(l *latency.Summary) []string {
 
 func row(w io.Writer, cells ...string) { fmt.Fprintln(w, strings.Join(cells, "\t")+"\t") }
 
-// clean makes a name from an agent printable on a terminal.
-func clean(s string) string { return termtext.Clean(s) }
-
 // WriteText writes the report for a person: transfers per pair, nodes,
 // AWR's wait events and ping table, lost blocks, the verdict. It returns
 // the first write error.
@@ -84,13 +81,13 @@ func (r *Report) writePairs(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, "requester", "server", "blocks/s", "requested", "received", "lost", "2-way mean", "p50", "p99", "max", "3-way mean", "p50", "p99", "max")
 	for _, p := range r.Pairs {
-		cells := []string{clean(p.Requester), clean(p.Server), fmt.Sprintf("%.0f", p.BlocksPerSec), fmt.Sprint(p.Requested), fmt.Sprint(p.Received), fmt.Sprint(p.Lost)}
+		cells := []string{termtext.Clean(p.Requester), termtext.Clean(p.Server), fmt.Sprintf("%.0f", p.BlocksPerSec), fmt.Sprint(p.Requested), fmt.Sprint(p.Received), fmt.Sprint(p.Lost)}
 		cells = append(cells, lat(p.TwoWay)...)
 		row(tw, append(cells, lat(p.ThreeWay)...)...)
 	}
 	tw.Flush()
 	if lost := r.lostResults(); len(lost) > 0 {
-		fmt.Fprintf(w, "  requested counts leave out the requests that %s routed as masters (results lost)\n", clean(strings.Join(lost, ", ")))
+		fmt.Fprintf(w, "  requested counts leave out the requests that %s routed as masters (results lost)\n", termtext.Clean(strings.Join(lost, ", ")))
 	}
 }
 
@@ -107,7 +104,7 @@ func (r *Report) writeNodes(w io.Writer) {
 				shared = n.SharedHost // the first: one host's note
 			}
 		}
-		row(tw, clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
+		row(tw, termtext.Clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
 			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
 			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
 	}
@@ -124,7 +121,7 @@ func (r *Report) writeEvents(w io.Writer) {
 	for _, n := range r.Nodes {
 		for _, e := range n.Events {
 			if e.Waits > 0 {
-				row(tw, clean(n.Name), e.Event, fmt.Sprint(e.Waits), msf(e.AvgNs))
+				row(tw, termtext.Clean(n.Name), e.Event, fmt.Sprint(e.Waits), msf(e.AvgNs))
 			}
 		}
 	}
@@ -144,7 +141,7 @@ func (r *Report) writeLost(w io.Writer) {
 			first = false
 		}
 		lw := n.LostWhere
-		fmt.Fprintf(w, "  %s: %d nothing seen (lost before this node), %d receive buffer full, %d reassembly failed", clean(n.Name), lw.NothingSeen, lw.ReceiveBuffer, lw.Reassembly)
+		fmt.Fprintf(w, "  %s: %d nothing seen (lost before this node), %d receive buffer full, %d reassembly failed", termtext.Clean(n.Name), lw.NothingSeen, lw.ReceiveBuffer, lw.Reassembly)
 		if lw.Truncated > 0 {
 			fmt.Fprintf(w, ", %d with a datagram read short (truncated: not network loss)", lw.Truncated)
 		}
@@ -153,7 +150,7 @@ func (r *Report) writeLost(w io.Writer) {
 	for _, p := range r.Pairs {
 		if l := p.LostBy; l.Request+l.Unconfirmed+l.NoPath > 0 {
 			fmt.Fprintf(w, "  %s <- %s: %d requests never reached the master, %d unconfirmed (the master did not answer), %d never sent (no path)\n",
-				clean(p.Requester), clean(p.Server), l.Request, l.Unconfirmed, l.NoPath)
+				termtext.Clean(p.Requester), termtext.Clean(p.Server), l.Request, l.Unconfirmed, l.NoPath)
 		}
 	}
 }
@@ -168,7 +165,7 @@ func (r *Report) writeVerdict(w io.Writer) {
 			if u.During {
 				when = "its result was lost"
 			}
-			fmt.Fprintf(w, "UNREACHABLE: %s (%s): %s; %s\n", clean(u.Node), clean(u.Agent), clean(u.Cause), when)
+			fmt.Fprintf(w, "UNREACHABLE: %s (%s): %s; %s\n", termtext.Clean(u.Node), termtext.Clean(u.Agent), termtext.Clean(u.Cause), when)
 		}
 	}
 	for _, p := range r.Problems {
@@ -176,10 +173,10 @@ func (r *Report) writeVerdict(w io.Writer) {
 		if p.Critical {
 			tag = "FAILED"
 		}
-		fmt.Fprintf(w, "%s: %s: %s\n", tag, p.Problem, clean(p.Detail))
+		fmt.Fprintf(w, "%s: %s: %s\n", tag, p.Problem, termtext.Clean(p.Detail))
 	}
 	for _, l := range r.LimitedBy {
-		fmt.Fprintf(w, "WARNING: limited: %s\n", clean(l))
+		fmt.Fprintf(w, "WARNING: limited: %s\n", termtext.Clean(l))
 	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "interrupted: the figures cover the time until then")
@@ -194,7 +191,7 @@ func WritePings(w io.Writer, indent string, pings []PingRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, indent+"node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
 	for _, p := range pings {
-		row(tw, indent+clean(p.Node), clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
+		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
 			fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
 	}
 	tw.Flush()
