@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/interlink/interlink/internal/atomicfile"
 )
 
 // DefaultCacheDir is where kernels and the KVM probe's result are kept
@@ -90,7 +92,7 @@ func DebianPackage(ctx context.Context) (string, error) {
 	pkg, err := askAptCache(ctx)
 	if err == nil && stamp != "" && os.MkdirAll(CacheDir(), 0o755) == nil {
 		data, _ := json.Marshal(answer{Lists: stamp, Package: pkg})
-		os.WriteFile(kept, data, 0o644)
+		atomicfile.WriteFile(kept, data, atomicfile.Options{})
 	}
 	return pkg, err
 }
