@@ -300,8 +300,6 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	// It is also needed when other ports of the switch take in larger frames
 	// than this one may deliver: the bridge checks single frames, but lets
 	// GSO packets with larger segments through.
-	limit := min(l.PortMTU, l.MTU)
-	filtered := b.t.portFiltered(l)
 	veth := &netlink.Veth{
 		LinkAttrs: netlink.LinkAttrs{
 			Name: l.Port, MTU: max(l.PortMTU, l.MTU), MasterIndex: br.Attrs().Index,
@@ -315,14 +313,10 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err := swh.LinkAdd(veth); err != nil {
 		return fail("create veth (switch port "+l.Port+")", err)
 	}
-	if filtered {
-		fromNode := 0
-		if l.PortMTU < l.MTU {
-			fromNode = l.PortMTU
-		}
+	if b.t.portFiltered(l) {
 		port, err := swh.LinkByName(l.Port)
 		if err == nil {
-			err = portFilter(swh, port, fromNode, limit)
+			err = b.t.filterPort(swh, port, l)
 		}
 		if err != nil {
 			return fail("switch port "+l.Port+" MTU", err)

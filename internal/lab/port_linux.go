@@ -102,6 +102,22 @@ func checkPortClassifier(t *Topology) error {
 		t.Name, where, portClassifierSince(), release, reason)
 }
 
+// filterPort attaches to switch port the classifier link l's port needs
+// (nothing when portFiltered says none): frames from the node above the
+// port MTU when the port is the narrower, frames to the node above the
+// smaller of the two MTUs. The builder, lab set and a VM node's tap all
+// filter their ports through here.
+func (t *Topology) filterPort(h *netlink.Handle, port netlink.Link, l LinkSpec) error {
+	if !t.portFiltered(l) {
+		return nil
+	}
+	fromNode := 0
+	if l.PortMTU < l.MTU {
+		fromNode = l.PortMTU
+	}
+	return portFilter(h, port, fromNode, min(l.PortMTU, l.MTU))
+}
+
 // portFilter attaches the classifier to a switch port: frames from the node
 // (ingress) above fromNode bytes of MTU and frames to the node (egress)
 // above toNode are dropped; 0 means no limit in that direction.

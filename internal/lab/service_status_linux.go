@@ -17,11 +17,12 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 	in := newServiceInspector(st)
 	for i, n := range st.Topology.Nodes {
 		for _, spec := range n.Services {
+			var ss ServiceStatus
 			if n.IsVM() {
-				s.Nodes[i].Services = append(s.Nodes[i].Services, vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec), problem))
-				continue
+				ss = vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec))
+			} else {
+				ss = in.service(i, spec)
 			}
-			ss := in.service(i, spec)
 			if st.Complete && ss.State != ServiceRunning {
 				problem("node %s: service %s is %s", n.Name, spec.Kind, ss.State)
 			}

@@ -146,15 +146,8 @@ func (b *builder) reconfigure(swh, h *netlink.Handle, l LinkSpec) error {
 		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}); err != nil {
 		return fmt.Errorf("switch port %s: remove classifier: %w", l.Port, err)
 	}
-	limit := min(l.PortMTU, l.MTU)
-	if b.t.portFiltered(l) {
-		fromNode := 0
-		if l.PortMTU < l.MTU {
-			fromNode = l.PortMTU
-		}
-		if err := portFilter(swh, port, fromNode, limit); err != nil {
-			return fmt.Errorf("switch port %s MTU: %w", l.Port, err)
-		}
+	if err := b.t.filterPort(swh, port, l); err != nil {
+		return fmt.Errorf("switch port %s MTU: %w", l.Port, err)
 	}
 	if err := delQdisc(h, &netlink.Tbf{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index,
 		Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT}}); err != nil {

@@ -68,12 +68,12 @@ func (s *Status) WriteText(out io.Writer) error {
 	}
 	for _, n := range s.Nodes {
 		if v := n.VM; v != nil {
-			kernel := v.Kernel
+			kernel, accel := orNA(v.Kernel), orNA(v.Accel)
 			if v.Release != "" {
 				kernel = v.Release + " (" + v.Kernel + ")"
 			}
 			fmt.Fprintf(w, "  vm %s: %s, kernel %s, %s, %s, %d CPU, pid %s, console %s\n", n.Name, v.State, kernel,
-				v.Accel, units.FormatBytes(float64(v.MemoryBytes)), v.CPUs, pidText(v.PID), v.Console)
+				accel, units.FormatBytes(float64(v.MemoryBytes)), v.CPUs, pidText(v.PID), v.Console)
 		}
 	}
 	writeServices(w, s)
@@ -119,6 +119,14 @@ func writeServices(w io.Writer, s *Status) {
 	if token != "" {
 		fmt.Fprintf(w, "  agent token: %s\n", token)
 	}
+}
+
+// orNA is s, or units.NotAvailable for a figure not recorded.
+func orNA(s string) string {
+	if s == "" {
+		return units.NotAvailable
+	}
+	return s
 }
 
 func pidText(pid int) string {

@@ -19,11 +19,13 @@ type vmState struct {
 
 // VMStatus is a VM node as found now.
 type VMStatus struct {
-	State       string `json:"state"` // VMRunning or VMStopped
-	PID         int    `json:"pid,omitempty"`
-	Kernel      string `json:"kernel"`            // the Debian package or the file booted
+	State string `json:"state"` // VMRunning or VMStopped
+	PID   int    `json:"pid,omitempty"`
+	// Kernel and Accel are absent while no record of the VM's boot is
+	// there (lab up killed before it reached this node).
+	Kernel      string `json:"kernel,omitempty"`  // the Debian package or the file booted
 	Release     string `json:"release,omitempty"` // the kernel's release, when known
-	Accel       string `json:"accel"`             // kvm or tcg
+	Accel       string `json:"accel,omitempty"`   // kvm or tcg
 	MemoryBytes int64  `json:"memory_bytes"`
 	CPUs        int    `json:"cpus"`
 	Console     string `json:"console"` // the guest's console, as a file

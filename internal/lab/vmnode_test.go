@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,35 @@ func TestVMMAC(t *testing.T) {
 	}
 	if c := vmMAC("l", "n1", "eth1", map[string]bool{}); c != a {
 		t.Errorf("not stable: %s then %s", a, c)
+	}
+}
+
+// TestVMStatusWithoutRecord: a VM node lab up never reached (killed before
+// it recorded the boot) has no kernel or accelerator: n/a in text, absent
+// in JSON, never an empty field.
+func TestVMStatusWithoutRecord(t *testing.T) {
+	s := &Status{Name: "l", State: StateIncomplete, Nodes: []NodeStatus{{Name: "a",
+		VM: &VMStatus{State: VMStopped, MemoryBytes: 512 << 20, CPUs: 1, Console: "/c"}}}}
+	var b strings.Builder
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "vm a: stopped, kernel n/a, n/a, 512.00 MiB, 1 CPU, pid -, console /c"; !strings.Contains(b.String(), want) {
+		t.Errorf("text:\n%s\nwant a line %q", b.String(), want)
+	}
+	data, err := json.Marshal(s.Nodes[0].VM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := string(data); strings.Contains(j, `"kernel"`) || strings.Contains(j, `"accel"`) {
+		t.Errorf("JSON %s has a kernel or accel it does not know", j)
+	}
+	s.Nodes[0].VM.Kernel, s.Nodes[0].VM.Release, s.Nodes[0].VM.Accel = "debian:linux-image-6.1.0-56-amd64", "6.1.0-56-amd64", "tcg"
+	b.Reset()
+	if err := s.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "kernel 6.1.0-56-amd64 (debian:linux-image-6.1.0-56-amd64), tcg,"; !strings.Contains(b.String(), want) {
+		t.Errorf("text:\n%s\nwant %q", b.String(), want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/interlink/interlink/internal/atomicfile"
 )
 
 // probeTimeout bounds the KVM probe: a kernel boots to its root mount in
@@ -56,7 +58,7 @@ func Accel(ctx context.Context, k *Kernel) (accel, why string) {
 	}
 	if ctx.Err() == nil {
 		if data, err := json.Marshal(p); err == nil && os.MkdirAll(CacheDir(), 0o755) == nil {
-			os.WriteFile(cache, data, 0o644)
+			atomicfile.WriteFile(cache, data, atomicfile.Options{})
 		}
 	}
 	return p.Accel, p.Why

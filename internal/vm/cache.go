@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/interlink/interlink/internal/atomicfile"
 )
 
 // DefaultCacheDir is where kernels and the KVM probe's result are kept
@@ -90,7 +92,7 @@ func DebianPackage(ctx context.Context) (string, error) {
 	pkg, err := askAptCache(ctx)
 	if err == nil && stamp != "" && os.MkdirAll(CacheDir(), 0o755) == nil {
 		data, _ := json.Marshal(answer{Lists: stamp, Package: pkg})
-		os.WriteFile(kept, data, 0o644)
+		atomicfile.WriteFile(kept, data, atomicfile.Options{})
 	}
 	return pkg, err
 }
@@ -145,45 +147,63 @@ func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	if k, err := readKernel(dir); err == nil {
 		return k, nil
 	}
-	unlock, err := lockCache()
+	ready := func() bool { _, err := readKernel(dir); return err == nil }
+	err = fillCache(dir, ready, func(tmp string) (string, error) {
+		if log != nil {
+			fmt.Fprintf(log, "vm: fetching %s into %s (once)\n", pkg, dir)
+		}
+		if err := run(ctx, tmp, "apt-get", "download", pkg); err != nil {
+			return "", fmt.Errorf("vm: apt-get download %s: %w: %w", pkg, err, errStaleLists)
+		}
+		debs, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
+		if len(debs) != 1 {
+			return "", fmt.Errorf("vm: apt-get download %s left no package file", pkg)
+		}
+		root := filepath.Join(tmp, "root")
+		if err := run(ctx, tmp, "dpkg-deb", "-x", debs[0], root); err != nil {
+			return "", fmt.Errorf("vm: dpkg-deb -x %s: %w", debs[0], err)
+		}
+		return filepath.Join(tmp, "kernel"), keepKernel(root, filepath.Join(tmp, "kernel"), pkg)
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer unlock()
-	if k, err := readKernel(dir); err == nil { // fetched while we waited
-		return k, nil
-	}
-	removeStaleFetches()
-	if log != nil {
-		fmt.Fprintf(log, "vm: fetching %s into %s (once)\n", pkg, dir)
-	}
-	tmp, err := os.MkdirTemp(CacheDir(), "fetch-")
-	if err != nil {
-		return nil, fmt.Errorf("vm cache: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := run(ctx, tmp, "apt-get", "download", pkg); err != nil {
-		return nil, fmt.Errorf("vm: apt-get download %s: %w: %w", pkg, err, errStaleLists)
-	}
-	debs, _ := filepath.Glob(filepath.Join(tmp, pkg+"_*.deb"))
-	if len(debs) != 1 {
-		return nil, fmt.Errorf("vm: apt-get download %s left no package file", pkg)
-	}
-	root := filepath.Join(tmp, "root")
-	if err := run(ctx, tmp, "dpkg-deb", "-x", debs[0], root); err != nil {
-		return nil, fmt.Errorf("vm: dpkg-deb -x %s: %w", debs[0], err)
-	}
-	if err := keepKernel(root, filepath.Join(tmp, "kernel"), pkg); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, fmt.Errorf("vm cache: %w", err)
-	}
-	os.RemoveAll(dir) // a damaged earlier copy
-	if err := os.Rename(filepath.Join(tmp, "kernel"), dir); err != nil {
-		return nil, fmt.Errorf("vm cache: %w", err)
 	}
 	return readKernel(dir)
+}
+
+// fillCache makes the cache's directory dir once, under the cache's lock:
+// nothing when ready says it is there (also made by another process while
+// this one waited for the lock); else build makes it inside tmp, a fetch-
+// directory removed afterwards (and by the next fill when this one is
+// killed), and the directory build returns is moved to dir in one rename,
+// so dir is whole or absent.
+func fillCache(dir string, ready func() bool, build func(tmp string) (string, error)) error {
+	unlock, err := lockCache()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if ready() {
+		return nil
+	}
+	removeStaleFetches()
+	tmp, err := os.MkdirTemp(CacheDir(), "fetch-")
+	if err != nil {
+		return fmt.Errorf("vm cache: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	made, err := build(tmp)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("vm cache: %w", err)
+	}
+	os.RemoveAll(dir) // a damaged earlier copy
+	if err := os.Rename(made, dir); err != nil {
+		return fmt.Errorf("vm cache: %w", err)
+	}
+	return nil
 }
 
 // keepKernel copies from an unpacked kernel package at root the image and

@@ -44,59 +44,51 @@ func DebianSSHD(ctx context.Context, log io.Writer) (string, error) {
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		return "", fmt.Errorf("vm: the guests' sshd comes from a Debian image mmdebstrap builds: mmdebstrap not found (apt-get install mmdebstrap)")
 	}
-	unlock, err := lockCache()
+	ready := func() bool { _, err := os.Stat(filepath.Join(dir, sshdPath)); return err == nil }
+	err := fillCache(dir, ready, func(tmp string) (string, error) {
+		if log != nil {
+			fmt.Fprintf(log, "vm: building a Debian %s image with openssh-server (mmdebstrap, once) for %s\n", suite, dir)
+		}
+		image := filepath.Join(tmp, "image")
+		// mmdebstrap's own temporary directory goes in tmp too: a kill
+		// leaves nothing in /tmp, and the next build removes tmp.
+		err := runEnv(ctx, tmp, []string{"TMPDIR=" + tmp}, "mmdebstrap", "--variant=essential", "--include=openssh-server", suite, image)
+		if err != nil {
+			return "", fmt.Errorf("vm: mmdebstrap %s: %w", suite, err)
+		}
+		keep := filepath.Join(tmp, "keep")
+		return keep, keepProgram(image, sshdPath, keep)
+	})
 	if err != nil {
 		return "", err
 	}
-	defer unlock()
-	if _, err := os.Stat(filepath.Join(dir, sshdPath)); err == nil { // built while we waited
-		return dir, nil
-	}
-	removeStaleFetches()
-	if log != nil {
-		fmt.Fprintf(log, "vm: building a Debian %s image with openssh-server (mmdebstrap, once) for %s\n", suite, dir)
-	}
-	tmp, err := os.MkdirTemp(CacheDir(), "fetch-")
+	return dir, nil
+}
+
+// keepProgram copies a program of the tree at image and every file it
+// needs (programClosure) into keep, at their paths in the guest.
+func keepProgram(image, prog, keep string) error {
+	files, err := programClosure(image, prog)
 	if err != nil {
-		return "", fmt.Errorf("vm cache: %w", err)
+		return err
 	}
-	defer os.RemoveAll(tmp)
-	image := filepath.Join(tmp, "image")
-	// mmdebstrap's own temporary directory goes in tmp too: a kill leaves
-	// nothing in /tmp, and the next build removes tmp.
-	err = runEnv(ctx, tmp, []string{"TMPDIR=" + tmp}, "mmdebstrap", "--variant=essential", "--include=openssh-server", suite, image)
-	if err != nil {
-		return "", fmt.Errorf("vm: mmdebstrap %s: %w", suite, err)
-	}
-	files, err := programClosure(image, sshdPath)
-	if err != nil {
-		return "", err
-	}
-	keep := filepath.Join(tmp, "keep")
 	for real, guest := range files {
 		to := filepath.Join(keep, guest)
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return "", fmt.Errorf("vm cache: %w", err)
+			return fmt.Errorf("vm cache: %w", err)
 		}
 		fi, err := os.Stat(filepath.Join(image, real))
 		if err != nil {
-			return "", fmt.Errorf("vm: %w", err)
+			return fmt.Errorf("vm: %w", err)
 		}
 		if err := copyFile(filepath.Join(image, real), to); err != nil {
-			return "", err
+			return err
 		}
 		if err := os.Chmod(to, fi.Mode().Perm()); err != nil {
-			return "", fmt.Errorf("vm cache: %w", err)
+			return fmt.Errorf("vm cache: %w", err)
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return "", fmt.Errorf("vm cache: %w", err)
-	}
-	os.RemoveAll(dir) // a damaged earlier copy
-	if err := os.Rename(keep, dir); err != nil {
-		return "", fmt.Errorf("vm cache: %w", err)
-	}
-	return dir, nil
+	return nil
 }
 
 // removeStaleFetches removes what a fetch killed halfway left in the

@@ -56,19 +56,17 @@ func CheckImage(path string) error {
 // boot protocol's kernel_version field (0x20E) points to the version
 // string, 0x200 bytes further. "" when the image has none.
 func ImageRelease(path string) string {
-	if CheckImage(path) != nil {
-		return ""
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	var off [2]byte
-	if _, err := f.ReadAt(off[:], 0x20E); err != nil {
+	// The magic (0x202) and kernel_version (0x20E) in one read.
+	var hdr [0x10]byte
+	if _, err := f.ReadAt(hdr[:], 0x200); err != nil || string(hdr[2:6]) != "HdrS" {
 		return ""
 	}
-	p := int64(off[0]) | int64(off[1])<<8
+	p := int64(hdr[0xE]) | int64(hdr[0xF])<<8
 	if p == 0 {
 		return ""
 	}
