@@ -12,21 +12,25 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/interlink/interlink/internal/ab"
 )
 
 func init() { commands = append(commands, newABCmd) }
 
-func newABCmd(e *env) *cobra.Command {
-	var (
-		spec                           ab.Spec
-		aCmd, bCmd, order              string
-		metrics, expects               []string
-		asJSON                         bool
-		runTimeout, prepTimeout, total time.Duration
-		out                            outputFlags
-	)
+// abFlags are ab's flags; spec collects those that go straight into it.
+type abFlags struct {
+	spec                           ab.Spec
+	aCmd, bCmd, order              string
+	metrics, expects               []string
+	asJSON                         bool
+	runTimeout, prepTimeout, total time.Duration
+	out                            outputFlags
+}
+
+// abLong is ab's help text, which lists the metric names ab knows.
+func abLong() string {
 	known := ab.KnownNames()
 	var names []string
 	for n := range known {
@@ -37,10 +41,7 @@ func newABCmd(e *env) *cobra.Command {
 	for _, n := range names {
 		fmt.Fprintf(&help, "  %-28s %s\n", n, known[n])
 	}
-	c := &cobra.Command{
-		Use:   "ab [flags] (-- COMMAND... | --a CMD --b CMD)",
-		Short: "A/B experiment: two arms run interleaved, statistics, a verdict",
-		Long: `Run two arms of an experiment interleaved (ABBA blocks, or randomised pairs) after
+	return `Run two arms of an experiment interleaved (ABBA blocks, or randomised pairs) after
 discarded warm-up runs, take metrics from every run, and say per metric whether B differs
 from A, by how much, and with what confidence (Hodges-Lehmann shift and ratio with their
 confidence intervals, Mann-Whitney p-value), flagging drift over the run order and outliers.
@@ -65,104 +66,129 @@ A trailing + or - on NAME says higher or lower is better. Without --metric: benc
 figures for its mode, or the wall time of any other command. Known names:
 ` + help.String() + `
 Exit codes: 0 every --expect holds (or none was given), 1 inconclusive or cut short,
-2 an --expect is contradicted, 3 bad usage or a failed run or prepare step.`,
+2 an --expect is contradicted, 3 bad usage or a failed run or prepare step.`
+}
+
+func newABCmd(e *env) *cobra.Command {
+	var f abFlags
+	c := &cobra.Command{
+		Use:   "ab [flags] (-- COMMAND... | --a CMD --b CMD)",
+		Short: "A/B experiment: two arms run interleaved, statistics, a verdict",
+		Long:  abLong(),
 		Example: `  interlink ab --runs 8 --a-prepare 'interlink lab set demo ic mtu=1500' \
       --b-prepare 'interlink lab set demo ic mtu=9000' --expect 'blocks_per_sec: B > A' \
       -- interlink bench 198.18.10.2 --mode blocks --time 5s --token-file /run/token
   interlink ab --runs 10 --metric 'tps=tps = ([0-9.]+)' \
       --a 'pgbench -n -T 30 -c 8 db_a' --b 'pgbench -n -T 30 -c 8 db_b'`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dash := cmd.ArgsLenAtDash()
-			switch {
-			case dash < 0 && len(args) > 0:
-				return usageError("ab: put the command after '--' (interlink ab [flags] -- COMMAND...), or use --a and --b")
-			case len(args) > 0 && (aCmd != "" || bCmd != ""):
-				return usageError("ab: give either '-- COMMAND...' or --a and --b, not both")
-			case len(args) > 0:
-				spec.A.Command, spec.B.Command = args, slices.Clone(args)
-			case aCmd == "" || bCmd == "":
-				return usageError("ab: give the command after '--', or both --a CMD and --b CMD")
-			default:
-				spec.A.Command, spec.A.Shell = splitCommand(aCmd)
-				spec.B.Command, spec.B.Shell = splitCommand(bCmd)
-			}
-			spec.A.Name, spec.B.Name = "A", "B"
-			spec.Order = ab.Order(order)
-			spec.RunTimeout, spec.PrepareTimeout, spec.MaxTime = runTimeout, prepTimeout, total
-			for _, m := range metrics {
-				pm, err := ab.ParseMetric(m)
-				if err != nil {
-					return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
-				}
-				spec.Metrics = append(spec.Metrics, pm)
-			}
-			for _, x := range expects {
-				ex, err := ab.ParseExpect(x)
-				if err != nil {
-					return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
-				}
-				spec.Expect = append(spec.Expect, ex)
-			}
-			if runTimeout <= 0 || prepTimeout <= 0 || total <= 0 {
-				return usageError("ab: --run-timeout, --prepare-timeout and --max-time must be positive")
-			}
-			if err := spec.Validate(); err != nil {
-				return usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
-			}
-			if err := out.check("ab"); err != nil {
-				return err
-			}
-			abort := make(chan struct{})
-			stopSignals := secondInterrupt(e, abort)
-			defer stopSignals()
-			r := &ab.Runner{Spec: spec, Abort: abort}
-			if showProgress(e, asJSON) {
-				r.Progress = func(done []ab.Run, total int) { abProgress(e, done, total) }
-			}
-			res, err := r.Execute(e.ctx)
-			if res == nil {
-				return usageError("ab: %v", err)
-			}
-			if asJSON {
-				enc := json.NewEncoder(e.stdout)
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(res); jerr != nil {
-					return fmt.Errorf("ab: encode JSON: %w", jerr)
-				}
-			} else {
-				if werr := ab.WriteText(e.stdout, res); werr != nil {
-					return fmt.Errorf("ab: write report: %w", werr)
-				}
-			}
-			if herr := out.emit(e, "ab", "interlink ab", res); herr != nil {
-				return herr
-			}
-			if err != nil {
-				return fmt.Errorf("ab: %w", err)
-			}
-			return withCode(verdictCode(res.Verdict))
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runAB(e, &f, cmd.ArgsLenAtDash(), args) },
 	}
-	fs := c.Flags()
-	fs.IntVar(&spec.Runs, "runs", 6, "measured runs per arm")
-	fs.IntVar(&spec.Warmup, "warmup", 1, "discarded warm-up runs per arm, before the measured ones")
-	fs.StringVar(&spec.A.Prepare, "a-prepare", "", "shell command that switches to arm A's configuration")
-	fs.StringVar(&spec.B.Prepare, "b-prepare", "", "shell command that switches to arm B's configuration")
-	fs.StringVar(&aCmd, "a", "", "arm A's command line (shell), with --b")
-	fs.StringVar(&bCmd, "b", "", "arm B's command line (shell), with --a")
-	fs.StringArrayVar(&metrics, "metric", nil, "NAME, NAME=json:PATH or NAME=REGEX (repeatable)")
-	fs.StringArrayVar(&expects, "expect", nil, "'METRIC: B > A', 'METRIC: B < 0.9x A' (repeatable): exit 2 if contradicted")
-	fs.StringVar(&order, "order", "abba", "abba or random (pairs in random order)")
-	fs.Int64Var(&spec.Seed, "seed", 0, "seed for --order random (default: from the clock, printed in --json)")
-	fs.Float64Var(&spec.Confidence, "confidence", 0.95, "confidence level of the intervals")
-	fs.BoolVar(&spec.KeepGoing, "keep-going", false, "leave failed runs out and go on (default: stop at the first)")
-	fs.DurationVar(&runTimeout, "run-timeout", 10*time.Minute, "stop a run that takes longer")
-	fs.DurationVar(&prepTimeout, "prepare-timeout", 2*time.Minute, "stop a prepare step that takes longer")
-	fs.DurationVar(&total, "max-time", 2*time.Hour, "start no run after this long; the result says it was cut")
-	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.ab/v1)")
-	out.add(fs)
+	f.bind(c.Flags())
 	return c
+}
+
+func (f *abFlags) bind(fs *pflag.FlagSet) {
+	fs.IntVar(&f.spec.Runs, "runs", 6, "measured runs per arm")
+	fs.IntVar(&f.spec.Warmup, "warmup", 1, "discarded warm-up runs per arm, before the measured ones")
+	fs.StringVar(&f.spec.A.Prepare, "a-prepare", "", "shell command that switches to arm A's configuration")
+	fs.StringVar(&f.spec.B.Prepare, "b-prepare", "", "shell command that switches to arm B's configuration")
+	fs.StringVar(&f.aCmd, "a", "", "arm A's command line (shell), with --b")
+	fs.StringVar(&f.bCmd, "b", "", "arm B's command line (shell), with --a")
+	fs.StringArrayVar(&f.metrics, "metric", nil, "NAME, NAME=json:PATH or NAME=REGEX (repeatable)")
+	fs.StringArrayVar(&f.expects, "expect", nil, "'METRIC: B > A', 'METRIC: B < 0.9x A' (repeatable): exit 2 if contradicted")
+	fs.StringVar(&f.order, "order", "abba", "abba or random (pairs in random order)")
+	fs.Int64Var(&f.spec.Seed, "seed", 0, "seed for --order random (default: from the clock, printed in --json)")
+	fs.Float64Var(&f.spec.Confidence, "confidence", 0.95, "confidence level of the intervals")
+	fs.BoolVar(&f.spec.KeepGoing, "keep-going", false, "leave failed runs out and go on (default: stop at the first)")
+	fs.DurationVar(&f.runTimeout, "run-timeout", 10*time.Minute, "stop a run that takes longer")
+	fs.DurationVar(&f.prepTimeout, "prepare-timeout", 2*time.Minute, "stop a prepare step that takes longer")
+	fs.DurationVar(&f.total, "max-time", 2*time.Hour, "start no run after this long; the result says it was cut")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON (schema interlink.ab/v1)")
+	f.out.add(fs)
+}
+
+// runAB builds the experiment from the flags, runs it (a second Ctrl-C
+// ends the current run too), prints it and maps its verdict to the exit.
+func runAB(e *env, f *abFlags, dash int, args []string) error {
+	spec, err := f.experiment(dash, args)
+	if err != nil {
+		return err
+	}
+	if err := f.out.check("ab"); err != nil {
+		return err
+	}
+	abort := make(chan struct{})
+	stopSignals := secondInterrupt(e, abort)
+	defer stopSignals()
+	r := &ab.Runner{Spec: spec, Abort: abort}
+	if showProgress(e, f.asJSON) {
+		r.Progress = func(done []ab.Run, total int) { abProgress(e, done, total) }
+	}
+	res, err := r.Execute(e.ctx)
+	if res == nil {
+		return usageError("ab: %v", err)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(res); jerr != nil {
+			return fmt.Errorf("ab: encode JSON: %w", jerr)
+		}
+	} else {
+		if werr := ab.WriteText(e.stdout, res); werr != nil {
+			return fmt.Errorf("ab: write report: %w", werr)
+		}
+	}
+	if herr := f.out.emit(e, "ab", "interlink ab", res); herr != nil {
+		return herr
+	}
+	if err != nil {
+		return fmt.Errorf("ab: %w", err)
+	}
+	return withCode(verdictCode(res.Verdict))
+}
+
+// experiment checks the arms' commands (after '--', or --a and --b),
+// metrics, expectations and limits into the spec the runner runs.
+func (f *abFlags) experiment(dash int, args []string) (ab.Spec, error) {
+	spec := f.spec
+	switch {
+	case dash < 0 && len(args) > 0:
+		return spec, usageError("ab: put the command after '--' (interlink ab [flags] -- COMMAND...), or use --a and --b")
+	case len(args) > 0 && (f.aCmd != "" || f.bCmd != ""):
+		return spec, usageError("ab: give either '-- COMMAND...' or --a and --b, not both")
+	case len(args) > 0:
+		spec.A.Command, spec.B.Command = args, slices.Clone(args)
+	case f.aCmd == "" || f.bCmd == "":
+		return spec, usageError("ab: give the command after '--', or both --a CMD and --b CMD")
+	default:
+		spec.A.Command, spec.A.Shell = splitCommand(f.aCmd)
+		spec.B.Command, spec.B.Shell = splitCommand(f.bCmd)
+	}
+	spec.A.Name, spec.B.Name = "A", "B"
+	spec.Order = ab.Order(f.order)
+	spec.RunTimeout, spec.PrepareTimeout, spec.MaxTime = f.runTimeout, f.prepTimeout, f.total
+	for _, m := range f.metrics {
+		pm, err := ab.ParseMetric(m)
+		if err != nil {
+			return spec, usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+		}
+		spec.Metrics = append(spec.Metrics, pm)
+	}
+	for _, x := range f.expects {
+		ex, err := ab.ParseExpect(x)
+		if err != nil {
+			return spec, usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+		}
+		spec.Expect = append(spec.Expect, ex)
+	}
+	if f.runTimeout <= 0 || f.prepTimeout <= 0 || f.total <= 0 {
+		return spec, usageError("ab: --run-timeout, --prepare-timeout and --max-time must be positive")
+	}
+	if err := spec.Validate(); err != nil {
+		return spec, usageError("ab: %s", strings.TrimPrefix(err.Error(), ab.ErrSpec.Error()+": "))
+	}
+	return spec, nil
 }
 
 // splitCommand returns a command line as an argv when it is plain words

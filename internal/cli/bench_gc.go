@@ -123,48 +123,15 @@ func gcNodes(file string, args []string) ([]mesh.Node, error) {
 
 // runGC runs `bench --mode gc`: the cluster-wide Cache Fusion workload.
 func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error {
-	f := cmd.Flags()
-	if err := checkGCFlags(f, "gc"); err != nil {
+	if err := checkGCFlags(cmd.Flags(), "gc"); err != nil {
 		return err
 	}
 	if a.tokenFile == "" {
 		return usageError("bench: --token-file FILE is required (the agents' shared token)")
 	}
-	spec := gc.Spec{Duration: a.dur, Blocks: g.blocks, Outstanding: a.outstanding, Timeout: a.timeout,
-		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0}
-	if spec.NoPing {
-		spec.PingInterval = gc.DefaultPingInterval
-	}
-	if a.dur <= 0 || g.blocks <= 0 || a.outstanding <= 0 {
-		return usageError("bench: --time, --blocks and --outstanding must be more than 0")
-	}
-	var err error
-	if a.rate != "" {
-		if spec.RatePerSec, err = requestRate(a.rate, "gc", "requests per second per node", gc.MaxRate); err != nil {
-			return err
-		}
-	}
-	if spec.Skew, err = parseSkew(g.skew); err != nil {
-		return usageError("bench: --skew %v", err)
-	}
-	for _, s := range []struct {
-		flag, val string
-		dst       *int
-	}{{"--request", a.request, &spec.Request}, {"--block", a.block, &spec.Block}} {
-		if s.val == "" {
-			continue
-		}
-		n, err := units.ParseSize(s.val)
-		if err != nil {
-			return usageError("bench: %s: %v", s.flag, err)
-		}
-		if n <= 0 || n > 1<<30 {
-			return usageError("bench: %s %s: want 1 byte to 1 MiB", s.flag, s.val)
-		}
-		*s.dst = int(n)
-	}
-	if spec, err = spec.Normalize(); err != nil {
-		return usageError("bench: %v", strings.TrimPrefix(err.Error(), gc.ErrSpec.Error()+": "))
+	spec, err := gcSpec(a, g)
+	if err != nil {
+		return err
 	}
 	nodes, err := gcNodes(g.nodes, args)
 	if err != nil {
@@ -191,6 +158,52 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		}
 		return fmt.Errorf("bench: %w", err)
 	}
+	return printGC(e, a, spec, rep)
+}
+
+// gcSpec checks gc's numbers, rate, skew and sizes into a normalized spec.
+func gcSpec(a gcArgs, g gcFlags) (gc.Spec, error) {
+	spec := gc.Spec{Duration: a.dur, Blocks: g.blocks, Outstanding: a.outstanding, Timeout: a.timeout,
+		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0}
+	if spec.NoPing {
+		spec.PingInterval = gc.DefaultPingInterval
+	}
+	if a.dur <= 0 || g.blocks <= 0 || a.outstanding <= 0 {
+		return spec, usageError("bench: --time, --blocks and --outstanding must be more than 0")
+	}
+	var err error
+	if a.rate != "" {
+		if spec.RatePerSec, err = requestRate(a.rate, "gc", "requests per second per node", gc.MaxRate); err != nil {
+			return spec, err
+		}
+	}
+	if spec.Skew, err = parseSkew(g.skew); err != nil {
+		return spec, usageError("bench: --skew %v", err)
+	}
+	for _, s := range []struct {
+		flag, val string
+		dst       *int
+	}{{"--request", a.request, &spec.Request}, {"--block", a.block, &spec.Block}} {
+		if s.val == "" {
+			continue
+		}
+		n, err := units.ParseSize(s.val)
+		if err != nil {
+			return spec, usageError("bench: %s: %v", s.flag, err)
+		}
+		if n <= 0 || n > 1<<30 {
+			return spec, usageError("bench: %s %s: want 1 byte to 1 MiB", s.flag, s.val)
+		}
+		*s.dst = int(n)
+	}
+	if spec, err = spec.Normalize(); err != nil {
+		return spec, usageError("bench: %v", strings.TrimPrefix(err.Error(), gc.ErrSpec.Error()+": "))
+	}
+	return spec, nil
+}
+
+// printGC prints the gc report and maps its verdict to the exit code.
+func printGC(e *env, a gcArgs, spec gc.Spec, rep *gc.Report) error {
 	if a.asJSON {
 		if err := report.JSON(e.stdout, rep); err != nil {
 			return err

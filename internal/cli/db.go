@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/interlink/interlink/internal/counters"
 	"github.com/interlink/interlink/internal/db"
@@ -52,19 +53,16 @@ func labProbes(name string) ([]db.NodeProbe, error) {
 	return out, nil
 }
 
-func newDBBenchCmd(e *env) *cobra.Command {
-	var (
-		spec     db.Spec
-		workload string
-		labName  string
-		asJSON   bool
-	)
-	c := &cobra.Command{
-		// Use and Short make the README's command table: they change with
-		// the README (MySQL: see docs/galera.md and the long help).
-		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
-		Short: "Run an OLTP load (pgbench-like, or sysbench oltp_read_write on MySQL) and measure TPS, latency, replication and network cost",
-		Long: `Run pgbench's transactions against the PostgreSQL server named by --dsn (a libpq URL
+// dbBenchFlags are db bench's flags; spec collects those that go
+// straight into the workload's spec.
+type dbBenchFlags struct {
+	spec     db.Spec
+	workload string
+	labName  string
+	asJSON   bool
+}
+
+const dbBenchLong = `Run pgbench's transactions against the PostgreSQL server named by --dsn (a libpq URL
 or key=value string), or sysbench's oltp_read_write against MySQL or MariaDB servers
 (mysql:// URLs), one connection per client, prepared statements, until --time or
 --transactions, and report what a DBA measures during the run.
@@ -105,74 +103,94 @@ brute-force aborts (per second), the time flow control paused replication.
 Inside a lab ('interlink lab exec LAB NODE -- interlink db bench ...', or --lab LAB) it
 also reads every node's own /proc/net before and after the load: each interface's bytes
 and packets (on the database nodes, the interconnect that carries the replication
-stream), IP fragments and TCP retransmits.`,
-		Args: cobra.NoArgs,
+stream), IP fragments and TCP retransmits.`
+
+func newDBBenchCmd(e *env) *cobra.Command {
+	var f dbBenchFlags
+	c := &cobra.Command{
+		// Use and Short make the README's command table: they change with
+		// the README (MySQL: see docs/galera.md and the long help).
+		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
+		Short: "Run an OLTP load (pgbench-like, or sysbench oltp_read_write on MySQL) and measure TPS, latency, replication and network cost",
+		Long:  dbBenchLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec.Workload = db.Workload(workload)
-			if _, err := spec.Normalize(); err != nil {
-				return usageError("db bench: %v", err)
-			}
-			if !cmd.Flags().Changed("lab") {
-				labName = os.Getenv("INTERLINK_LAB") // set by lab exec
-			}
-			if labName != "" {
-				probes, err := labProbes(labName)
-				if err != nil {
-					return usageError("db bench: --lab %s: %v", labName, err)
-				}
-				spec.Nodes = probes
-			}
-			var obs db.Observer
-			if !asJSON {
-				obs = db.Observer{
-					Start:    func(r *db.Result) { db.WriteHeader(e.stdout, r) },
-					Interval: func(iv db.Interval) { db.WriteInterval(e.stdout, iv) },
-				}
-			}
-			res, err := db.Run(e.ctx, spec, obs)
-			if err != nil {
-				switch {
-				case errors.Is(err, db.ErrSpec), errors.Is(err, db.ErrConnect), errors.Is(err, db.ErrTables):
-					return usageError("db bench: %v", err)
-				case errors.Is(err, db.ErrInterrupted):
-					return usageError("db bench: interrupted before the load started")
-				}
-				return fmt.Errorf("db bench: %w", err)
-			}
-			if asJSON {
-				if err := report.JSON(e.stdout, res); err != nil {
-					return err
-				}
-			} else {
-				if werr := db.WriteSummary(e.stdout, res); werr != nil {
-					return fmt.Errorf("db bench: write report: %w", werr)
-				}
-			}
-			switch {
-			case res.StoppedBy == db.StopInterrupted:
-				return withCode(ExitUnknown)
-			case res.Transactions == 0:
-				fmt.Fprintln(e.stderr, "interlink: db bench: no transaction committed")
-				return withCode(ExitCritical)
-			case res.Failed.Total > 0:
-				return withCode(ExitWarning)
-			}
-			return nil
+			return runDBBench(e, &f, cmd.Flags().Changed("lab"))
 		},
 	}
-	f := c.Flags()
-	f.StringArrayVar(&spec.DSNs, "dsn", nil, "server to run against: postgres://USER:PASSWORD@HOST:PORT/DB or 'host=... dbname=...' (libpq; PGPASSWORD etc. apply), or mysql://USER:PASSWORD@HOST:PORT[,HOST:PORT...]/DB (MYSQL_PWD applies); again for more MySQL servers")
-	f.StringVar(&workload, "workload", "", "PostgreSQL: tpcb (default), simple-update (pgbench -N) or select-only (pgbench -S); MySQL: oltp-read-write (default)")
-	f.IntVar(&spec.Clients, "clients", 1, "connections, each running transactions back to back")
-	f.DurationVar(&spec.Duration, "time", 10*time.Second, "how long to run (at most 1h)")
-	f.Int64Var(&spec.MaxTransactions, "transactions", 0, "stop after this many transactions in all (0: only --time bounds the run)")
-	f.IntVar(&spec.Scale, "scale", 0, "PostgreSQL, with --init: scale factor (100,000 accounts each; default 1, at most 100)")
-	f.IntVar(&spec.Tables, "tables", 0, "MySQL, with --init: sbtest tables to create (default 1, at most 64)")
-	f.IntVar(&spec.TableSize, "table-size", 0, "MySQL, with --init: rows in each table (default 10000; at most 10,000,000 in all)")
-	f.BoolVar(&spec.Init, "init", false, "create and fill pgbench's (or sysbench's) tables first (drops interlink's earlier ones, never others)")
-	f.DurationVar(&spec.Interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
-	f.DurationVar(&spec.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after (unless the DSN sets connect_timeout)")
-	f.StringVar(&labName, "lab", "", "also measure every node of this lab (default: $INTERLINK_LAB, set by lab exec)")
-	f.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.db/v1)")
+	f.bind(c.Flags())
 	return c
+}
+
+func (d *dbBenchFlags) bind(f *pflag.FlagSet) {
+	f.StringArrayVar(&d.spec.DSNs, "dsn", nil, "server to run against: postgres://USER:PASSWORD@HOST:PORT/DB or 'host=... dbname=...' (libpq; PGPASSWORD etc. apply), or mysql://USER:PASSWORD@HOST:PORT[,HOST:PORT...]/DB (MYSQL_PWD applies); again for more MySQL servers")
+	f.StringVar(&d.workload, "workload", "", "PostgreSQL: tpcb (default), simple-update (pgbench -N) or select-only (pgbench -S); MySQL: oltp-read-write (default)")
+	f.IntVar(&d.spec.Clients, "clients", 1, "connections, each running transactions back to back")
+	f.DurationVar(&d.spec.Duration, "time", 10*time.Second, "how long to run (at most 1h)")
+	f.Int64Var(&d.spec.MaxTransactions, "transactions", 0, "stop after this many transactions in all (0: only --time bounds the run)")
+	f.IntVar(&d.spec.Scale, "scale", 0, "PostgreSQL, with --init: scale factor (100,000 accounts each; default 1, at most 100)")
+	f.IntVar(&d.spec.Tables, "tables", 0, "MySQL, with --init: sbtest tables to create (default 1, at most 64)")
+	f.IntVar(&d.spec.TableSize, "table-size", 0, "MySQL, with --init: rows in each table (default 10000; at most 10,000,000 in all)")
+	f.BoolVar(&d.spec.Init, "init", false, "create and fill pgbench's (or sysbench's) tables first (drops interlink's earlier ones, never others)")
+	f.DurationVar(&d.spec.Interval, "interval", time.Second, "per-interval lines every (at least 100ms)")
+	f.DurationVar(&d.spec.ConnectTimeout, "connect-timeout", db.DefaultConnectTimeout, "give up connecting after (unless the DSN sets connect_timeout)")
+	f.StringVar(&d.labName, "lab", "", "also measure every node of this lab (default: $INTERLINK_LAB, set by lab exec)")
+	f.BoolVar(&d.asJSON, "json", false, "print JSON (schema interlink.db/v1)")
+}
+
+// runDBBench checks the spec, finds the lab to measure too (--lab, else
+// the one lab exec names), runs the load and prints it.
+func runDBBench(e *env, f *dbBenchFlags, labSet bool) error {
+	spec := f.spec
+	spec.Workload = db.Workload(f.workload)
+	if _, err := spec.Normalize(); err != nil {
+		return usageError("db bench: %v", err)
+	}
+	labName := f.labName
+	if !labSet {
+		labName = os.Getenv("INTERLINK_LAB") // set by lab exec
+	}
+	if labName != "" {
+		probes, err := labProbes(labName)
+		if err != nil {
+			return usageError("db bench: --lab %s: %v", labName, err)
+		}
+		spec.Nodes = probes
+	}
+	var obs db.Observer
+	if !f.asJSON {
+		obs = db.Observer{
+			Start:    func(r *db.Result) { db.WriteHeader(e.stdout, r) },
+			Interval: func(iv db.Interval) { db.WriteInterval(e.stdout, iv) },
+		}
+	}
+	res, err := db.Run(e.ctx, spec, obs)
+	if err != nil {
+		switch {
+		case errors.Is(err, db.ErrSpec), errors.Is(err, db.ErrConnect), errors.Is(err, db.ErrTables):
+			return usageError("db bench: %v", err)
+		case errors.Is(err, db.ErrInterrupted):
+			return usageError("db bench: interrupted before the load started")
+		}
+		return fmt.Errorf("db bench: %w", err)
+	}
+	if f.asJSON {
+		if err := report.JSON(e.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		if werr := db.WriteSummary(e.stdout, res); werr != nil {
+			return fmt.Errorf("db bench: write report: %w", werr)
+		}
+	}
+	switch {
+	case res.StoppedBy == db.StopInterrupted:
+		return withCode(ExitUnknown)
+	case res.Transactions == 0:
+		fmt.Fprintln(e.stderr, "interlink: db bench: no transaction committed")
+		return withCode(ExitCritical)
+	case res.Failed.Total > 0:
+		return withCode(ExitWarning)
+	}
+	return nil
 }

@@ -51,16 +51,15 @@ func (p *progressLine) clear() {
 
 func init() { commands = append(commands, newMeshCmd) }
 
-func newMeshCmd(e *env) *cobra.Command {
-	var (
-		pf        probeFlags
-		nodesFile string
-		perNode   int
-	)
-	c := &cobra.Command{
-		Use:   "mesh [NAME=]AGENT[:PORT][@ADDR,...]... | --nodes FILE",
-		Short: "Prove the path MTU of every path between N nodes, as a matrix",
-		Long: `Make every node's agent probe every other node's agent, on every interconnect
+// meshFlags are mesh's flags: the search flags it shares with pmtu, and
+// the nodes and how many pairs each takes part in at once.
+type meshFlags struct {
+	probe     probeFlags
+	nodesFile string
+	perNode   int
+}
+
+const meshLong = `Make every node's agent probe every other node's agent, on every interconnect
 network, in both directions, and print a matrix of path MTUs (row: from, column: to) per network, then the
 problem paths with their verdicts.
 
@@ -86,78 +85,100 @@ rest "n/m" (not measured), with exit 3. Progress goes to a terminal only.
 
 Exit 2 when a path is below --expect; 1 when a path has a problem verdict
 (icmp, blackhole, unreachable) or could not be measured; 3 when the run was cut
-short; 0 otherwise.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tok, opt, err := pf.parse("mesh", true)
-			if err != nil {
-				return err
-			}
-			if perNode < 1 || perNode > mesh.MaxPerNode {
-				return usageError("mesh: --per-node %d: give 1 to %d (each pair holds a session on both agents; an agent grants 16)", perNode, mesh.MaxPerNode)
-			}
-			var nodes []mesh.Node
-			switch {
-			case nodesFile != "" && len(args) > 0:
-				return usageError("mesh: give nodes either with --nodes or as arguments, not both")
-			case nodesFile != "":
-				f, err := os.Open(nodesFile)
-				if err != nil {
-					return usageError("mesh: --nodes: %v", err)
-				}
-				nodes, err = mesh.ParseNodes(f, nodesFile)
-				f.Close()
-				if err != nil {
-					return usageError("mesh: %v", err)
-				}
-			default:
-				for _, a := range args {
-					n, err := mesh.ParseNode(a)
-					if err != nil {
-						return usageError("mesh: %v", err)
-					}
-					nodes = append(nodes, n)
-				}
-				if err := mesh.Check(nodes); err != nil {
-					return usageError("mesh: %v", err)
-				}
-			}
-			ctx, cancel := context.WithTimeoutCause(e.ctx, pf.timeout, fmt.Errorf("--timeout %s reached", pf.timeout))
-			defer cancel()
-			mo := mesh.Options{Token: tok, Probe: opt, PerNode: perNode, Software: "interlink " + buildVersion().Version}
-			var prog *progressLine
-			if showProgress(e, pf.asJSON) {
-				prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
-				mo.Progress = func(p mesh.Progress) { prog.show("mesh: " + p.String()) }
-			}
-			res, err := mesh.Run(ctx, nodes, mo)
-			prog.clear()
-			if res == nil {
-				return err
-			}
-			if pf.asJSON {
-				if jerr := report.JSON(e.stdout, res); jerr != nil {
-					return jerr
-				}
-			} else {
-				if werr := mesh.WriteText(e.stdout, res); werr != nil {
-					return fmt.Errorf("mesh: write report: %w", werr)
-				}
-			}
-			if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
-				return herr
-			}
-			if err != nil {
-				_, _, _, stopped := res.Counts()
-				return fmt.Errorf("mesh: stopped early (%s): %d of %d paths not measured, marked n/m; the report holds what was", res.Stopped, stopped, len(res.Paths))
-			}
-			return withCode(meshCode(res))
-		},
+short; 0 otherwise.`
+
+func newMeshCmd(e *env) *cobra.Command {
+	var f meshFlags
+	c := &cobra.Command{
+		Use:   "mesh [NAME=]AGENT[:PORT][@ADDR,...]... | --nodes FILE",
+		Short: "Prove the path MTU of every path between N nodes, as a matrix",
+		Long:  meshLong,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  func(cmd *cobra.Command, args []string) error { return runMesh(e, &f, args) },
 	}
-	pf.add(c)
-	c.Flags().StringVar(&nodesFile, "nodes", "", "file listing the nodes: NAME AGENT[:PORT] [ADDR ...] per line")
-	c.Flags().IntVar(&perNode, "per-node", mesh.DefaultPerNode, "pairs a node takes part in at once")
+	f.probe.add(c)
+	c.Flags().StringVar(&f.nodesFile, "nodes", "", "file listing the nodes: NAME AGENT[:PORT] [ADDR ...] per line")
+	c.Flags().IntVar(&f.perNode, "per-node", mesh.DefaultPerNode, "pairs a node takes part in at once")
 	return c
+}
+
+// meshNodes reads the nodes from --nodes or the arguments.
+func meshNodes(file string, args []string) ([]mesh.Node, error) {
+	var nodes []mesh.Node
+	switch {
+	case file != "" && len(args) > 0:
+		return nil, usageError("mesh: give nodes either with --nodes or as arguments, not both")
+	case file != "":
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, usageError("mesh: --nodes: %v", err)
+		}
+		nodes, err = mesh.ParseNodes(f, file)
+		f.Close()
+		if err != nil {
+			return nil, usageError("mesh: %v", err)
+		}
+	default:
+		for _, a := range args {
+			n, err := mesh.ParseNode(a)
+			if err != nil {
+				return nil, usageError("mesh: %v", err)
+			}
+			nodes = append(nodes, n)
+		}
+		if err := mesh.Check(nodes); err != nil {
+			return nil, usageError("mesh: %v", err)
+		}
+	}
+	return nodes, nil
+}
+
+// runMesh checks the flags and nodes, proves every path within
+// --timeout (progress on a terminal), prints the result and maps it to
+// the exit code.
+func runMesh(e *env, f *meshFlags, args []string) error {
+	pf := &f.probe
+	tok, opt, err := pf.parse("mesh", true)
+	if err != nil {
+		return err
+	}
+	if f.perNode < 1 || f.perNode > mesh.MaxPerNode {
+		return usageError("mesh: --per-node %d: give 1 to %d (each pair holds a session on both agents; an agent grants 16)", f.perNode, mesh.MaxPerNode)
+	}
+	nodes, err := meshNodes(f.nodesFile, args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(e.ctx, pf.timeout, fmt.Errorf("--timeout %s reached", pf.timeout))
+	defer cancel()
+	mo := mesh.Options{Token: tok, Probe: opt, PerNode: f.perNode, Software: "interlink " + buildVersion().Version}
+	var prog *progressLine
+	if showProgress(e, pf.asJSON) {
+		prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
+		mo.Progress = func(p mesh.Progress) { prog.show("mesh: " + p.String()) }
+	}
+	res, err := mesh.Run(ctx, nodes, mo)
+	prog.clear()
+	if res == nil {
+		return err
+	}
+	if pf.asJSON {
+		if jerr := report.JSON(e.stdout, res); jerr != nil {
+			return jerr
+		}
+	} else {
+		if werr := mesh.WriteText(e.stdout, res); werr != nil {
+			return fmt.Errorf("mesh: write report: %w", werr)
+		}
+	}
+	if herr := pf.out.emit(e, "mesh", fmt.Sprintf("interlink mesh: %d nodes", len(res.Nodes)), res); herr != nil {
+		return herr
+	}
+	if err != nil {
+		_, _, _, stopped := res.Counts()
+		return fmt.Errorf("mesh: stopped early (%s): %d of %d paths not measured, marked n/m; the report holds what was", res.Stopped, stopped, len(res.Paths))
+	}
+	return withCode(meshCode(res))
 }
 
 func meshCode(res *mesh.Result) int {

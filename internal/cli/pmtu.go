@@ -82,17 +82,16 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 	return tok, opt, nil
 }
 
-func newPMTUCmd(e *env) *cobra.Command {
-	var (
-		pf             probeFlags
-		target, source string
-		icmpMode       bool
-		sf             storageFlags
-	)
-	c := &cobra.Command{
-		Use:   "pmtu PEER[:PORT]",
-		Short: "Prove the path MTU to a peer, both directions (blackhole, ICMP or local limit)",
-		Long: `Prove the path MTU between this host and PEER, to the byte, in both directions:
+// pmtuFlags are pmtu's flags: the search flags it shares with mesh, the
+// probe's addresses, --icmp, and the Direct NFS flags of --storage.
+type pmtuFlags struct {
+	probe          probeFlags
+	target, source string
+	icmp           bool
+	storage        storageFlags
+}
+
+const pmtuLong = `Prove the path MTU between this host and PEER, to the byte, in both directions:
 this host probes PEER's agent, then the agent probes back. Probes carry DF and
 ignore the kernel's cached path MTU; ICMP "fragmentation needed" / "packet too big"
 is read from the socket error queue; each failed size is retried.
@@ -109,13 +108,20 @@ is unreachable.
 path: pair of the oranfstab files Direct NFS reads here (each Oracle home's
 dbs/oranfstab from oratab and --oracle-home, then /etc/oranfstab), or of
 --oranfstab FILE, probed with ICMP echo from the local address (with
-dontroute: out of that address's interface, as dNFS sends), one table per server.`,
+dontroute: out of that address's interface, as dNFS sends), one table per server.`
+
+func newPMTUCmd(e *env) *cobra.Command {
+	var f pmtuFlags
+	c := &cobra.Command{
+		Use:   "pmtu PEER[:PORT]",
+		Short: "Prove the path MTU to a peer, both directions (blackhole, ICMP or local limit)",
+		Long:  pmtuLong,
 		Example: `  interlink pmtu 198.18.10.2 --token-file /etc/interlink/token --expect 9000
   interlink pmtu --icmp filer1-stor --expect 9000
   interlink pmtu --storage --expect 9000
   interlink pmtu --storage --oranfstab /u01/app/oracle/product/19.0.0/dbhome_1/dbs/oranfstab`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if sf.on {
+			if f.storage.on {
 				if len(args) > 0 {
 					return usageError("pmtu: --storage takes no PEER (the paths come from oranfstab)")
 				}
@@ -123,91 +129,104 @@ dontroute: out of that address's interface, as dNFS sends), one table per server
 			}
 			return exactArgs(1, "a PEER (agent address)")(cmd, args)
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !sf.on && (len(sf.oranfstabs) > 0 || len(sf.oracleHomes) > 0) {
-				return usageError("pmtu: --oranfstab and --oracle-home go with --storage")
-			}
-			if sf.on && (icmpMode || target != "" || source != "" || pf.tokenFile != "") {
-				return usageError("pmtu: --storage probes with ICMP from each oranfstab local: address; --icmp, --target, --source and --token-file do not apply")
-			}
-			tok, opt, err := pf.parse("pmtu", !icmpMode && !sf.on)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(e.ctx, pf.timeout)
-			defer cancel()
-			if sf.on {
-				return runPMTUStorage(ctx, e, sf, opt, pf.asJSON)
-			}
-			peer := args[0]
-			rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: peer, Expect: opt.Expect, Method: "udp"}
-			var tgt, src netip.Addr
-			if target != "" {
-				if tgt, err = netip.ParseAddr(target); err != nil {
-					return usageError("pmtu: --target %q: not an IP address", target)
-				}
-			}
-			if source != "" {
-				if src, err = netip.ParseAddr(source); err != nil {
-					return usageError("pmtu: --source %q: not an IP address", source)
-				}
-			}
-			var results []pmtu.Result
-			if icmpMode {
-				rep.Method = "icmp"
-				if !tgt.IsValid() {
-					if tgt, err = resolveHost(ctx, peer); err != nil {
-						return usageError("pmtu: %v", err)
-					}
-				}
-				results, err = icmpPMTU(ctx, src, tgt, opt)
-			} else {
-				var c *agent.Client
-				c, err = agent.Dial(ctx, peer, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version, Local: src})
-				if err != nil {
-					return err // refused (wrong token, version): one line, exit 3, no probe sent
-				}
-				defer c.Close()
-				rep.Peer = c.Addr
-				results, err = c.PMTU(ctx, agent.PMTUOptions{Target: tgt, Source: src, Probe: opt})
-			}
-			if len(results) > 0 {
-				rep.Target = results[0].To
-			}
-			if err != nil {
-				rep.Error = err.Error()
-				if len(results) == 0 {
-					return err
-				}
-			}
-			rep.Evaluate(results)
-			code := statusCode(rep.Status)
-			if pf.asJSON {
-				if jerr := report.JSON(e.stdout, rep); jerr != nil {
-					return jerr
-				}
-			} else {
-				if werr := rep.WriteText(e.stdout); werr != nil {
-					return fmt.Errorf("pmtu: write report: %w", werr)
-				}
-			}
-			if herr := pf.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
-				return herr
-			}
-			if err != nil {
-				return err
-			}
-			return withCode(code)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runPMTU(e, &f, args) },
 	}
-	pf.add(c)
-	c.Flags().StringVar(&target, "target", "", "address to probe on the peer (default: PEER's address; e.g. its interconnect address)")
-	c.Flags().StringVar(&source, "source", "", "local address to probe from (default: chosen by routing)")
-	c.Flags().BoolVar(&icmpMode, "icmp", false, "probe with ICMP echo, no agent needed (forward direction only)")
-	c.Flags().BoolVar(&sf.on, "storage", false, "prove every Direct NFS path (local: -> path:) of oranfstab instead of one PEER")
-	c.Flags().StringArrayVar(&sf.oranfstabs, "oranfstab", nil, "with --storage: the oranfstab to prove (default: those of oratab's homes and /etc/oranfstab); repeatable")
-	c.Flags().StringArrayVar(&sf.oracleHomes, "oracle-home", nil, "with --storage: an Oracle home whose dbs/oranfstab to prove besides oratab's; repeatable")
+	f.bind(c)
 	return c
+}
+
+func (f *pmtuFlags) bind(c *cobra.Command) {
+	f.probe.add(c)
+	c.Flags().StringVar(&f.target, "target", "", "address to probe on the peer (default: PEER's address; e.g. its interconnect address)")
+	c.Flags().StringVar(&f.source, "source", "", "local address to probe from (default: chosen by routing)")
+	c.Flags().BoolVar(&f.icmp, "icmp", false, "probe with ICMP echo, no agent needed (forward direction only)")
+	c.Flags().BoolVar(&f.storage.on, "storage", false, "prove every Direct NFS path (local: -> path:) of oranfstab instead of one PEER")
+	c.Flags().StringArrayVar(&f.storage.oranfstabs, "oranfstab", nil, "with --storage: the oranfstab to prove (default: those of oratab's homes and /etc/oranfstab); repeatable")
+	c.Flags().StringArrayVar(&f.storage.oracleHomes, "oracle-home", nil, "with --storage: an Oracle home whose dbs/oranfstab to prove besides oratab's; repeatable")
+}
+
+// runPMTU checks the flags, proves the path to the peer (or the Direct
+// NFS paths of --storage), prints the report and maps it to the exit.
+func runPMTU(e *env, f *pmtuFlags, args []string) error {
+	sf := f.storage
+	if !sf.on && (len(sf.oranfstabs) > 0 || len(sf.oracleHomes) > 0) {
+		return usageError("pmtu: --oranfstab and --oracle-home go with --storage")
+	}
+	if sf.on && (f.icmp || f.target != "" || f.source != "" || f.probe.tokenFile != "") {
+		return usageError("pmtu: --storage probes with ICMP from each oranfstab local: address; --icmp, --target, --source and --token-file do not apply")
+	}
+	tok, opt, err := f.probe.parse("pmtu", !f.icmp && !sf.on)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(e.ctx, f.probe.timeout)
+	defer cancel()
+	if sf.on {
+		return runPMTUStorage(ctx, e, sf, opt, f.probe.asJSON)
+	}
+	rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: args[0], Expect: opt.Expect, Method: "udp"}
+	results, err := f.prove(ctx, rep, tok, opt)
+	if len(results) > 0 {
+		rep.Target = results[0].To
+	}
+	if err != nil {
+		rep.Error = err.Error()
+		if len(results) == 0 {
+			return err
+		}
+	}
+	rep.Evaluate(results)
+	code := statusCode(rep.Status)
+	if f.probe.asJSON {
+		if jerr := report.JSON(e.stdout, rep); jerr != nil {
+			return jerr
+		}
+	} else {
+		if werr := rep.WriteText(e.stdout); werr != nil {
+			return fmt.Errorf("pmtu: write report: %w", werr)
+		}
+	}
+	if herr := f.probe.out.emit(e, "pmtu", "interlink pmtu "+rep.Peer, rep); herr != nil {
+		return herr
+	}
+	if err != nil {
+		return err
+	}
+	return withCode(code)
+}
+
+// prove parses --target and --source and probes rep.Peer: with ICMP echo
+// (--icmp), or through its agent, both directions. It sets rep's method
+// and, through an agent, the peer's address as dialled.
+func (f *pmtuFlags) prove(ctx context.Context, rep *PMTUReport, tok []byte, opt agent.ProbeOptions) ([]pmtu.Result, error) {
+	var tgt, src netip.Addr
+	var err error
+	if f.target != "" {
+		if tgt, err = netip.ParseAddr(f.target); err != nil {
+			return nil, usageError("pmtu: --target %q: not an IP address", f.target)
+		}
+	}
+	if f.source != "" {
+		if src, err = netip.ParseAddr(f.source); err != nil {
+			return nil, usageError("pmtu: --source %q: not an IP address", f.source)
+		}
+	}
+	if f.icmp {
+		rep.Method = "icmp"
+		if !tgt.IsValid() {
+			if tgt, err = resolveHost(ctx, rep.Peer); err != nil {
+				return nil, usageError("pmtu: %v", err)
+			}
+		}
+		return icmpPMTU(ctx, src, tgt, opt)
+	}
+	c, err := agent.Dial(ctx, rep.Peer, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version, Local: src})
+	if err != nil {
+		return nil, err // refused (wrong token, version): one line, exit 3, no probe sent
+	}
+	defer c.Close()
+	rep.Peer = c.Addr
+	return c.PMTU(ctx, agent.PMTUOptions{Target: tgt, Source: src, Probe: opt})
 }
 
 func icmpPMTU(ctx context.Context, src, dst netip.Addr, opt agent.ProbeOptions) ([]pmtu.Result, error) {
