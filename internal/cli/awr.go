@@ -100,16 +100,14 @@ at once, exit 3).`,
 	return c
 }
 
-func newAWRDiffCmd(e *env) *cobra.Command {
-	var (
-		asJSON, anyDB bool
-		conf          float64
-		out           outputFlags
-	)
-	c := &cobra.Command{
-		Use:   "diff BEFORE... -- AFTER...",
-		Short: "Compare AWR reports from before a change with reports from after it",
-		Long: `diff reads the reports before '--' as the state before a change and those after it
+// awrDiffFlags are awr diff's flags.
+type awrDiffFlags struct {
+	asJSON, anyDB bool
+	conf          float64
+	out           outputFlags
+}
+
+const awrDiffLong = `diff reads the reports before '--' as the state before a change and those after it
 as the state after, matches instances by number, and prints every metric side by side:
 the value before and after, the ratio after/before and a verdict.
 
@@ -130,62 +128,74 @@ receive times with no block received), is left out of the comparison and the med
 
 Exit codes: 0 nothing worse, 1 a metric with a direction (receive time, lost blocks,
 pings, drops, transactions) is worse, 3 bad input (reports of different databases or
-releases without --any-db among it).`,
+releases without --any-db among it).`
+
+func newAWRDiffCmd(e *env) *cobra.Command {
+	var f awrDiffFlags
+	c := &cobra.Command{
+		Use:   "diff BEFORE... -- AFTER...",
+		Short: "Compare AWR reports from before a change with reports from after it",
+		Long:  awrDiffLong,
 		Example: `  interlink awr diff awrrpt_mtu1500.txt -- awrrpt_mtu9000.txt
   interlink awr diff w1-mon.html w1-tue.html w1-wed.html w1-thu.html -- w2-mon.html w2-tue.html w2-wed.html w2-thu.html --json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dash := cmd.ArgsLenAtDash()
-			if dash < 1 || dash >= len(args) {
-				return usageError("awr diff: expected BEFORE... -- AFTER... (reports before the change, '--', reports after it)")
-			}
-			if len(args) > maxAWRFiles {
-				return usageError("awr diff: %d files; at most %d at once", len(args), maxAWRFiles)
-			}
-			if !(conf > 0.5 && conf < 1) {
-				return usageError("awr diff: --confidence %g: want a level between 0.5 and 1 (0.95 for 95 %%)", conf)
-			}
-			if err := out.check("awr diff"); err != nil {
-				return err
-			}
-			before, err := readAWR(cmd.Context(), "awr diff", args[:dash])
-			if err != nil {
-				return err
-			}
-			after, err := readAWR(cmd.Context(), "awr diff", args[dash:])
-			if err != nil {
-				return err
-			}
-			if err := awr.Comparable(before, after); err != nil && !anyDB {
-				return usageError("awr diff: %s; compare reports of one database and release, or pass --any-db to compare each database apart", termtext.Clean(err.Error()))
-			}
-			d := awr.Compare(before, after, conf)
-			if len(d.Instances) == 0 {
-				return usageError("awr diff: no instance is in the reports on both sides (instances are matched by database and number)")
-			}
-			if asJSON {
-				err = report.JSON(e.stdout, d)
-			} else {
-				err = report.AWRDiffText(e.stdout, d)
-			}
-			if err != nil {
-				return fmt.Errorf("awr diff: write report: %w", err)
-			}
-			if err := out.emit(e, "awr diff", "interlink awr diff", d); err != nil {
-				return err
-			}
-			if d.Worsened > 0 {
-				return withCode(ExitWarning)
-			}
-			return nil
+			return runAWRDiff(cmd.Context(), e, &f, cmd.ArgsLenAtDash(), args)
 		},
 	}
 	fl := c.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print JSON (schema "+awr.DiffSchema+")")
-	fl.Float64Var(&conf, "confidence", 0.95, "confidence level of the intervals with several reports per side")
-	fl.BoolVar(&anyDB, "any-db", false, "compare reports of different databases (DB ids) or releases, each database apart")
-	out.add(fl)
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON (schema "+awr.DiffSchema+")")
+	fl.Float64Var(&f.conf, "confidence", 0.95, "confidence level of the intervals with several reports per side")
+	fl.BoolVar(&f.anyDB, "any-db", false, "compare reports of different databases (DB ids) or releases, each database apart")
+	f.out.add(fl)
 	return c
+}
+
+// runAWRDiff reads the reports before and after dash, refuses sides that
+// do not compare, and prints the comparison.
+func runAWRDiff(ctx context.Context, e *env, f *awrDiffFlags, dash int, args []string) error {
+	if dash < 1 || dash >= len(args) {
+		return usageError("awr diff: expected BEFORE... -- AFTER... (reports before the change, '--', reports after it)")
+	}
+	if len(args) > maxAWRFiles {
+		return usageError("awr diff: %d files; at most %d at once", len(args), maxAWRFiles)
+	}
+	if !(f.conf > 0.5 && f.conf < 1) {
+		return usageError("awr diff: --confidence %g: want a level between 0.5 and 1 (0.95 for 95 %%)", f.conf)
+	}
+	if err := f.out.check("awr diff"); err != nil {
+		return err
+	}
+	before, err := readAWR(ctx, "awr diff", args[:dash])
+	if err != nil {
+		return err
+	}
+	after, err := readAWR(ctx, "awr diff", args[dash:])
+	if err != nil {
+		return err
+	}
+	if err := awr.Comparable(before, after); err != nil && !f.anyDB {
+		return usageError("awr diff: %s; compare reports of one database and release, or pass --any-db to compare each database apart", termtext.Clean(err.Error()))
+	}
+	d := awr.Compare(before, after, f.conf)
+	if len(d.Instances) == 0 {
+		return usageError("awr diff: no instance is in the reports on both sides (instances are matched by database and number)")
+	}
+	if f.asJSON {
+		err = report.JSON(e.stdout, d)
+	} else {
+		err = report.AWRDiffText(e.stdout, d)
+	}
+	if err != nil {
+		return fmt.Errorf("awr diff: write report: %w", err)
+	}
+	if err := f.out.emit(e, "awr diff", "interlink awr diff", d); err != nil {
+		return err
+	}
+	if d.Worsened > 0 {
+		return withCode(ExitWarning)
+	}
+	return nil
 }
 
 // readAWR parses each file; an unreadable file, one that is not a regular

@@ -27,15 +27,7 @@ var commandOf = map[string]string{"interlink.check/v1": "check", "interlink.pmtu
 
 var idRE = regexp.MustCompile(`^#?[0-9]+$`)
 
-func newDiffCmd(e *env) *cobra.Command {
-	var (
-		db     string
-		asJSON bool
-	)
-	c := &cobra.Command{
-		Use:   "diff [BASELINE] [RESULT]",
-		Short: "What changed between a result and a baseline: paths, findings, metrics beyond their noise",
-		Long: `diff compares a result with a baseline of the same command and lists what changed:
+const diffLong = `diff compares a result with a baseline of the same command and lists what changed:
 mesh and pmtu paths whose verdict or path MTU differs, check findings that are new
 (or gone, or changed severity), bench intervals and ab runs whose figures moved beyond
 their noise (the 95 % confidence interval of the shift excludes zero; a run with too
@@ -57,7 +49,17 @@ the same command on the same host before it.
 Exit 0 no change, 1 changed (better or worse: each change says which), 3 bad input
 (unknown id or name, results of different commands, awr results of different
 databases or releases, a file that is not a regular file or not a result, a history
-file that is not one). Fit for cron and monitoring.`,
+file that is not one). Fit for cron and monitoring.`
+
+func newDiffCmd(e *env) *cobra.Command {
+	var (
+		db     string
+		asJSON bool
+	)
+	c := &cobra.Command{
+		Use:   "diff [BASELINE] [RESULT]",
+		Short: "What changed between a result and a baseline: paths, findings, metrics beyond their noise",
+		Long:  diffLong,
 		Example: `  interlink mesh --nodes nodes.txt --expect 9000 --save-as known-good
   interlink mesh --nodes nodes.txt --expect 9000 --save   # later, from cron
   interlink diff known-good          # the newest mesh against the baseline
@@ -69,49 +71,53 @@ file that is not one). Fit for cron and monitoring.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var st *store.Store
-			history := func() (*store.Store, error) {
-				if st == nil {
-					var err error
-					if st, err = openStore("diff", db); err != nil {
-						return nil, err
-					}
-				}
-				return st, nil
-			}
-			defer func() {
-				if st != nil {
-					st.Close()
-				}
-			}()
-			base, cur, err := diffRefs(cmd.Context(), args, history)
-			if err != nil {
-				return err
-			}
-			d, err := drift.Compare(base.Value, cur.Value)
-			if err != nil {
-				return usageError("diff: %v", err)
-			}
-			doc := drift.Doc{Schema: drift.Schema, Baseline: base, Result: cur, Diff: d}
-			if asJSON {
-				if err := report.JSON(e.stdout, doc); err != nil {
-					return err
-				}
-			} else {
-				if werr := doc.WriteText(e.stdout); werr != nil {
-					return fmt.Errorf("diff: write report: %w", werr)
-				}
-			}
-			if d.Verdict == drift.NoChange {
-				return nil
-			}
-			return withCode(ExitWarning)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(cmd.Context(), e, db, asJSON, args) },
 	}
 	addDBFlag(c.Flags(), &db)
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema interlink.diff/v1)")
 	return c
+}
+
+// runDiff resolves the baseline and the result (opening the history only
+// when a reference needs it), compares them and prints the changes.
+func runDiff(ctx context.Context, e *env, db string, asJSON bool, args []string) error {
+	var st *store.Store
+	history := func() (*store.Store, error) {
+		if st == nil {
+			var err error
+			if st, err = openStore("diff", db); err != nil {
+				return nil, err
+			}
+		}
+		return st, nil
+	}
+	defer func() {
+		if st != nil {
+			st.Close()
+		}
+	}()
+	base, cur, err := diffRefs(ctx, args, history)
+	if err != nil {
+		return err
+	}
+	d, err := drift.Compare(base.Value, cur.Value)
+	if err != nil {
+		return usageError("diff: %v", err)
+	}
+	doc := drift.Doc{Schema: drift.Schema, Baseline: base, Result: cur, Diff: d}
+	if asJSON {
+		if err := report.JSON(e.stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		if werr := doc.WriteText(e.stdout); werr != nil {
+			return fmt.Errorf("diff: write report: %w", werr)
+		}
+	}
+	if d.Verdict == drift.NoChange {
+		return nil
+	}
+	return withCode(ExitWarning)
 }
 
 // diffRefs resolves the arguments to the baseline and the result.

@@ -4,11 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -262,96 +258,6 @@ func newLabShowCmd(e *env) *cobra.Command {
 			return err
 		},
 	}
-}
-
-func newLabExecCmd(e *env) *cobra.Command {
-	c := &cobra.Command{
-		Use:   "exec NAME NODE -- CMD [ARGS...]",
-		Short: "Run a command inside a lab node, with the node's own interfaces, /proc/net and /sys/class/net",
-		Long: `exec runs CMD inside node NODE of lab NAME, as 'ip netns exec' does: in the
-node's network namespace, with /sys remounted so /sys/class/net shows the
-node's interfaces. CMD's exit code is passed through (128+N when killed by
-signal N). INTERLINK_LAB and INTERLINK_NODE are set in its environment.
-SIGTERM and SIGHUP are passed on to CMD; if interlink itself is killed,
-CMD gets SIGKILL (it is never left running on its own).
-
-In a VM node (vm: in the topology) CMD runs in the guest, under its own
-kernel, through the guest's serial command channel: its output and exit
-code come back, its stdin is /dev/null, Ctrl-C or SIGTERM sends it
-SIGTERM, and commands in one VM node run one after another.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) >= 3 && args[2] == "--" {
-				args = append(args[:2:2], args[3:]...)
-			}
-			if len(args) < 3 {
-				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmd.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[2] == "--" {
-				args = append(args[:2:2], args[3:]...)
-			}
-			if err := lab.CheckPrivilege(); err != nil {
-				return err
-			}
-			l, err := lab.Open(args[0])
-			if err != nil {
-				return err
-			}
-			n, err := l.Node(args[1])
-			if err != nil {
-				return usageError("%v", err)
-			}
-			if n.IsVM() {
-				return labExecVM(e, n, args[2:])
-			}
-			x := exec.Command(args[2], args[3:]...)
-			// The file itself: the command gets the terminal or the pipe, not a
-			// pipe of ours with a copying goroutine.
-			x.Stdin, x.Stdout, x.Stderr = os.Stdin, textout.Underlying(e.stdout), e.stderr
-			x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
-			dieWithUs(x)
-			// SIGTERM and SIGHUP for interlink are meant for CMD (a
-			// terminal's Ctrl-C already reaches CMD, in the same process
-			// group).
-			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
-			defer signal.Stop(sigs)
-			if err := n.Start(x); err != nil {
-				return fmt.Errorf("lab exec: %w", err)
-			}
-			done := make(chan struct{})
-			defer close(done)
-			go func() {
-				ctxDone := e.ctx.Done()
-				for {
-					select {
-					case s := <-sigs:
-						x.Process.Signal(s)
-					case <-ctxDone:
-						// Interrupted before the handler above was in place.
-						x.Process.Signal(syscall.SIGTERM)
-						ctxDone = nil
-					case <-done:
-						return
-					}
-				}
-			}()
-			err = x.Wait()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					return withCode(128 + int(ws.Signal()))
-				}
-				return withCode(ee.ExitCode())
-			}
-			return err
-		},
-	}
-	// Everything after NAME NODE belongs to CMD, flags included.
-	c.Flags().SetInterspersed(false)
-	return c
 }
 
 // renderLabs prints lab statuses as text or as one JSON document.

@@ -24,22 +24,22 @@ func newStorageCmd(e *env) *cobra.Command {
 	return c
 }
 
-func newStorageBenchCmd(e *env) *cobra.Command {
-	var (
-		profile, size string
-		dur           time.Duration
-		direct        bool
-		emulate       string
-		asJSON        bool
-	)
+// storageBenchFlags are storage bench's flags.
+type storageBenchFlags struct {
+	profile, size string
+	dur           time.Duration
+	direct        bool
+	emulate       string
+	asJSON        bool
+}
+
+// storageBenchLong is storage bench's help text, which lists the profiles.
+func storageBenchLong() string {
 	var help strings.Builder
 	for _, p := range storage.Profiles {
 		fmt.Fprintf(&help, "  %-9s %s (default size %s)\n", p.Name, p.Help, units.FormatBytes(float64(storage.DefaultSize[p.Name])))
 	}
-	c := &cobra.Command{
-		Use:   "bench PATH|nfs://SERVER/EXPORT --profile redo|datafile|backup|install|mkfile [flags]",
-		Short: "Measure a filesystem path with database-shaped I/O",
-		Long: `Run a database-shaped I/O profile in a private directory under PATH (any mounted
+	return `Run a database-shaped I/O profile in a private directory under PATH (any mounted
 filesystem: NFS, local, FUSE), bounded by --size and --time, and remove it afterwards.
 Files are preallocated like datafiles; nothing outside the private directory is touched.
 
@@ -58,56 +58,68 @@ against the export and issues the RPC pattern the Linux kernel client issues und
 FILE_SYNC writes), actimeo=0 (revalidation, UNSTABLE writes, COMMIT on close),
 forcedirectio (no client cache, FILE_SYNC writes at the application's size), defaults
 (write-behind in wsize WRITEs, COMMIT on close), rsize/wsize. The output says it is an
-emulation and counts the RPCs per procedure.`,
-		Args: exactArgs(1, "a directory PATH or nfs://SERVER/EXPORT"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			spec := storage.Spec{Profile: storage.Profile(profile), Path: args[0], Time: dur, Direct: direct, Emulate: emulate}
-			if size != "" {
-				v, err := units.ParseSize(size)
-				if err != nil || v <= 0 {
-					return usageError("storage bench: --size %q: want a size such as 256M or 1G", size)
-				}
-				spec.SizeBytes = v
-			}
-			if dur <= 0 {
-				return usageError("storage bench: --time must be positive")
-			}
-			if err := spec.Validate(); err != nil {
-				return usageError("storage bench: %s", strings.TrimPrefix(err.Error(), storage.ErrSpec.Error()+": "))
-			}
-			res, err := storage.Run(e.ctx, spec)
-			if errors.Is(err, storage.ErrSpec) {
-				return usageError("storage bench: %s", strings.TrimPrefix(err.Error(), storage.ErrSpec.Error()+": "))
-			}
-			if res != nil {
-				if asJSON {
-					if jerr := report.JSON(e.stdout, res); jerr != nil {
-						return jerr
-					}
-				} else {
-					if werr := storage.WriteText(e.stdout, res); werr != nil {
-						return fmt.Errorf("storage: write report: %w", werr)
-					}
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if res.Interrupted {
-				return withCode(ExitUnknown) // as bench and db: the result is partial
-			}
-			if len(res.LimitedBy) > 0 {
-				return withCode(ExitWarning)
-			}
-			return nil
-		},
+emulation and counts the RPCs per procedure.`
+}
+
+func newStorageBenchCmd(e *env) *cobra.Command {
+	var f storageBenchFlags
+	c := &cobra.Command{
+		Use:   "bench PATH|nfs://SERVER/EXPORT --profile redo|datafile|backup|install|mkfile [flags]",
+		Short: "Measure a filesystem path with database-shaped I/O",
+		Long:  storageBenchLong(),
+		Args:  exactArgs(1, "a directory PATH or nfs://SERVER/EXPORT"),
+		RunE:  func(cmd *cobra.Command, args []string) error { return runStorageBench(e, &f, args[0]) },
 	}
 	fs := c.Flags()
-	fs.StringVar(&profile, "profile", "", "redo, datafile, backup, install or mkfile")
-	fs.StringVar(&size, "size", "", "data to write (default per profile)")
-	fs.DurationVar(&dur, "time", 10*time.Second, "bound on the run (shared by the profile's steps)")
-	fs.BoolVar(&direct, "direct", false, "open data files with O_DIRECT (no page cache)")
-	fs.StringVar(&emulate, "emulate", "", "for nfs://: mount options whose RPC pattern to emulate (default defaults)")
-	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.storage/v1)")
+	fs.StringVar(&f.profile, "profile", "", "redo, datafile, backup, install or mkfile")
+	fs.StringVar(&f.size, "size", "", "data to write (default per profile)")
+	fs.DurationVar(&f.dur, "time", 10*time.Second, "bound on the run (shared by the profile's steps)")
+	fs.BoolVar(&f.direct, "direct", false, "open data files with O_DIRECT (no page cache)")
+	fs.StringVar(&f.emulate, "emulate", "", "for nfs://: mount options whose RPC pattern to emulate (default defaults)")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON (schema interlink.storage/v1)")
 	return c
+}
+
+// runStorageBench checks the spec, runs the profile on path and prints
+// what it measured, a partial result too.
+func runStorageBench(e *env, f *storageBenchFlags, path string) error {
+	spec := storage.Spec{Profile: storage.Profile(f.profile), Path: path, Time: f.dur, Direct: f.direct, Emulate: f.emulate}
+	if f.size != "" {
+		v, err := units.ParseSize(f.size)
+		if err != nil || v <= 0 {
+			return usageError("storage bench: --size %q: want a size such as 256M or 1G", f.size)
+		}
+		spec.SizeBytes = v
+	}
+	if f.dur <= 0 {
+		return usageError("storage bench: --time must be positive")
+	}
+	if err := spec.Validate(); err != nil {
+		return usageError("storage bench: %s", strings.TrimPrefix(err.Error(), storage.ErrSpec.Error()+": "))
+	}
+	res, err := storage.Run(e.ctx, spec)
+	if errors.Is(err, storage.ErrSpec) {
+		return usageError("storage bench: %s", strings.TrimPrefix(err.Error(), storage.ErrSpec.Error()+": "))
+	}
+	if res != nil {
+		if f.asJSON {
+			if jerr := report.JSON(e.stdout, res); jerr != nil {
+				return jerr
+			}
+		} else {
+			if werr := storage.WriteText(e.stdout, res); werr != nil {
+				return fmt.Errorf("storage: write report: %w", werr)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if res.Interrupted {
+		return withCode(ExitUnknown) // as bench and db: the result is partial
+	}
+	if len(res.LimitedBy) > 0 {
+		return withCode(ExitWarning)
+	}
+	return nil
 }

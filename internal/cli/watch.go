@@ -20,18 +20,17 @@ import (
 
 func init() { commands = append(commands, newWatchCmd) }
 
-func newWatchCmd(e *env) *cobra.Command {
-	var (
-		pf                                probeFlags
-		nodesFile, inventory, metricsAddr string
-		interval                          time.Duration
-		handshakes                        int
-		dashboard                         bool
-	)
-	c := &cobra.Command{
-		Use:   "watch --nodes FILE | --inventory FILE --token-file FILE --metrics ADDR [flags]",
-		Short: "Re-prove the mesh on a schedule and expose Prometheus metrics",
-		Long: `Run a mesh round at once and then every --interval, against agents that already run
+// watchFlags are watch's flags: mesh's search flags, the nodes, the
+// metrics address and the schedule.
+type watchFlags struct {
+	probe                             probeFlags
+	nodesFile, inventory, metricsAddr string
+	interval                          time.Duration
+	handshakes                        int
+	dashboard                         bool
+}
+
+const watchLong = `Run a mesh round at once and then every --interval, against agents that already run
 on the nodes (contrib/systemd/interlink-agent.service) with the token in --token-file,
 and serve the results as Prometheus metrics on http://ADDR/metrics:
 
@@ -54,72 +53,91 @@ host variable lists the addresses to probe). A round is bounded by --interval.
 contrib/prometheus/interlink-alerts.yml has example alerting rules. Runs until
 stopped; one line per round on stderr. With --dashboard, each round also writes a
 text dashboard to stdout (redrawn in place on a terminal): the path MTU matrix,
-the problem paths and the node-to-node median round trips.`,
+the problem paths and the node-to-node median round trips.`
+
+func newWatchCmd(e *env) *cobra.Command {
+	var f watchFlags
+	c := &cobra.Command{
+		Use:     "watch --nodes FILE | --inventory FILE --token-file FILE --metrics ADDR [flags]",
+		Short:   "Re-prove the mesh on a schedule and expose Prometheus metrics",
+		Long:    watchLong,
 		Example: `  interlink watch --nodes /etc/interlink/nodes --token-file /etc/interlink/token --metrics :9471 --expect 9000`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tok, opt, err := pf.parse("watch", true)
-			if err != nil {
-				return err
-			}
-			if metricsAddr == "" {
-				return usageError("watch: --metrics ADDR is required (e.g. :9471)")
-			}
-			if interval < time.Second {
-				return usageError("watch: --interval must be at least 1s")
-			}
-			if handshakes < 0 || handshakes > 100 {
-				return usageError("watch: --handshakes must be 0 to 100")
-			}
-			nodes, err := watchNodes(nodesFile, inventory)
-			if err != nil {
-				return err
-			}
-			reg := prometheus.NewRegistry()
-			w := watch.New(reg)
-			ln, err := net.Listen("tcp", metricsAddr)
-			if err != nil {
-				return usageError("watch: --metrics %s: %v", metricsAddr, err)
-			}
-			mux := http.NewServeMux()
-			mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-			go srv.Serve(ln)
-			defer srv.Close()
-			fmt.Fprintf(e.stderr, "interlink watch: %d nodes every %s, metrics on http://%s/metrics\n", len(nodes), interval, ln.Addr())
-			wo := watch.Options{
-				Mesh:     mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version},
-				Interval: interval, Handshakes: handshakes,
-				Round: func(r watch.Round) {
-					line := fmt.Sprintf("round %d: %d paths, %d with a problem, %d agents unreachable, lowest path MTU %d (%s), %s",
-						r.N, r.Paths, r.Problems, r.Unreachable, r.LowestPathMTU, termtext.Clean(r.LowestPathMTUFrom), r.Elapsed.Round(time.Millisecond))
-					if r.Stopped != "" {
-						line += "; cut short: " + r.Stopped
-					}
-					fmt.Fprintln(e.stderr, line)
-					if dashboard {
-						if isTerminal(e.stdout) {
-							fmt.Fprint(e.stdout, "\033[H\033[2J") // home, clear
-						} else if r.N > 1 {
-							fmt.Fprintln(e.stdout)
-						}
-						watch.WriteDashboard(e.stdout, r, interval)
-					}
-				},
-			}
-			return w.Run(e.ctx, nodes, wo)
-		},
+		RunE:    func(cmd *cobra.Command, args []string) error { return runWatch(e, &f) },
 	}
-	pf.add(c)
+	f.bind(c)
+	return c
+}
+
+func (f *watchFlags) bind(c *cobra.Command) {
+	f.probe.add(c)
 	fl := c.Flags()
 	fl.Lookup("timeout").Hidden = true // a round is bounded by --interval
 	fl.Lookup("json").Hidden = true
-	fl.StringVar(&nodesFile, "nodes", "", "mesh nodes file: NAME AGENT[:PORT] [ADDR ...] per line")
-	fl.StringVar(&inventory, "inventory", "", "Ansible inventory or YAML list of nodes (as for interlink cluster)")
-	fl.StringVar(&metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
-	fl.DurationVar(&interval, "interval", time.Minute, "time between rounds (and the bound of one round)")
-	fl.IntVar(&handshakes, "handshakes", 3, "handshakes timed per agent per round")
-	fl.BoolVar(&dashboard, "dashboard", false, "write a text dashboard to stdout each round (matrix, problems, round trips)")
-	return c
+	fl.StringVar(&f.nodesFile, "nodes", "", "mesh nodes file: NAME AGENT[:PORT] [ADDR ...] per line")
+	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory or YAML list of nodes (as for interlink cluster)")
+	fl.StringVar(&f.metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
+	fl.DurationVar(&f.interval, "interval", time.Minute, "time between rounds (and the bound of one round)")
+	fl.IntVar(&f.handshakes, "handshakes", 3, "handshakes timed per agent per round")
+	fl.BoolVar(&f.dashboard, "dashboard", false, "write a text dashboard to stdout each round (matrix, problems, round trips)")
+}
+
+// runWatch checks the flags and nodes, serves the metrics and runs a
+// mesh round every --interval until the context ends.
+func runWatch(e *env, f *watchFlags) error {
+	tok, opt, err := f.probe.parse("watch", true)
+	if err != nil {
+		return err
+	}
+	if f.metricsAddr == "" {
+		return usageError("watch: --metrics ADDR is required (e.g. :9471)")
+	}
+	if f.interval < time.Second {
+		return usageError("watch: --interval must be at least 1s")
+	}
+	if f.handshakes < 0 || f.handshakes > 100 {
+		return usageError("watch: --handshakes must be 0 to 100")
+	}
+	nodes, err := watchNodes(f.nodesFile, f.inventory)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	w := watch.New(reg)
+	ln, err := net.Listen("tcp", f.metricsAddr)
+	if err != nil {
+		return usageError("watch: --metrics %s: %v", f.metricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Fprintf(e.stderr, "interlink watch: %d nodes every %s, metrics on http://%s/metrics\n", len(nodes), f.interval, ln.Addr())
+	wo := watch.Options{
+		Mesh:     mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version},
+		Interval: f.interval, Handshakes: f.handshakes,
+		Round: func(r watch.Round) { watchRound(e, f, r) },
+	}
+	return w.Run(e.ctx, nodes, wo)
+}
+
+// watchRound prints a round's line on stderr and, with --dashboard, the
+// dashboard on stdout (redrawn in place on a terminal).
+func watchRound(e *env, f *watchFlags, r watch.Round) {
+	line := fmt.Sprintf("round %d: %d paths, %d with a problem, %d agents unreachable, lowest path MTU %d (%s), %s",
+		r.N, r.Paths, r.Problems, r.Unreachable, r.LowestPathMTU, termtext.Clean(r.LowestPathMTUFrom), r.Elapsed.Round(time.Millisecond))
+	if r.Stopped != "" {
+		line += "; cut short: " + r.Stopped
+	}
+	fmt.Fprintln(e.stderr, line)
+	if f.dashboard {
+		if isTerminal(e.stdout) {
+			fmt.Fprint(e.stdout, "\033[H\033[2J") // home, clear
+		} else if r.N > 1 {
+			fmt.Fprintln(e.stdout)
+		}
+		watch.WriteDashboard(e.stdout, r, f.interval)
+	}
 }
 
 // watchNodes reads the mesh nodes from --nodes or --inventory.
