@@ -25,6 +25,37 @@ func abSection(r *ab.Result) section {
 	if r.Verdict == ab.VerdictUnknown {
 		s.Status = "unknown"
 	}
+	abIntro(&s, r)
+	abExpectations(&s, r)
+	var warn []string
+	for _, l := range r.LimitedBy {
+		warn = append(warn, "cut short by "+l)
+	}
+	if r.Interrupted {
+		warn = append(warn, "interrupted: the statistics cover the runs made before Ctrl-C")
+	}
+	s.list(warn)
+	if len(r.Stats) > 0 {
+		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %[1]s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference (or too few runs to reach %[1]s: such a bar is a narrower interval, labelled with its level).", pctText(r.Confidence)),
+			forest(r))
+	}
+	for _, st := range r.Stats {
+		abMetric(&s, r, st)
+	}
+	failed := 0
+	for _, run := range r.Runs {
+		if run.Error != "" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		s.note("%d run(s) failed and are left out of the statistics.", failed)
+	}
+	return s
+}
+
+// abIntro says how the experiment ran, its arms, and its question.
+func abIntro(s *section, r *ab.Result) {
 	made := 0
 	for _, run := range r.Runs {
 		if run.OK() {
@@ -49,69 +80,55 @@ func abSection(r *ab.Result) section {
 				r.HolmFamily, 1-r.Confidence, (1-r.Confidence)*100)
 		}
 	}
-	if len(r.Expect) > 0 {
-		et := &table{Head: []string{"expectation", "outcome", "reason"}}
-		for _, e := range r.Expect {
-			cls := map[ab.Outcome]string{ab.Holds: "ok", ab.Contradicted: "critical", ab.Inconclusive: "warning"}[e.Outcome]
-			et.Rows = append(et.Rows, []cell{{Text: e.Text}, {Text: string(e.Outcome), Class: cls}, {Text: e.Reason}})
-		}
-		s.heading("Expectations")
-		s.table(et)
+}
+
+// abExpectations tables the expectations and their outcomes.
+func abExpectations(s *section, r *ab.Result) {
+	if len(r.Expect) == 0 {
+		return
 	}
-	var warn []string
-	for _, l := range r.LimitedBy {
-		warn = append(warn, "cut short by "+l)
+	et := &table{Head: []string{"expectation", "outcome", "reason"}}
+	for _, e := range r.Expect {
+		cls := map[ab.Outcome]string{ab.Holds: "ok", ab.Contradicted: "critical", ab.Inconclusive: "warning"}[e.Outcome]
+		et.Rows = append(et.Rows, []cell{{Text: e.Text}, {Text: string(e.Outcome), Class: cls}, {Text: e.Reason}})
 	}
-	if r.Interrupted {
-		warn = append(warn, "interrupted: the statistics cover the runs made before Ctrl-C")
+	s.heading("Expectations")
+	s.table(et)
+}
+
+// abMetric renders one metric: its summary, each arm's figures, every
+// run's value in order, and drift and outliers.
+func abMetric(s *section, r *ab.Result, st ab.MetricStats) {
+	dir := "higher is better"
+	if st.LowerBetter {
+		dir = "lower is better"
 	}
-	s.list(warn)
-	if len(r.Stats) > 0 {
-		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %[1]s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference (or too few runs to reach %[1]s: such a bar is a narrower interval, labelled with its level).", pctText(r.Confidence)),
-			forest(r))
+	if len(r.Primary) > 0 {
+		dir += map[bool]string{true: "; primary", false: "; secondary"}[st.Primary]
 	}
-	for _, st := range r.Stats {
-		dir := "higher is better"
-		if st.LowerBetter {
-			dir = "lower is better"
-		}
-		if len(r.Primary) > 0 {
-			dir += map[bool]string{true: "; primary", false: "; secondary"}[st.Primary]
-		}
-		s.heading(fmt.Sprintf("%s (%s)", st.Metric, dir))
-		s.para("%s", st.Summary)
-		if st.Error == "" {
-			s.table(&table{Head: []string{"", "runs", "median", "min", "max"}, Rows: [][]cell{
-				{{Text: "A"}, {Text: fmt.Sprint(st.N[0]), Class: "num"}, {Text: ab.Format(st.Median[0], st.Unit), Class: "num"}, {Text: ab.Format(st.Min[0], st.Unit), Class: "num"}, {Text: ab.Format(st.Max[0], st.Unit), Class: "num"}},
-				{{Text: "B"}, {Text: fmt.Sprint(st.N[1]), Class: "num"}, {Text: ab.Format(st.Median[1], st.Unit), Class: "num"}, {Text: ab.Format(st.Min[1], st.Unit), Class: "num"}, {Text: ab.Format(st.Max[1], st.Unit), Class: "num"}},
-			}})
-		}
-		s.chart("Every run's value in run order (blue A, orange B; hollow grey: warm-up, not counted); dashed lines are each arm's median.", strip(r, st))
-		var notes []string
-		for arm, rho := range st.Drift {
-			if rho != nil {
-				notes = append(notes, fmt.Sprintf("drift: arm %s changed over its runs (Spearman rho %+.2f): the system changed during the experiment", [2]string{"A", "B"}[arm], *rho))
-			}
-		}
-		if len(st.Outliers) > 0 {
-			idx := make([]string, len(st.Outliers))
-			for i, o := range st.Outliers {
-				idx[i] = fmt.Sprint(o + 1)
-			}
-			notes = append(notes, "outliers: run(s) "+strings.Join(idx, ", ")+" lie far from their arm's median")
-		}
-		s.list(notes)
+	s.heading(fmt.Sprintf("%s (%s)", st.Metric, dir))
+	s.para("%s", st.Summary)
+	if st.Error == "" {
+		s.table(&table{Head: []string{"", "runs", "median", "min", "max"}, Rows: [][]cell{
+			{{Text: "A"}, {Text: fmt.Sprint(st.N[0]), Class: "num"}, {Text: ab.Format(st.Median[0], st.Unit), Class: "num"}, {Text: ab.Format(st.Min[0], st.Unit), Class: "num"}, {Text: ab.Format(st.Max[0], st.Unit), Class: "num"}},
+			{{Text: "B"}, {Text: fmt.Sprint(st.N[1]), Class: "num"}, {Text: ab.Format(st.Median[1], st.Unit), Class: "num"}, {Text: ab.Format(st.Min[1], st.Unit), Class: "num"}, {Text: ab.Format(st.Max[1], st.Unit), Class: "num"}},
+		}})
 	}
-	failed := 0
-	for _, run := range r.Runs {
-		if run.Error != "" {
-			failed++
+	s.chart("Every run's value in run order (blue A, orange B; hollow grey: warm-up, not counted); dashed lines are each arm's median.", strip(r, st))
+	var notes []string
+	for arm, rho := range st.Drift {
+		if rho != nil {
+			notes = append(notes, fmt.Sprintf("drift: arm %s changed over its runs (Spearman rho %+.2f): the system changed during the experiment", [2]string{"A", "B"}[arm], *rho))
 		}
 	}
-	if failed > 0 {
-		s.note("%d run(s) failed and are left out of the statistics.", failed)
+	if len(st.Outliers) > 0 {
+		idx := make([]string, len(st.Outliers))
+		for i, o := range st.Outliers {
+			idx[i] = fmt.Sprint(o + 1)
+		}
+		notes = append(notes, "outliers: run(s) "+strings.Join(idx, ", ")+" lie far from their arm's median")
 	}
-	return s
+	s.list(notes)
 }
 
 func pctText(c float64) string { return fmt.Sprintf("%g %%", c*100) }

@@ -15,6 +15,31 @@ import (
 // what ran, what was left), the mesh heatmap, the bench pairs, then each
 // node's check with its findings, evidence and fixes.
 func clusterSections(r *cluster.Result) []section {
+	out := []section{clusterNodesSection(r)}
+	if r.Mesh != nil {
+		out = append(out, meshSection(r.Mesh, fmt.Sprintf("mesh: path MTU between %d nodes", len(r.Mesh.Nodes))))
+	} else {
+		ms := section{Kind: "mesh", Title: "mesh: not run", Status: "unknown", Badge: "not run"}
+		ms.para("The mesh did not run: %s.", r.MeshSkipped)
+		out = append(out, ms)
+	}
+	if r.Bench != nil {
+		out = append(out, clusterBenchSection(r.Bench))
+	}
+	if r.GC != nil {
+		out = append(out, clusterGCSection(r.GC))
+	}
+	for _, n := range r.Nodes {
+		if n.Check != nil {
+			out = append(out, checkSection(n.Check, "check: "+n.Name))
+		}
+	}
+	return out
+}
+
+// clusterNodesSection renders the run and its nodes: how the nodes were
+// found, one row per node, and the nodes not fully covered.
+func clusterNodesSection(r *cluster.Result) section {
 	c := r.Counts()
 	s := section{Kind: "cluster", Title: fmt.Sprintf("cluster: %d nodes", len(r.Nodes))}
 	switch {
@@ -41,31 +66,7 @@ func clusterSections(r *cluster.Result) []section {
 	t := &table{Head: []string{"node", "ssh", "status", "interconnect", "binary", "check", "critical", "warning", "left on node"}}
 	var problems []string
 	for _, n := range r.Nodes {
-		st := cell{Text: n.Status, Class: "ok"}
-		if n.Status != cluster.StatusOK {
-			st = cell{Text: n.Status + " (" + n.Cause + ")", Class: "critical"}
-		}
-		var ic []string
-		for _, a := range n.Interconnect {
-			ic = append(ic, a.String())
-		}
-		chk, crit, warn := cell{Text: "-"}, cell{Text: "-", Class: "num"}, cell{Text: "-", Class: "num"}
-		if n.Check != nil {
-			sm := n.Check.Summary
-			chk = cell{Text: sm.Status, Class: statusClass(sm.Status)}
-			crit.Text, warn.Text = fmt.Sprint(sm.Critical), fmt.Sprint(sm.Warning)
-		} else if n.CheckError != "" {
-			chk = cell{Text: "could not run", Class: "unknown"}
-		}
-		left := cell{Text: "nothing", Class: "ok"}
-		switch {
-		case n.Cleanup.Error != "":
-			left = cell{Text: "MAYBE: " + n.Cleanup.Error, Class: "critical"}
-		case n.Cleanup.Removed != "":
-			left.Text = "nothing (removed " + n.Cleanup.Removed + ")"
-		}
-		t.Rows = append(t.Rows, []cell{{Text: n.Name}, {Text: fmt.Sprintf("%s@%s:%d", n.User, n.HostName, n.Port)}, st,
-			{Text: orDash(strings.Join(ic, " "))}, {Text: orDash(n.Binary)}, chk, crit, warn, left})
+		t.Rows = append(t.Rows, clusterNodeRow(n))
 		for _, l := range append(append([]string{n.Error}, n.CheckError), n.Notes...) {
 			if l != "" {
 				problems = append(problems, n.Name+": "+l)
@@ -77,27 +78,37 @@ func clusterSections(r *cluster.Result) []section {
 		s.heading("Nodes not fully covered")
 		s.list(problems)
 	}
-	out := []section{s}
+	return s
+}
 
-	if r.Mesh != nil {
-		out = append(out, meshSection(r.Mesh, fmt.Sprintf("mesh: path MTU between %d nodes", len(r.Mesh.Nodes))))
-	} else {
-		ms := section{Kind: "mesh", Title: "mesh: not run", Status: "unknown", Badge: "not run"}
-		ms.para("The mesh did not run: %s.", r.MeshSkipped)
-		out = append(out, ms)
+// clusterNodeRow is a node's row: how SSH reached it, its status, its
+// interconnect, the binary, its check and what was left on it.
+func clusterNodeRow(n cluster.NodeResult) []cell {
+	st := cell{Text: n.Status, Class: "ok"}
+	if n.Status != cluster.StatusOK {
+		st = cell{Text: n.Status + " (" + n.Cause + ")", Class: "critical"}
 	}
-	if r.Bench != nil {
-		out = append(out, clusterBenchSection(r.Bench))
+	var ic []string
+	for _, a := range n.Interconnect {
+		ic = append(ic, a.String())
 	}
-	if r.GC != nil {
-		out = append(out, clusterGCSection(r.GC))
+	chk, crit, warn := cell{Text: "-"}, cell{Text: "-", Class: "num"}, cell{Text: "-", Class: "num"}
+	if n.Check != nil {
+		sm := n.Check.Summary
+		chk = cell{Text: sm.Status, Class: statusClass(sm.Status)}
+		crit.Text, warn.Text = fmt.Sprint(sm.Critical), fmt.Sprint(sm.Warning)
+	} else if n.CheckError != "" {
+		chk = cell{Text: "could not run", Class: "unknown"}
 	}
-	for _, n := range r.Nodes {
-		if n.Check != nil {
-			out = append(out, checkSection(n.Check, "check: "+n.Name))
-		}
+	left := cell{Text: "nothing", Class: "ok"}
+	switch {
+	case n.Cleanup.Error != "":
+		left = cell{Text: "MAYBE: " + n.Cleanup.Error, Class: "critical"}
+	case n.Cleanup.Removed != "":
+		left.Text = "nothing (removed " + n.Cleanup.Removed + ")"
 	}
-	return out
+	return []cell{{Text: n.Name}, {Text: fmt.Sprintf("%s@%s:%d", n.User, n.HostName, n.Port)}, st,
+		{Text: orDash(strings.Join(ic, " "))}, {Text: orDash(n.Binary)}, chk, crit, warn, left}
 }
 
 // clusterBenchSection renders the bench pairs as one table, with each

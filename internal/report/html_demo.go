@@ -15,61 +15,7 @@ import (
 // TCP stream over a 9000 and a 1500 path, Cache Fusion across every node,
 // and what to do.
 func demoSections(r *demo.Result) []section {
-	lab := section{Kind: "demo", Title: "lab demo: the lab"}
-	if r.Interrupted {
-		lab.Status, lab.Badge = "unknown", "interrupted"
-	}
-	lab.para("Lab %s built in %s; demo run took %s. Every figure below was measured in this run.", r.Lab, r.LabUp.Round(10*time.Millisecond), r.Elapsed.Round(100*time.Millisecond))
-	if r.Topology != nil {
-		t := &table{Head: []string{"node", "link", "switch", "addresses", "host MTU", "switch port MTU"}}
-		for _, n := range r.Topology.Nodes {
-			for _, l := range n.Links {
-				var addrs []string
-				for _, a := range l.Addresses {
-					addrs = append(addrs, a.String())
-				}
-				port := cell{Text: fmt.Sprint(l.PortMTU), Class: "num"}
-				if l.PortMTU != l.MTU {
-					port.Class = "num critical"
-				}
-				t.Rows = append(t.Rows, []cell{{Text: n.Name}, {Text: l.Name}, {Text: l.Switch}, {Text: strings.Join(addrs, " ")}, {Text: fmt.Sprint(l.MTU), Class: "num"}, port})
-			}
-		}
-		lab.table(t)
-	}
-	var agents []string
-	for _, a := range r.Agents {
-		agents = append(agents, fmt.Sprintf("%s: interlink agent at %s (pid %d)", a.Node, a.Address, a.PID))
-	}
-	lab.list(agents)
-	lab.list(r.Errors)
-	out := []section{lab}
-
-	chk := section{Kind: "check", Title: "Every host looks fine: check --interconnect on each node"}
-	t := &table{Head: []string{"node", "interconnect", "status", "critical", "warning", "info"}}
-	for _, c := range r.Checks {
-		if c.Result == nil {
-			t.Rows = append(t.Rows, row(c.Node, c.Interconnect, "not run: "+c.Error, "-", "-", "-"))
-			continue
-		}
-		sm := c.Result.Summary
-		t.Rows = append(t.Rows, []cell{{Text: c.Node}, {Text: c.Interconnect}, {Text: sm.Status, Class: statusClass(sm.Status)},
-			{Text: fmt.Sprint(sm.Critical), Class: "num"}, {Text: fmt.Sprint(sm.Warning), Class: "num"}, {Text: fmt.Sprint(sm.Info), Class: "num"}})
-	}
-	chk.table(t)
-	fs := demo.Findings(r.Checks)
-	if len(fs) == 0 {
-		chk.para("No warning or critical finding on any node.")
-	} else {
-		chk.heading("Findings of warning or worse, with the nodes they were found on")
-	}
-	for _, f := range fs {
-		fd := f.Finding
-		fd.Object += " (on " + strings.Join(f.Nodes, ", ") + ")"
-		chk.Blocks = append(chk.Blocks, block{Finding: &fd})
-	}
-	out = append(out, chk)
-
+	out := []section{demoLabSection(r), demoCheckSection(r)}
 	if r.Mesh != nil {
 		ms := meshSection(r.Mesh, fmt.Sprintf("The paths say otherwise: mesh --expect %d", demo.ExpectMTU))
 		if d := r.Diagnosis; d != nil {
@@ -103,6 +49,69 @@ func demoSections(r *demo.Result) []section {
 		adv.para("No advice: the run did not get that far.")
 	}
 	return append(out, adv)
+}
+
+// demoLabSection shows the lab the demo built: each node's links with
+// the host's and the switch port's MTU, and the agents it started.
+func demoLabSection(r *demo.Result) section {
+	lab := section{Kind: "demo", Title: "lab demo: the lab"}
+	if r.Interrupted {
+		lab.Status, lab.Badge = "unknown", "interrupted"
+	}
+	lab.para("Lab %s built in %s; demo run took %s. Every figure below was measured in this run.", r.Lab, r.LabUp.Round(10*time.Millisecond), r.Elapsed.Round(100*time.Millisecond))
+	if r.Topology != nil {
+		t := &table{Head: []string{"node", "link", "switch", "addresses", "host MTU", "switch port MTU"}}
+		for _, n := range r.Topology.Nodes {
+			for _, l := range n.Links {
+				var addrs []string
+				for _, a := range l.Addresses {
+					addrs = append(addrs, a.String())
+				}
+				port := cell{Text: fmt.Sprint(l.PortMTU), Class: "num"}
+				if l.PortMTU != l.MTU {
+					port.Class = "num critical"
+				}
+				t.Rows = append(t.Rows, []cell{{Text: n.Name}, {Text: l.Name}, {Text: l.Switch}, {Text: strings.Join(addrs, " ")}, {Text: fmt.Sprint(l.MTU), Class: "num"}, port})
+			}
+		}
+		lab.table(t)
+	}
+	var agents []string
+	for _, a := range r.Agents {
+		agents = append(agents, fmt.Sprintf("%s: interlink agent at %s (pid %d)", a.Node, a.Address, a.PID))
+	}
+	lab.list(agents)
+	lab.list(r.Errors)
+	return lab
+}
+
+// demoCheckSection shows every node's audit and the findings of warning
+// or worse with the nodes they were found on.
+func demoCheckSection(r *demo.Result) section {
+	chk := section{Kind: "check", Title: "Every host looks fine: check --interconnect on each node"}
+	t := &table{Head: []string{"node", "interconnect", "status", "critical", "warning", "info"}}
+	for _, c := range r.Checks {
+		if c.Result == nil {
+			t.Rows = append(t.Rows, row(c.Node, c.Interconnect, "not run: "+c.Error, "-", "-", "-"))
+			continue
+		}
+		sm := c.Result.Summary
+		t.Rows = append(t.Rows, []cell{{Text: c.Node}, {Text: c.Interconnect}, {Text: sm.Status, Class: statusClass(sm.Status)},
+			{Text: fmt.Sprint(sm.Critical), Class: "num"}, {Text: fmt.Sprint(sm.Warning), Class: "num"}, {Text: fmt.Sprint(sm.Info), Class: "num"}})
+	}
+	chk.table(t)
+	fs := demo.Findings(r.Checks)
+	if len(fs) == 0 {
+		chk.para("No warning or critical finding on any node.")
+	} else {
+		chk.heading("Findings of warning or worse, with the nodes they were found on")
+	}
+	for _, f := range fs {
+		fd := f.Finding
+		fd.Object += " (on " + strings.Join(f.Nodes, ", ") + ")"
+		chk.Blocks = append(chk.Blocks, block{Finding: &fd})
+	}
+	return chk
 }
 
 // demoBenchSection compares the demo's runs (the same pair of nodes over a

@@ -193,41 +193,51 @@ func heatmap(r *mesh.Result, network int, nodes []mesh.Node) template.HTML {
 				continue
 			}
 			p, ok := byKey[[2]string{from.Name, to.Name}]
-			if !ok {
-				s.rect(x+1, y+1, cellSize-2, cellSize-2, "#ffffff", "#eeeeee", from.Name+" -> "+to.Name+": no such path in the result")
-				continue
-			}
-			st := pathStyle(p)
-			stroke := ""
-			if p.MeetsExpect != nil && !*p.MeetsExpect {
-				stroke = "#b71c1c"
-			}
-			tip := fmt.Sprintf("%s -> %s (%s -> %s): %s, path MTU %d", from.Name, to.Name, p.FromAddr, p.ToAddr, st.name, p.PathMTU)
-			if p.Detail != "" {
-				tip += "; " + p.Detail
-			}
-			if p.Error != "" {
-				tip += "; " + p.Error
-			}
-			s.rect(x+1, y+1, cellSize-2, cellSize-2, st.fill, stroke, tip)
-			if showText {
-				label := st.short
-				if p.Skipped == "" && p.Error == "" {
-					label = strconv.Itoa(p.PathMTU)
-				}
-				s.text(x+cellSize/2, y+cellSize/2+1, "middle", "cell", label)
-				if p.Skipped == "" && p.Error == "" {
-					s.text(x+cellSize/2, y+cellSize/2+13, "middle", "cellsub", st.short)
-				}
-			}
+			heatCell(s, x, y, cellSize, from.Name, to.Name, p, ok, showText)
 		}
 	}
-	// Legend: the verdicts present, in a fixed order.
+	heatLegend(s, byKey, 6.0, top+cellSize*n+16)
+	return s.html()
+}
+
+// heatCell draws the cell of the path from -> to at x, y: filled by its
+// verdict, outlined when it misses --expect, labelled when showText.
+func heatCell(s *svg, x, y, cellSize float64, from, to string, p mesh.Path, ok, showText bool) {
+	if !ok {
+		s.rect(x+1, y+1, cellSize-2, cellSize-2, "#ffffff", "#eeeeee", from+" -> "+to+": no such path in the result")
+		return
+	}
+	st := pathStyle(p)
+	stroke := ""
+	if p.MeetsExpect != nil && !*p.MeetsExpect {
+		stroke = "#b71c1c"
+	}
+	tip := fmt.Sprintf("%s -> %s (%s -> %s): %s, path MTU %d", from, to, p.FromAddr, p.ToAddr, st.name, p.PathMTU)
+	if p.Detail != "" {
+		tip += "; " + p.Detail
+	}
+	if p.Error != "" {
+		tip += "; " + p.Error
+	}
+	s.rect(x+1, y+1, cellSize-2, cellSize-2, st.fill, stroke, tip)
+	if showText {
+		label := st.short
+		if p.Skipped == "" && p.Error == "" {
+			label = strconv.Itoa(p.PathMTU)
+		}
+		s.text(x+cellSize/2, y+cellSize/2+1, "middle", "cell", label)
+		if p.Skipped == "" && p.Error == "" {
+			s.text(x+cellSize/2, y+cellSize/2+13, "middle", "cellsub", st.short)
+		}
+	}
+}
+
+// heatLegend draws, from lx, ly, the verdicts present in a fixed order.
+func heatLegend(s *svg, byKey map[[2]string]mesh.Path, lx, ly float64) {
 	seen := map[verdictStyle]bool{}
 	for _, p := range byKey {
 		seen[pathStyle(p)] = true
 	}
-	lx, ly := 6.0, top+cellSize*n+16
 	for _, st := range []verdictStyle{styleOK, styleLocal, styleICMP, styleHole, styleUnreach, styleError, styleDown, styleNM} {
 		if !seen[st] {
 			continue
@@ -236,7 +246,6 @@ func heatmap(r *mesh.Result, network int, nodes []mesh.Node) template.HTML {
 		s.text(lx+16, ly+10, "start", "legend", st.name)
 		lx += 30 + 6.2*float64(len(st.name))
 	}
-	return s.html()
 }
 
 // shorten cuts s to n characters with an ellipsis, for axis labels; the
