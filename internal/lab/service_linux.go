@@ -125,6 +125,9 @@ func (b *builder) services(ctx context.Context) error {
 	return b.reached(ctx, PointService)
 }
 
+// service starts one service on node n: it makes the service's
+// directory, records it in the lab's state before the start, starts it,
+// and records its PID.
 func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password string) error {
 	t := b.t
 	dir := serviceDir(t.Name, n.Name(), s.Kind)
@@ -148,61 +151,7 @@ func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password
 	if err := b.reached(ctx, PointService); err != nil {
 		return err
 	}
-	fail := func(err error) error {
-		return fmt.Errorf("lab %s: node %s: %s %s: %w", t.Name, n.Name(), s.Kind, s.Role, err)
-	}
-	var pid int
-	var err error
-	switch s.Kind {
-	case KindAgent:
-		bin := b.cfg.binary
-		if bin == "" {
-			if bin, err = os.Executable(); err != nil {
-				return fail(err)
-			}
-		}
-		probe := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(s.Port)).String()
-		pid, err = service.StartAgent(ctx, service.Agent{
-			Binary: bin, Listen: "0.0.0.0:" + strconv.Itoa(s.Port), TokenFile: tokenFile(t.Name), Log: agentLog(dir),
-		}, n.Start, probe, n.dial)
-	case KindNFS:
-		var srv *service.NFSServer
-		srv, err = service.StartNFS(ctx, n, firstAddr(n.spec), dir, service.NFSDetached)
-		if srv != nil {
-			pid = srv.PID
-		}
-	case KindPostgres:
-		pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: addrsOf(n.spec, ""), Port: s.Port,
-			Password: password, Networks: labNetworks(t)}
-		if s.Role == RolePrimary {
-			pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.syncStandbys(n.Name()))}
-			pid, err = service.StartPrimary(ctx, pg, n.Start)
-		} else {
-			pn, _ := newLab(t).Node(s.Primary)
-			ps := pn.spec.Service(KindPostgres)
-			from := netip.AddrPortFrom(addrsOf(pn.spec, s.Via)[0], uint16(ps.Port))
-			pid, err = service.StartStandby(ctx, pg, from, n.Start)
-			if err == nil {
-				// Up is done when commits wait for the standby.
-				err = service.WaitStreaming(ctx, from, password, n.Name(), s.Sync, pn.dial)
-			}
-		}
-		if pid == 0 {
-			pid = service.PostgresPID(dir, 0)
-		}
-	case KindGalera:
-		members := t.galeraNodes()
-		var addrs []netip.Addr
-		for _, m := range members {
-			addrs = append(addrs, firstAddrOn(m, s.Via))
-		}
-		pid, err = service.StartGalera(ctx, service.Galera{Dir: dir, Cluster: t.Name, Name: n.Name(),
-			Address: firstAddrOn(n.spec, s.Via), Members: addrs, Bootstrap: members[0].Name == n.Name(),
-			Port: s.Port, Password: password}, n.Start)
-		if pid == 0 {
-			pid = service.GaleraPID(dir, 0)
-		}
-	}
+	pid, err := b.startService(ctx, n, s, dir, password)
 	if pid != 0 {
 		rec.PID = pid
 		if werr := b.writeState(ctx); werr != nil && err == nil {
@@ -210,9 +159,76 @@ func (b *builder) service(ctx context.Context, n *Node, s *ServiceSpec, password
 		}
 	}
 	if err != nil {
-		return fail(err)
+		return fmt.Errorf("lab %s: node %s: %s %s: %w", t.Name, n.Name(), s.Kind, s.Role, err)
 	}
 	return nil
+}
+
+// startService starts s on n in dir by its kind; the PID is that of a
+// service that started, even when it then failed to become ready.
+func (b *builder) startService(ctx context.Context, n *Node, s *ServiceSpec, dir, password string) (int, error) {
+	t := b.t
+	switch s.Kind {
+	case KindAgent:
+		bin := b.cfg.binary
+		if bin == "" {
+			var err error
+			if bin, err = os.Executable(); err != nil {
+				return 0, err
+			}
+		}
+		probe := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(s.Port)).String()
+		return service.StartAgent(ctx, service.Agent{
+			Binary: bin, Listen: "0.0.0.0:" + strconv.Itoa(s.Port), TokenFile: tokenFile(t.Name), Log: agentLog(dir),
+		}, n.Start, probe, n.dial)
+	case KindNFS:
+		srv, err := service.StartNFS(ctx, n, firstAddr(n.spec), dir, service.NFSDetached)
+		if srv != nil {
+			return srv.PID, err
+		}
+		return 0, err
+	case KindPostgres:
+		pid, err := b.startPostgres(ctx, n, s, dir, password)
+		if pid == 0 {
+			pid = service.PostgresPID(dir, 0)
+		}
+		return pid, err
+	case KindGalera:
+		members := t.galeraNodes()
+		var addrs []netip.Addr
+		for _, m := range members {
+			addrs = append(addrs, firstAddrOn(m, s.Via))
+		}
+		pid, err := service.StartGalera(ctx, service.Galera{Dir: dir, Cluster: t.Name, Name: n.Name(),
+			Address: firstAddrOn(n.spec, s.Via), Members: addrs, Bootstrap: members[0].Name == n.Name(),
+			Port: s.Port, Password: password}, n.Start)
+		if pid == 0 {
+			pid = service.GaleraPID(dir, 0)
+		}
+		return pid, err
+	}
+	return 0, nil
+}
+
+// startPostgres starts a primary, or a standby streaming from its
+// primary; a standby's start is done when commits wait for it.
+func (b *builder) startPostgres(ctx context.Context, n *Node, s *ServiceSpec, dir, password string) (int, error) {
+	t := b.t
+	pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: addrsOf(n.spec, ""), Port: s.Port,
+		Password: password, Networks: labNetworks(t)}
+	if s.Role == RolePrimary {
+		pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.syncStandbys(n.Name()))}
+		return service.StartPrimary(ctx, pg, n.Start)
+	}
+	pn, _ := newLab(t).Node(s.Primary)
+	ps := pn.spec.Service(KindPostgres)
+	from := netip.AddrPortFrom(addrsOf(pn.spec, s.Via)[0], uint16(ps.Port))
+	pid, err := service.StartStandby(ctx, pg, from, n.Start)
+	if err == nil {
+		// Up is done when commits wait for the standby.
+		err = service.WaitStreaming(ctx, from, password, n.Name(), s.Sync, pn.dial)
+	}
+	return pid, err
 }
 
 // labNetworks returns the subnets of every address in the lab: PostgreSQL

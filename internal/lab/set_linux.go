@@ -51,31 +51,55 @@ func Set(name string, settings []Setting) (*Topology, error) {
 	if err := vmOnSwitches(nt, touched); err != nil {
 		return nil, err
 	}
-	handles := map[string]*netlink.Handle{}
-	defer func() {
-		for _, h := range handles {
-			h.Close()
-		}
-	}()
-	open := func(ns string) (*netlink.Handle, error) {
-		if h := handles[ns]; h != nil {
-			return h, nil
-		}
-		nh, err := netns.GetFromPath(nsPath(ns))
-		if err != nil {
-			return nil, fmt.Errorf("lab %s: namespace %s: %w", name, ns, err)
-		}
-		defer nh.Close()
-		h, err := netlink.NewHandleAt(nh, unix.NETLINK_ROUTE)
-		if err != nil {
-			return nil, fmt.Errorf("lab %s: namespace %s: %w", name, ns, err)
-		}
-		handles[ns] = h
+	handles := &nsHandles{lab: name, h: map[string]*netlink.Handle{}}
+	defer handles.close()
+	if err := reconfigureSwitches(name, nt, touched, handles); err != nil {
+		return nil, err
+	}
+	st.Topology = nt
+	if err := st.write(nil); err != nil {
+		return nil, err
+	}
+	return nt, nil
+}
+
+// nsHandles keeps one netlink handle per namespace of a lab, opened on
+// first use, for as long as lab set works on it.
+type nsHandles struct {
+	lab string
+	h   map[string]*netlink.Handle
+}
+
+func (c *nsHandles) open(ns string) (*netlink.Handle, error) {
+	if h := c.h[ns]; h != nil {
 		return h, nil
 	}
-	swh, err := open(switchNS(name))
+	nh, err := netns.GetFromPath(nsPath(ns))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("lab %s: namespace %s: %w", c.lab, ns, err)
+	}
+	defer nh.Close()
+	h, err := netlink.NewHandleAt(nh, unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: namespace %s: %w", c.lab, ns, err)
+	}
+	c.h[ns] = h
+	return h, nil
+}
+
+func (c *nsHandles) close() {
+	for _, h := range c.h {
+		h.Close()
+	}
+}
+
+// reconfigureSwitches configures anew every link on a touched switch
+// (both veth ends' MTU, the port classifier, the shaping) and then the
+// switch's own MTU.
+func reconfigureSwitches(name string, nt *Topology, touched map[string]bool, handles *nsHandles) error {
+	swh, err := handles.open(switchNS(name))
+	if err != nil {
+		return err
 	}
 	b := &builder{t: nt}
 	for _, sw := range nt.Switches {
@@ -84,31 +108,27 @@ func Set(name string, settings []Setting) (*Topology, error) {
 		}
 		br, err := swh.LinkByName(sw.Name)
 		if err != nil {
-			return nil, fmt.Errorf("lab %s: switch %s: %w", name, sw.Name, err)
+			return fmt.Errorf("lab %s: switch %s: %w", name, sw.Name, err)
 		}
 		for _, n := range nt.Nodes {
 			for _, l := range n.Links {
 				if l.Switch != sw.Name {
 					continue
 				}
-				h, err := open(nodeNS(name, n.Name))
+				h, err := handles.open(nodeNS(name, n.Name))
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if err := b.reconfigure(swh, h, l); err != nil {
-					return nil, fmt.Errorf("lab %s: node %s: link %s: %w", name, n.Name, l.Name, err)
+					return fmt.Errorf("lab %s: node %s: link %s: %w", name, n.Name, l.Name, err)
 				}
 			}
 		}
 		if err := swh.LinkSetMTU(br, sw.MTU); err != nil {
-			return nil, fmt.Errorf("lab %s: switch %s: set MTU %d: %w", name, sw.Name, sw.MTU, err)
+			return fmt.Errorf("lab %s: switch %s: set MTU %d: %w", name, sw.Name, sw.MTU, err)
 		}
 	}
-	st.Topology = nt
-	if err := st.write(nil); err != nil {
-		return nil, err
-	}
-	return nt, nil
+	return nil
 }
 
 // switchOf returns the switch a target names or sits on.

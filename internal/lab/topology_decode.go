@@ -76,30 +76,12 @@ func join(field, key string) string {
 	return field + "." + key
 }
 
-// decode reads n (the value at field) into v.
+// decode reads n (the value at field) into v, by the kind of v.
 func (d *decoder) decode(n *yaml.Node, field string, v reflect.Value) error {
 	n = resolve(n)
 	switch {
 	case v.Type() == scalarsType:
-		s := scalars{List: n.Kind == yaml.SequenceNode}
-		if !s.List {
-			x, err := d.scalar(n, field)
-			if err != nil {
-				return err
-			}
-			s.Items = []string{x}
-		}
-		for i, item := range n.Content {
-			f := fmt.Sprintf("%s[%d]", field, i)
-			item = resolve(item)
-			d.lines[f] = item.Line
-			x, err := d.scalar(item, f)
-			if err != nil {
-				return err
-			}
-			s.Items = append(s.Items, x)
-		}
-		v.Set(reflect.ValueOf(s))
+		return d.oneOrMany(n, field, v)
 	case v.Kind() == reflect.Pointer:
 		p := reflect.New(v.Type().Elem())
 		if err := d.decode(n, field, p.Elem()); err != nil {
@@ -113,48 +95,90 @@ func (d *decoder) decode(n *yaml.Node, field string, v reflect.Value) error {
 		}
 		v.SetString(x)
 	case v.Kind() == reflect.Struct:
-		return d.mapping(n, field, func(key *yaml.Node, val *yaml.Node) error {
-			i, known := fieldIndex(v.Type(), key.Value)
-			if !known {
-				return d.errf(key, join(field, key.Value), "unknown field (known: %s)", strings.Join(fieldNames(v.Type()), ", "))
-			}
-			f := join(field, key.Value)
-			d.lines[f] = resolve(val).Line
-			return d.decode(val, f, v.Field(i))
-		})
+		return d.structure(n, field, v)
 	case v.Kind() == reflect.Slice && keyField(v.Type().Elem()) >= 0:
-		if isNull(n) {
-			return nil
-		}
-		k := keyField(v.Type().Elem())
-		return d.mapping(n, field, func(key *yaml.Node, val *yaml.Node) error {
-			f := join(field, key.Value)
-			d.lines[f] = key.Line // a named entry is where its name is
-			item := reflect.New(v.Type().Elem()).Elem()
-			item.Field(k).SetString(key.Value)
-			if !isNull(resolve(val)) { // "n1:" alone is a node with nothing more
-				if err := d.decode(val, f, item); err != nil {
-					return err
-				}
-			}
-			v.Set(reflect.Append(v, item))
-			return nil
-		})
+		return d.named(n, field, v)
 	case v.Kind() == reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return d.errf(n, field, "want a list, got %s", kindName(n))
-		}
-		for i, c := range n.Content {
-			f := fmt.Sprintf("%s[%d]", field, i)
-			d.lines[f] = resolve(c).Line
-			item := reflect.New(v.Type().Elem()).Elem()
-			if err := d.decode(c, f, item); err != nil {
-				return err
-			}
-			v.Set(reflect.Append(v, item))
-		}
+		return d.list(n, field, v)
 	default:
 		panic(fmt.Sprintf("lab: decoder: no rule for %s", v.Type()))
+	}
+	return nil
+}
+
+// oneOrMany reads one value or a list of values into v (a scalars).
+func (d *decoder) oneOrMany(n *yaml.Node, field string, v reflect.Value) error {
+	s := scalars{List: n.Kind == yaml.SequenceNode}
+	if !s.List {
+		x, err := d.scalar(n, field)
+		if err != nil {
+			return err
+		}
+		s.Items = []string{x}
+	}
+	for i, item := range n.Content {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		item = resolve(item)
+		d.lines[f] = item.Line
+		x, err := d.scalar(item, f)
+		if err != nil {
+			return err
+		}
+		s.Items = append(s.Items, x)
+	}
+	v.Set(reflect.ValueOf(s))
+	return nil
+}
+
+// structure reads a mapping into the struct v, refusing keys it has no
+// field for.
+func (d *decoder) structure(n *yaml.Node, field string, v reflect.Value) error {
+	return d.mapping(n, field, func(key *yaml.Node, val *yaml.Node) error {
+		i, known := fieldIndex(v.Type(), key.Value)
+		if !known {
+			return d.errf(key, join(field, key.Value), "unknown field (known: %s)", strings.Join(fieldNames(v.Type()), ", "))
+		}
+		f := join(field, key.Value)
+		d.lines[f] = resolve(val).Line
+		return d.decode(val, f, v.Field(i))
+	})
+}
+
+// named reads a mapping from names to structs into the slice v, in file
+// order, each struct's key field set to its name.
+func (d *decoder) named(n *yaml.Node, field string, v reflect.Value) error {
+	if isNull(n) {
+		return nil
+	}
+	k := keyField(v.Type().Elem())
+	return d.mapping(n, field, func(key *yaml.Node, val *yaml.Node) error {
+		f := join(field, key.Value)
+		d.lines[f] = key.Line // a named entry is where its name is
+		item := reflect.New(v.Type().Elem()).Elem()
+		item.Field(k).SetString(key.Value)
+		if !isNull(resolve(val)) { // "n1:" alone is a node with nothing more
+			if err := d.decode(val, f, item); err != nil {
+				return err
+			}
+		}
+		v.Set(reflect.Append(v, item))
+		return nil
+	})
+}
+
+// list reads a list into the slice v.
+func (d *decoder) list(n *yaml.Node, field string, v reflect.Value) error {
+	if n.Kind != yaml.SequenceNode {
+		return d.errf(n, field, "want a list, got %s", kindName(n))
+	}
+	for i, c := range n.Content {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		d.lines[f] = resolve(c).Line
+		item := reflect.New(v.Type().Elem()).Elem()
+		if err := d.decode(c, f, item); err != nil {
+			return err
+		}
+		v.Set(reflect.Append(v, item))
 	}
 	return nil
 }

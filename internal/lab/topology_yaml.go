@@ -24,72 +24,88 @@ func (t *Topology) MarshalYAML() (any, error) {
 	}
 	nodes := mapNode()
 	for _, n := range t.Nodes {
-		nn := mapNode()
-		if n.Forward {
-			add(nn, "forward", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
-		}
-		if n.VM != nil {
-			add(nn, "vm", vmYAML(n.VM))
-		}
-		if len(n.Links) > 0 {
-			links := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, l := range n.Links {
-				ln := flowMap()
-				add(ln, "name", str(l.Name))
-				add(ln, "switch", str(l.Switch))
-				if len(l.Addresses) > 0 {
-					as := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-					for _, a := range l.Addresses {
-						as.Content = append(as.Content, str(a.String()))
-					}
-					add(ln, "addresses", as)
-				}
-				add(ln, "mtu", num(int64(l.MTU)))
-				add(ln, "port_mtu", num(int64(l.PortMTU)))
-				if l.RateBitsPerSec != 0 {
-					add(ln, "rate", num(l.RateBitsPerSec))
-				}
-				links.Content = append(links.Content, ln)
-			}
-			add(nn, "links", links)
-		}
-		if len(n.Routes) > 0 {
-			routes := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, r := range n.Routes {
-				rn := flowMap()
-				add(rn, "to", str(r.To.String()))
-				add(rn, "via", str(r.Via.String()))
-				routes.Content = append(routes.Content, rn)
-			}
-			add(nn, "routes", routes)
-		}
-		if len(n.Services) > 0 {
-			svcs := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, s := range n.Services {
-				sn := flowMap()
-				add(sn, "kind", str(s.Kind))
-				for _, kv := range [][2]string{{"role", s.Role}, {"primary", s.Primary}, {"via", s.Via}} {
-					if kv[1] != "" {
-						add(sn, kv[0], str(kv[1]))
-					}
-				}
-				if s.Kind == KindPostgres && s.Role == RoleStandby || s.Sync {
-					add(sn, "sync", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(s.Sync)})
-				}
-				if s.Port != 0 {
-					add(sn, "port", num(int64(s.Port)))
-				}
-				svcs.Content = append(svcs.Content, sn)
-			}
-			add(nn, "services", svcs)
-		}
-		if len(nn.Content) == 0 {
-			nn.Style = yaml.FlowStyle // n1: {}
-		}
-		add(nodes, n.Name, nn)
+		add(nodes, n.Name, nodeYAML(n))
 	}
 	add(root, "nodes", nodes)
 	return root, nil
+}
+
+// nodeYAML is a node's mapping: forward, vm, links, routes, services.
+func nodeYAML(n NodeSpec) *yaml.Node {
+	nn := mapNode()
+	if n.Forward {
+		add(nn, "forward", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+	}
+	if n.VM != nil {
+		add(nn, "vm", vmYAML(n.VM))
+	}
+	if len(n.Links) > 0 {
+		links := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, l := range n.Links {
+			links.Content = append(links.Content, linkYAML(l))
+		}
+		add(nn, "links", links)
+	}
+	if len(n.Routes) > 0 {
+		routes := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, r := range n.Routes {
+			rn := flowMap()
+			add(rn, "to", str(r.To.String()))
+			add(rn, "via", str(r.Via.String()))
+			routes.Content = append(routes.Content, rn)
+		}
+		add(nn, "routes", routes)
+	}
+	if len(n.Services) > 0 {
+		svcs := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, s := range n.Services {
+			svcs.Content = append(svcs.Content, serviceYAML(s))
+		}
+		add(nn, "services", svcs)
+	}
+	if len(nn.Content) == 0 {
+		nn.Style = yaml.FlowStyle // n1: {}
+	}
+	return nn
+}
+
+// linkYAML is one link, MTUs spelled out.
+func linkYAML(l LinkSpec) *yaml.Node {
+	ln := flowMap()
+	add(ln, "name", str(l.Name))
+	add(ln, "switch", str(l.Switch))
+	if len(l.Addresses) > 0 {
+		as := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, a := range l.Addresses {
+			as.Content = append(as.Content, str(a.String()))
+		}
+		add(ln, "addresses", as)
+	}
+	add(ln, "mtu", num(int64(l.MTU)))
+	add(ln, "port_mtu", num(int64(l.PortMTU)))
+	if l.RateBitsPerSec != 0 {
+		add(ln, "rate", num(l.RateBitsPerSec))
+	}
+	return ln
+}
+
+// serviceYAML is one service; sync is spelled out for a PostgreSQL
+// standby, where it is a choice.
+func serviceYAML(s ServiceSpec) *yaml.Node {
+	sn := flowMap()
+	add(sn, "kind", str(s.Kind))
+	for _, kv := range [][2]string{{"role", s.Role}, {"primary", s.Primary}, {"via", s.Via}} {
+		if kv[1] != "" {
+			add(sn, kv[0], str(kv[1]))
+		}
+	}
+	if s.Kind == KindPostgres && s.Role == RoleStandby || s.Sync {
+		add(sn, "sync", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(s.Sync)})
+	}
+	if s.Port != 0 {
+		add(sn, "port", num(int64(s.Port)))
+	}
+	return sn
 }
 
 // vmYAML is a node's vm: mapping, every default spelled out.
