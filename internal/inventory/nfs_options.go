@@ -76,75 +76,14 @@ func ParseMountOptions(raw string) (*MountOptions, error) {
 		name, value, _ := strings.Cut(f, "=")
 		name = strings.ToLower(name)
 		o.opts = append(o.opts, option{name, value})
-		var err error
-		switch name {
-		case "vers", "nfsvers":
-			o.Vers = value
-		case "minorversion":
+		if name == "minorversion" {
 			minor = value
-		case "proto":
-			o.Proto = strings.ToLower(value)
-		case "tcp", "udp", "rdma":
-			o.Proto = name
-		case "hard":
-			o.Soft = false
-		case "soft", "softerr":
-			o.Soft = true
-		case "rsize":
-			o.RsizeBytes, err = optInt(name, value)
-		case "wsize":
-			o.WsizeBytes, err = optInt(name, value)
-		case "timeo":
-			var n int
-			n, err = optInt(name, value)
-			o.Timeo = time.Duration(n) * 100 * time.Millisecond
-		case "retrans":
-			o.Retrans, err = optInt(name, value)
-		case "noac":
-			o.NoAC = true
-		case "ac":
-			o.NoAC = false
-		case "actimeo":
-			var d time.Duration
-			d, err = optSeconds(name, value)
-			o.Actimeo = &d
-			o.ACRegMin, o.ACRegMax, o.ACDirMin, o.ACDirMax = dup(d), dup(d), dup(d), dup(d)
-		case "acregmin":
-			o.ACRegMin, err = optSecondsPtr(name, value)
-		case "acregmax":
-			o.ACRegMax, err = optSecondsPtr(name, value)
-		case "acdirmin":
-			o.ACDirMin, err = optSecondsPtr(name, value)
-		case "acdirmax":
-			o.ACDirMax, err = optSecondsPtr(name, value)
-		case "nosharecache":
-			o.NoShareCache = true
-		case "sharecache":
-			o.NoShareCache = false
-		case "intr", "nointr":
-			o.Intr = name
-		case "bg":
-			o.Bg = true
-		case "fg":
-			o.Bg = false
-		case "sync":
-			o.Sync = true
-		case "async":
-			o.Sync = false
-		case "nosuid":
-			o.NoSuid = true
-		case "suid":
-			o.NoSuid = false
-		case "noauto":
-			o.NoAuto = true
-		case "auto":
-			o.NoAuto = false
-		case "forcedirectio":
-			o.ForceDirectIO = true
-		case "noforcedirectio":
-			o.ForceDirectIO = false
+			continue
 		}
-		if err != nil {
+		if o.setFlag(name) {
+			continue
+		}
+		if err := o.setValue(name, value); err != nil {
 			return nil, err
 		}
 	}
@@ -152,6 +91,88 @@ func ParseMountOptions(raw string) (*MountOptions, error) {
 		o.Vers = "4." + minor
 	}
 	return o, nil
+}
+
+// setFlag sets what an option without a value says (hard, noac, bg...);
+// false when name is not one of them.
+func (o *MountOptions) setFlag(name string) bool {
+	switch name {
+	case "tcp", "udp", "rdma":
+		o.Proto = name
+	case "hard":
+		o.Soft = false
+	case "soft", "softerr":
+		o.Soft = true
+	case "noac":
+		o.NoAC = true
+	case "ac":
+		o.NoAC = false
+	case "nosharecache":
+		o.NoShareCache = true
+	case "sharecache":
+		o.NoShareCache = false
+	case "intr", "nointr":
+		o.Intr = name
+	case "bg":
+		o.Bg = true
+	case "fg":
+		o.Bg = false
+	case "sync":
+		o.Sync = true
+	case "async":
+		o.Sync = false
+	case "nosuid":
+		o.NoSuid = true
+	case "suid":
+		o.NoSuid = false
+	case "noauto":
+		o.NoAuto = true
+	case "auto":
+		o.NoAuto = false
+	case "forcedirectio":
+		o.ForceDirectIO = true
+	case "noforcedirectio":
+		o.ForceDirectIO = false
+	default:
+		return false
+	}
+	return true
+}
+
+// setValue sets what an option with a value says (vers, rsize, timeo,
+// actimeo...); an option it does not know is kept only in the list.
+func (o *MountOptions) setValue(name, value string) error {
+	var err error
+	switch name {
+	case "vers", "nfsvers":
+		o.Vers = value
+	case "proto":
+		o.Proto = strings.ToLower(value)
+	case "rsize":
+		o.RsizeBytes, err = optInt(name, value)
+	case "wsize":
+		o.WsizeBytes, err = optInt(name, value)
+	case "timeo":
+		var n int
+		n, err = optInt(name, value)
+		o.Timeo = time.Duration(n) * 100 * time.Millisecond
+	case "retrans":
+		o.Retrans, err = optInt(name, value)
+	case "actimeo":
+		var d time.Duration
+		d, err = optSeconds(name, value)
+		o.Actimeo = &d
+		o.ACRegMin, o.ACRegMax, o.ACDirMin, o.ACDirMax = dup(d), dup(d), dup(d), dup(d)
+	case "acregmin":
+		o.ACRegMin, err = optSecondsPtr(name, value)
+	case "acregmax":
+		o.ACRegMax, err = optSecondsPtr(name, value)
+	case "acdirmin":
+		o.ACDirMin, err = optSecondsPtr(name, value)
+	case "acdirmax":
+		o.ACDirMax, err = optSecondsPtr(name, value)
+	}
+	return err
 }
 
 func dup(d time.Duration) *time.Duration { return &d }
