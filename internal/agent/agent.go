@@ -76,8 +76,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -322,16 +320,6 @@ func HostPort(addr string) (string, error) {
 		return "", fmt.Errorf("address %q: bad brackets", addr)
 	}
 	return net.JoinHostPort(addr, fmt.Sprint(wire.DefaultPort)), nil
-}
-
-func randomID() uint64 {
-	var b [8]byte
-	for {
-		rand.Read(b[:])
-		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
-			return id
-		}
-	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -127,7 +127,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		s.logf("refused %s: %s", c.RemoteAddr(), reason)
 		return nil, false
 	}
-	id := randomID()
+	id := wire.RandomID()
 	tag := wire.PickTag(hello.Tags)
 	sess, err := newSession(ctx, s, c, id, wire.SessionKeys(tok, hello.Nonce, sn), tag, termtext.Clean(hello.Software))
 	if err != nil {

@@ -64,25 +64,7 @@ func Analyze(reps []Report) *Result {
 		}
 		return a.Rule < b.Rule
 	})
-	s := rules.Summary{NotFullyRead: []string{}}
-	for _, f := range res.Findings {
-		switch f.Severity {
-		case rules.Critical:
-			s.Critical++
-		case rules.Warning:
-			s.Warning++
-		default:
-			s.Info++
-		}
-	}
-	switch {
-	case s.Critical > 0:
-		s.Status, s.ExitCode = "CRITICAL", 2
-	case s.Warning > 0:
-		s.Status, s.ExitCode = "WARNING", 1
-	default:
-		s.Status = "OK"
-	}
+	s := rules.Summarize(res.Findings)
 	for _, r := range reps {
 		if len(r.Notes) > 0 && r.Cluster {
 			for _, n := range r.Notes {

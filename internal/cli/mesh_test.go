@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/mesh"
 )
 
@@ -24,19 +24,8 @@ func meshAgents(t *testing.T, first, n int) []string {
 	t.Helper()
 	var lines []string
 	for i := first; i < first+n; i++ {
-		srv, err := agent.NewServer(agent.Config{Token: []byte(meshTestToken)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { srv.Serve(ctx, ln); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
-		lines = append(lines, fmt.Sprintf("up%d %s", i, ln.Addr()))
+		addr := agenttest.StartOn(t, fmt.Sprintf("127.0.0.%d:0", i), agent.Config{Token: []byte(meshTestToken)})
+		lines = append(lines, fmt.Sprintf("up%d %s", i, addr))
 	}
 	return lines
 }

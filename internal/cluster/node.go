@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -213,20 +212,4 @@ func (n *node) fail(ctx context.Context, err error) {
 		n.res.Status, n.res.Cause = StatusFailed, CauseRemote
 	}
 	n.res.Error = err.Error()
-}
-
-// parallel calls fn(0..n-1) with at most limit calls at once.
-func parallel(n, limit int, fn func(int)) {
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }

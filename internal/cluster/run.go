@@ -15,6 +15,7 @@ import (
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/parallel"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -111,7 +112,7 @@ func Run(ctx context.Context, hosts []Host, opt Options) (*Result, error) {
 		}
 	}()
 
-	parallel(len(nodes), opt.Parallel, func(i int) {
+	parallel.Run(len(nodes), opt.Parallel, func(i int) {
 		n := nodes[i]
 		t0 := time.Now()
 		defer func() { n.res.Elapsed += time.Since(t0) }()
@@ -285,7 +286,7 @@ func cleanupAll(ctx context.Context, nodes []*node, par int, progress func(*node
 	if ctx.Err() != nil {
 		par = max(par, min(len(nodes), 64))
 	}
-	parallel(len(nodes), par, func(i int) {
+	parallel.Run(len(nodes), par, func(i int) {
 		n := nodes[i]
 		t0 := time.Now()
 		if n.dir != "" || n.pid > 0 {

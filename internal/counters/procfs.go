@@ -1,11 +1,12 @@
 package counters
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/interlink/interlink/internal/kernel"
 )
 
 // procFS is the procfs Take reads, with the once-probed answer to whether
@@ -23,15 +24,11 @@ type procFS struct {
 // live is the host's procfs.
 var live = &procFS{root: "/proc", gettid: gettid}
 
-// ThreadSelf reports whether this kernel has /proc/thread-self, probed once;
-// without it Take reads /proc/self/task/TID/net, the same per-thread view.
-func ThreadSelf() bool { return live.hasThreadSelf() }
-
+// hasThreadSelf asks kernel's probe once; a kernel whose answer is not
+// known takes the fallback, which every kernel has. Without thread-self
+// Take reads /proc/self/task/TID/net, the same per-thread view.
 func (p *procFS) hasThreadSelf() bool {
-	p.once.Do(func() {
-		_, err := os.Stat(filepath.Join(p.root, "thread-self", "net", "snmp"))
-		p.threadSelf = err == nil
-	})
+	p.once.Do(func() { p.threadSelf, _ = kernel.ThreadSelf(p.root) })
 	return p.threadSelf
 }
 

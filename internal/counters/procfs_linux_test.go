@@ -18,8 +18,8 @@ import (
 // has it (3.17 on), through /proc/self/task/TID otherwise.
 func TestTakeLive(t *testing.T) {
 	_, err := os.Stat("/proc/thread-self/net/snmp")
-	if ThreadSelf() != (err == nil) {
-		t.Errorf("ThreadSelf() = %v, but stat of /proc/thread-self/net/snmp: %v", ThreadSelf(), err)
+	if live.hasThreadSelf() != (err == nil) {
+		t.Errorf("hasThreadSelf() = %v, but stat of /proc/thread-self/net/snmp: %v", live.hasThreadSelf(), err)
 	}
 	s, err := Take()
 	if err != nil {

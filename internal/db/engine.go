@@ -3,8 +3,9 @@ package db
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
+
+	"github.com/interlink/interlink/internal/parallel"
 )
 
 // engine is what differs between the PostgreSQL and the MySQL/MariaDB
@@ -78,25 +79,10 @@ const openLimit = 16
 // returns the error of the lowest i that failed (the others usually say
 // the same), each wrapped as "client I of N".
 func openAll(n, limit int, open func(i int) error) error {
-	errs := make([]error, n)
-	sem := make(chan struct{}, max(limit, 1))
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := open(i); err != nil {
-				errs[i] = fmt.Errorf("client %d of %d: %w", i+1, n, err)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return e
+	return parallel.First(n, limit, func(i int) error {
+		if err := open(i); err != nil {
+			return fmt.Errorf("client %d of %d: %w", i+1, n, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }

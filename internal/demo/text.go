@@ -306,7 +306,7 @@ func renderBlocks(w io.Writer, r *Result) {
 		{"round trip p99", rtt(func(l *traffic.Latency) int64 { return l.P99 })},
 		{"fragments per block", func(s *traffic.Summary) string { return traffic.FormatRatio(s.FragmentsPerMessage) }},
 		{"packets per block, both ways", func(s *traffic.Summary) string { return traffic.FormatRatio(s.PacketsPerMessage) }},
-		{"fragments reassembled", func(s *traffic.Summary) string { return traffic.FormatCount(s.ReasmReqds) }},
+		{"fragments reassembled", func(s *traffic.Summary) string { return units.FormatCount(s.ReasmReqds) }},
 		{"CPU per block, requester", func(s *traffic.Summary) string { return usec(s.ClientCost.CPUNsPerMsg) }},
 		{"CPU per block, responder", func(s *traffic.Summary) string { return usec(s.ServerCost.CPUNsPerMsg) }},
 		{"softirq per block (host)", func(s *traffic.Summary) string { return usec(s.ClientCost.SoftIRQNsPerMsg) }},

@@ -53,9 +53,12 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			nd.Error = "no result collected"
 			continue
 		}
-		nodeFigures(nd, nr, spec, hosts[nr.Host], name)
-		for h := range s.hist {
-			addHist(s.hist[h], nr.Hist[h])
+		hists := nr.histograms()
+		nodeFigures(nd, nr, hists, spec, hosts[nr.Host], name)
+		for k, h := range hists {
+			if h != nil {
+				s.hist[k].Merge(h)
+			}
 		}
 		t.LocalHits += nd.LocalHits
 		t.Received += nd.Received
@@ -144,7 +147,9 @@ func (r *Report) addTotal(s *sums) {
 	}
 }
 
-func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) string) {
+// nodeFigures fills node nd's figures from its result nr, whose decoded
+// receive-time histograms are hists.
+func nodeFigures(nd *Node, nr *NodeRun, hists [2]*hdrhistogram.Histogram, spec Spec, onHost int, name func(int) string) {
 	nd.Addr, nd.MTU, nd.DurationNs = nr.Addr, nr.MTU, nr.IssueNs
 	nd.Requests, nd.Served, nd.LocalHits = nr.Requests, nr.BlocksServed, nr.Local[0]+nr.Local[1]
 	nd.CPU, nd.Counters, nd.Dropped, nd.RateWaitedNs, nd.Error = nr.CPU, nr.Counters, nr.Dropped, nr.RateWaitedNs, nr.Error
@@ -161,12 +166,7 @@ func nodeFigures(nd *Node, nr *NodeRun, spec Spec, onHost int, name func(int) st
 		nd.Lost += f.Lost.Total()
 		lostBlock += f.Lost.Block
 	}
-	var h [2]*hdrhistogram.Histogram
-	for k := range h {
-		h[k] = newHist()
-		addHist(h[k], nr.Hist[k])
-	}
-	nd.TwoWay, nd.ThreeWay = summary(h[0]), summary(h[1])
+	nd.TwoWay, nd.ThreeWay = summary(hists[0]), summary(hists[1])
 	if sec := float64(nr.IssueNs) / 1e9; sec > 0 {
 		nd.BlocksPerSec = float64(nd.Received) / sec
 	}

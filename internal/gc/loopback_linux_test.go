@@ -37,7 +37,7 @@ func newCluster(t *testing.T, n int) *cluster {
 		for i := 0; i < n; i++ {
 			peers[i][i] = SelfPeer(addrs[i])
 			for j := i + 1; j < n; j++ {
-				kij, kji, id := key(), key(), randomID()
+				kij, kji, id := key(), key(), wire.RandomID()
 				peers[i][j] = Peer{Session: id, Seal: wire.NewSealer(kij, id), Open: wire.NewOpener(kji, id), Addr: addrs[j]}
 				peers[j][i] = Peer{Session: id, Seal: wire.NewSealer(kji, id), Open: wire.NewOpener(kij, id), Addr: addrs[i]}
 			}

@@ -67,6 +67,10 @@ type NodeRun struct {
 	// send limit.
 	RateWaitedNs int64  `json:"rate_waited_ns"`
 	Error        string `json:"error,omitempty"`
+
+	// hists are Hist decoded by Validate (validated set), for Build.
+	hists     [2]*hdrhistogram.Histogram
+	validated bool
 }
 
 // FromStats is what a requester received from one server.
@@ -137,14 +141,24 @@ func encodeHist(h *hdrhistogram.Histogram) string {
 	return string(b)
 }
 
-// addHist adds an encoded histogram to h; what does not decode adds nothing.
-func addHist(h *hdrhistogram.Histogram, enc string) {
-	if enc == "" {
-		return
+// histograms are the node's receive-time histograms by hops, decoded (nil
+// for none): those Validate decoded, so that a collected result is decoded
+// once; a result Build gets without Validate (a test's) is decoded here,
+// and what does not decode is none.
+func (nr *NodeRun) histograms() [2]*hdrhistogram.Histogram {
+	if nr.validated {
+		return nr.hists
 	}
-	if d, err := hdrhistogram.Decode([]byte(enc)); err == nil {
-		h.Merge(d)
+	var h [2]*hdrhistogram.Histogram
+	for k, enc := range nr.Hist {
+		if enc == "" {
+			continue
+		}
+		if d, err := hdrhistogram.Decode([]byte(enc)); err == nil {
+			h[k] = d
+		}
 	}
+	return h
 }
 
 func summary(h *hdrhistogram.Histogram) *latency.Summary {

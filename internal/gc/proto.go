@@ -2,7 +2,6 @@ package gc
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -127,18 +126,8 @@ func DialPlan(n int) [][]int {
 func SelfPeer(addr netip.AddrPort) Peer {
 	key := make([]byte, 32)
 	rand.Read(key)
-	id := randomID()
+	id := wire.RandomID()
 	return Peer{Session: id, Seal: wire.NewSealer(key, id), Open: wire.NewOpener(key, id), Addr: addr}
-}
-
-func randomID() uint64 {
-	var b [8]byte
-	for {
-		rand.Read(b[:])
-		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
-			return id
-		}
-	}
 }
 
 // drainWait bounds the coordinator's wait for a node to settle after

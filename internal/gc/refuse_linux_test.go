@@ -50,7 +50,7 @@ func listenLoopback(t *testing.T) *net.UDPConn {
 // newFakePeer makes node 1's side of a pair session with node 0 (at
 // node0) and node 0's Peer entry for it.
 func newFakePeer(t *testing.T, node0 netip.AddrPort, rounds int) (*fakePeer, Peer) {
-	k01, k10, id := key(), key(), randomID()
+	k01, k10, id := key(), key(), wire.RandomID()
 	f := &fakePeer{t: t, conn: listenLoopback(t), other: listenLoopback(t), node0: net.UDPAddrFromAddrPort(node0),
 		session: id, seal: wire.NewSealer(k10, id), open: wire.NewOpener(k01, id), rounds: rounds}
 	addr := f.conn.LocalAddr().(*net.UDPAddr).AddrPort()
@@ -133,7 +133,7 @@ func (f *fakePeer) answer(m *msg, size int) {
 // must refuse and count, and one authentic block of no request.
 func (f *fakePeer) badBlocks(b []byte, m msg) {
 	t := f.t
-	other := wire.NewSealer(key(), randomID())
+	other := wire.NewSealer(key(), wire.RandomID())
 	wrongKey := wire.NewSealer(key(), f.session)
 	odd := m
 	odd.Type = 99
@@ -168,7 +168,7 @@ func (f *fakePeer) badPongs(b []byte, m msg) {
 	t := f.t
 	bad := [][]byte{
 		b,
-		sealed(t, wire.NewSealer(key(), randomID()), len(b), m),
+		sealed(t, wire.NewSealer(key(), wire.RandomID()), len(b), m),
 		sealed(t, f.seal, len(b), m)[:len(b)-1],
 		sealed(t, f.seal, 600, m), // not a ping's size
 	}

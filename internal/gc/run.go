@@ -7,12 +7,12 @@ import (
 	"io"
 	"net/netip"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/parallel"
 )
 
 // Options tune Run.
@@ -125,7 +125,9 @@ func closed(err error) bool {
 func (c *coordinator) dial(ctx context.Context) ([]*member, error) {
 	clients := make([]*agent.Client, len(c.nodes))
 	errs := make([]error, len(c.nodes))
-	parallel(len(c.nodes), func(i int) {
+	// Every node at once (the limit is n), here and below: a gc run has a
+	// handful of nodes, and each call waits on the network.
+	parallel.Run(len(c.nodes), len(c.nodes), func(i int) {
 		dctx, cancel := context.WithTimeout(ctx, agent.HandshakeTimeout)
 		defer cancel()
 		clients[i], errs[i] = agent.Dial(dctx, c.nodes[i].Agent, c.opt.Token, agent.DialOptions{Software: c.opt.Software, Dial: dial})
@@ -154,7 +156,7 @@ func (c *coordinator) dial(ctx context.Context) ([]*member, error) {
 // that cannot take part are closed and named, the others returned.
 func (c *coordinator) open(ctx context.Context, ms []*member) []*member {
 	errs := make([]error, len(ms))
-	parallel(len(ms), func(i int) {
+	parallel.Run(len(ms), len(ms), func(i int) {
 		m := ms[i]
 		errs[i] = call(ctx, m.c, KindOpen, OpenRequest{Spec: c.spec, Local: m.node.Addrs[0].String()}, &m.open)
 		if _, err := netip.ParseAddrPort(m.open.Ping); errs[i] == nil && err != nil {
@@ -224,7 +226,7 @@ type collected struct {
 // that does not fit the run ends it with an error naming the node.
 func (c *coordinator) collect(ms []*member) ([]Named, []*NodeRun, error) {
 	got := make([]collected, len(ms))
-	parallel(len(ms), func(i int) {
+	parallel.Run(len(ms), len(ms), func(i int) {
 		got[i].err = call(context.Background(), ms[i].c, KindResult, RunRef{Run: ms[i].open.Run}, &got[i].nr)
 	})
 	named := make([]Named, len(ms))
@@ -251,23 +253,11 @@ func call(ctx context.Context, c *agent.Client, kind string, req, resp any) erro
 	return c.Call(cctx, kind, req, resp)
 }
 
-func parallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(i)
-		}()
-	}
-	wg.Wait()
-}
-
 // each runs fn for every member at once and returns the errors, each naming
 // its node.
 func each(ctx context.Context, ms []*member, fn func(i int, m *member) error) error {
 	errs := make([]error, len(ms))
-	parallel(len(ms), func(i int) {
+	parallel.Run(len(ms), len(ms), func(i int) {
 		if err := fn(i, ms[i]); err != nil {
 			errs[i] = fmt.Errorf("node %s: %w", ms[i].node.Name, err)
 		}

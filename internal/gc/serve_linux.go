@@ -132,7 +132,7 @@ func serveOpen(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 		sk.close()
 		return nil, err
 	}
-	r := &run{id: randomID(), owner: s, spec: spec, data: data, ping: ping, mtu: mtuOf(local), s: sk, ps: psk,
+	r := &run{id: wire.RandomID(), owner: s, spec: spec, data: data, ping: ping, mtu: mtuOf(local), s: sk, ps: psk,
 		peers: map[int]Peer{}, pingPeers: map[int]Peer{}}
 	if err := s.AddEndpoint(r); err != nil {
 		sk.close()
@@ -307,7 +307,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 		return nil, fmt.Errorf("gc: nodes %v never joined", missing)
 	}
 	r.held0, _ = s.RateHeld()
-	r.node = startNode(s.Context(), r.spec, r.self, peers, pingPeers, r.s, r.ps, r.mtu, randomID(), s.Wait)
+	r.node = startNode(s.Context(), r.spec, r.self, peers, pingPeers, r.s, r.ps, r.mtu, wire.RandomID(), s.Wait)
 	r.s, r.ps = nil, nil
 	return struct{}{}, nil
 }

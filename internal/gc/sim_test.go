@@ -38,7 +38,7 @@ func key() []byte {
 
 func newSim(t *testing.T, n int, spec Spec) *sim {
 	t.Helper()
-	return newSimKeys(t, n, spec, key, randomID)
+	return newSimKeys(t, n, spec, key, wire.RandomID)
 }
 
 // newSimKeys is newSim with the pairs' keys and session ids from newKey

@@ -46,11 +46,13 @@ const maxCount = 1 << 53
 // slice's size, every node index it names, every count (none negative;
 // blocks received as many as receive times recorded; blocks served as
 // many as their datagrams make), its histograms (their shape and their
-// counts). The error wraps ErrResult and names the first problem.
+// counts). The error wraps ErrResult and names the first problem. A valid
+// result keeps its histograms decoded for Build.
 func (nr *NodeRun) Validate(self, n int, spec Spec) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrResult, fmt.Sprintf(format, a...))
 	}
+	nr.hists, nr.validated = [2]*hdrhistogram.Histogram{}, false // until it passes again
 	switch {
 	case nr.Index != self:
 		return bad("it says it is node %d, it was set up as node %d", nr.Index, self)
@@ -66,9 +68,11 @@ func (nr *NodeRun) Validate(self, n int, spec Spec) error {
 	if err := nr.checkCounts(); err != nil {
 		return bad("%v", err)
 	}
-	if err := nr.checkConsistent(spec); err != nil {
+	hists, err := nr.checkConsistent(spec)
+	if err != nil {
 		return bad("%v", err)
 	}
+	nr.hists, nr.validated = hists, true
 	return nil
 }
 
@@ -149,8 +153,10 @@ func (nr *NodeRun) checkCounts() error {
 // checkConsistent holds the counts against each other: each block received
 // is one receive time (in the events, the histograms and the server's
 // summaries); each block served one count per requester and hops, and its
-// datagrams; a block lost is settled at most once.
-func (nr *NodeRun) checkConsistent(spec Spec) error {
+// datagrams; a block lost is settled at most once. It returns the
+// histograms it decoded to count them (nil for none).
+func (nr *NodeRun) checkConsistent(spec Spec) ([2]*hdrhistogram.Histogram, error) {
+	var hists [2]*hdrhistogram.Histogram
 	var received, settled, served int64
 	for s, f := range nr.From {
 		received += f.Received
@@ -162,76 +168,82 @@ func (nr *NodeRun) checkConsistent(spec Spec) error {
 			}
 		}
 		if timed != f.Received {
-			return fmt.Errorf("from node %d: %d blocks received, %d receive times", s, f.Received, timed)
+			return hists, fmt.Errorf("from node %d: %d blocks received, %d receive times", s, f.Received, timed)
 		}
 	}
 	for h := range nr.Hist {
 		events := nr.Events[0][h].Count + nr.Events[1][h].Count
-		count, err := histCount(nr.Hist[h])
+		hist, err := decodeHist(nr.Hist[h])
 		if err != nil {
-			return fmt.Errorf("%d-way receive times: %w", h+2, err)
+			return hists, fmt.Errorf("%d-way receive times: %w", h+2, err)
+		}
+		var count int64
+		if hist != nil {
+			count = hist.TotalCount()
 		}
 		if count != events {
-			return fmt.Errorf("%d-way receive times: %d in the histogram, %d in the wait events", h+2, count, events)
+			return hists, fmt.Errorf("%d-way receive times: %d in the histogram, %d in the wait events", h+2, count, events)
 		}
+		hists[h] = hist
 		received -= events
 	}
 	if received != 0 {
-		return fmt.Errorf("blocks received and wait events differ by %d", received)
+		return hists, fmt.Errorf("blocks received and wait events differ by %d", received)
 	}
 	if lost := nr.LostByMode[0] + nr.LostByMode[1]; settled > lost {
-		return fmt.Errorf("%d lost blocks settled, %d lost", settled, lost)
+		return hists, fmt.Errorf("%d lost blocks settled, %d lost", settled, lost)
 	}
 	for _, s := range nr.Served {
 		served += s[0] + s[1]
 	}
 	if served != nr.BlocksServed {
-		return fmt.Errorf("%d blocks served, %d by requester", nr.BlocksServed, served)
+		return hists, fmt.Errorf("%d blocks served, %d by requester", nr.BlocksServed, served)
 	}
 	if per := int64(len(Chunks(spec.Block))); nr.ChunksServed != nr.BlocksServed*per {
-		return fmt.Errorf("%d blocks served in %d datagrams, a block is %d", nr.BlocksServed, nr.ChunksServed, per)
+		return hists, fmt.Errorf("%d blocks served in %d datagrams, a block is %d", nr.BlocksServed, nr.ChunksServed, per)
 	}
-	return nil
+	return hists, nil
 }
 
-// histCount checks an encoded receive-time histogram (encodeHist) and
-// returns its count: its size bounded, its header read (inflating no more
-// than the header) and its shape that of newHist before it is decoded.
-func histCount(enc string) (int64, error) {
+// decodeHist checks an encoded receive-time histogram (encodeHist) and
+// returns it decoded (nil for none): its size bounded, its header read
+// (inflating no more than the header) and its shape that of newHist before
+// it is decoded.
+func decodeHist(enc string) (*hdrhistogram.Histogram, error) {
 	if enc == "" {
-		return 0, nil
+		return nil, nil
 	}
 	if len(enc) > wire.MaxPayload {
-		return 0, fmt.Errorf("a histogram of %d bytes: larger than an agent's answer", len(enc))
+		return nil, fmt.Errorf("a histogram of %d bytes: larger than an agent's answer", len(enc))
 	}
 	raw, err := base64.StdEncoding.DecodeString(enc)
 	if err != nil {
-		return 0, fmt.Errorf("histogram: %w", err)
+		return nil, fmt.Errorf("histogram: %w", err)
 	}
 	if len(raw) < 8 || int32(binary.BigEndian.Uint32(raw))&^0xf0 != hdrhistogram.V2CompressedEncodingCookieBase {
-		return 0, errors.New("not a compressed HDR histogram")
+		return nil, errors.New("not a compressed HDR histogram")
 	}
 	size := int64(int32(binary.BigEndian.Uint32(raw[4:])))
 	if size < 0 || size > int64(len(raw)-8) {
-		return 0, fmt.Errorf("histogram says it holds %d bytes, it holds %d", size, len(raw)-8)
+		return nil, fmt.Errorf("histogram says it holds %d bytes, it holds %d", size, len(raw)-8)
 	}
 	z, err := zlib.NewReader(bytes.NewReader(raw[8 : 8+size]))
 	if err != nil {
-		return 0, fmt.Errorf("histogram: %w", err)
+		return nil, fmt.Errorf("histogram: %w", err)
 	}
 	var hdr [40]byte
 	if _, err := io.ReadFull(z, hdr[:]); err != nil {
-		return 0, fmt.Errorf("histogram header: %w", err)
+		return nil, fmt.Errorf("histogram header: %w", err)
 	}
 	cookie := int32(binary.BigEndian.Uint32(hdr[0:]))
 	digits := int32(binary.BigEndian.Uint32(hdr[12:]))
 	lowest, highest := int64(binary.BigEndian.Uint64(hdr[16:])), int64(binary.BigEndian.Uint64(hdr[24:]))
 	if cookie&^0xf0 != hdrhistogram.V2EncodingCookieBase || digits != histDigits || lowest != histLowest || highest != histHighest {
-		return 0, fmt.Errorf("a histogram of %d to %d at %d digits, want %d to %d at %d", lowest, highest, digits, histLowest, histHighest, histDigits)
+		return nil, fmt.Errorf("a histogram of %d to %d at %d digits, want %d to %d at %d", lowest, highest, digits, histLowest, histHighest, histDigits)
 	}
 	h, err := hdrhistogram.Decode([]byte(enc))
 	if err != nil {
-		return 0, fmt.Errorf("histogram: %w", err)
+		return nil, fmt.Errorf("histogram: %w", err)
 	}
-	return h.TotalCount(), nil
+	return h, nil
 }

@@ -52,6 +52,43 @@ func TestValidateRealResults(t *testing.T) {
 	}
 }
 
+// TestValidateDecodesOnce: a valid result keeps the histograms Validate
+// decoded, and Build's report of validated results is the report of the
+// same results decoded by Build itself; a result that then fails Validate
+// keeps nothing.
+func TestValidateDecodesOnce(t *testing.T) {
+	spec, runs := loopbackRuns(t)
+	_, fresh := loopbackRuns(t)
+	for i, nr := range runs {
+		if err := nr.Validate(i, len(runs), spec); err != nil {
+			t.Fatal(err)
+		}
+		h := nr.histograms()
+		if h[0] == nil || h[0] != nr.histograms()[0] || h[0].TotalCount() != nr.Events[0][0].Count+nr.Events[1][0].Count {
+			t.Errorf("node %d: 2-way histogram %p then %p: not the one Validate decoded", i, h[0], nr.histograms()[0])
+		}
+		if f := fresh[i].histograms(); f[0] == fresh[i].histograms()[0] {
+			t.Errorf("node %d: an unvalidated result's histograms are cached", i)
+		}
+	}
+	named := []Named{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	start := time.Unix(0, 0)
+	a, err := json.Marshal(Build(spec, start, named, runs, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(Build(spec, start, named, fresh, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("the report of validated results differs:\n%s\n%s", a, b)
+	}
+	if err := runs[0].Validate(1, 3, spec); err == nil || runs[0].validated {
+		t.Errorf("a result that failed Validate (%v) still counts as validated", err)
+	}
+}
+
 // wideHist is a histogram whose header asks for a counts array far larger
 // than a receive-time histogram's (1 ns to 2^62 ns at 4 digits: 6 MiB).
 func wideHist(t testing.TB) string {
@@ -122,7 +159,7 @@ func TestValidateHistogramNotAllocated(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := histCount(wide)
+	_, err := decodeHist(wide)
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		t.Fatal("a histogram of another shape was accepted")

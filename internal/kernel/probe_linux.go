@@ -23,24 +23,14 @@ func Probe() map[string]bool {
 			out[id] = present
 		}
 	}
-	set(probeThreadSelf())
+	present, known := ThreadSelf("/proc")
+	set("thread-self", present, known)
 	acked, minRTT, known := probeTCPInfo()
 	set("tcpinfo-bytes-acked", acked, known)
 	set("tcpinfo-min-rtt", minRTT, known)
 	set(probeUDPGSO())
 	set(probePidfd())
 	return out
-}
-
-func probeThreadSelf() (string, bool, bool) {
-	_, err := os.Lstat("/proc/thread-self")
-	switch {
-	case err == nil:
-		return "thread-self", true, true
-	case errors.Is(err, os.ErrNotExist):
-		return "thread-self", false, true
-	}
-	return "thread-self", false, false
 }
 
 // probeTCPInfo reads TCP_INFO of an unconnected TCP socket: the length the

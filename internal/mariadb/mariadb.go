@@ -200,29 +200,16 @@ func (s *Server) DSN() string {
 	return DSN(a, s.Port, s.SQLUser, s.Password, s.Database)
 }
 
-// ids returns the uid and gid of the server's user.
-func (c *Config) ids() (uid, gid int, err error) {
-	uid, gid, err = runas.IDs(c.User)
-	if err != nil {
-		return 0, 0, fmt.Errorf("mariadb: user %s: %w (install the server: apt-get install -y mariadb-server)", c.User, err)
-	}
-	return uid, gid, nil
-}
-
-// asUser makes cmd run as the server's user.
-func (c *Config) asUser(cmd *exec.Cmd) error {
-	uid, gid, err := c.ids()
-	if err != nil {
-		return err
-	}
-	runas.Apply(cmd, uid, gid)
-	return nil
+// account is the server's user, as mariadb's errors name it (a missing
+// mysql account means the server is not installed).
+func (c *Config) account() runas.Account {
+	return runas.Account{Name: c.User, Server: "mariadb", Hint: "install the server: apt-get install -y mariadb-server"}
 }
 
 // prepare makes Dir (0711), data/ and run/ (0700, the server user's) and
 // writes my.cnf.
 func (c *Config) prepare(b Binaries) error {
-	uid, gid, err := c.ids()
+	uid, gid, err := c.account().IDs()
 	if err != nil {
 		return err
 	}

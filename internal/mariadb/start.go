@@ -73,7 +73,7 @@ func Start(ctx context.Context, c Config) (*Server, error) {
 	cmd.Dir = RunDir(c.Dir)
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := c.asUser(cmd); err != nil {
+	if err := c.account().Apply(cmd); err != nil {
 		return nil, err
 	}
 	if err := c.StartCmd(cmd); err != nil {
@@ -102,7 +102,7 @@ func (c *Config) installDB(ctx context.Context, b Binaries) error {
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := c.asUser(cmd); err != nil {
+	if err := c.account().Apply(cmd); err != nil {
 		return err
 	}
 	err := c.StartCmd(cmd)
@@ -117,7 +117,7 @@ func (c *Config) installDB(ctx context.Context, b Binaries) error {
 
 // writeInit writes the init file for the server's user, who reads it.
 func (c *Config) writeInit() error {
-	uid, gid, err := c.ids()
+	uid, gid, err := c.account().IDs()
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,13 @@ package mesh
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/pmtu"
 )
 
@@ -43,19 +43,8 @@ func TestRunLoopback(t *testing.T) {
 	tok := []byte("mesh-test-token-0123456789")
 	var nodes []Node
 	for i := 1; i <= 3; i++ {
-		srv, err := agent.NewServer(agent.Config{Token: tok})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { srv.Serve(ctx, ln); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
-		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i), Agent: ln.Addr().String()})
+		addr := agenttest.StartOn(t, fmt.Sprintf("127.0.0.%d:0", i), agent.Config{Token: tok})
+		nodes = append(nodes, Node{Name: fmt.Sprintf("n%d", i), Agent: addr})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/pmtu"
 )
 
@@ -23,19 +24,8 @@ func startAgents(t *testing.T, first, n int) []Node {
 	t.Helper()
 	var nodes []Node
 	for i := first; i < first+n; i++ {
-		srv, err := agent.NewServer(agent.Config{Token: testToken})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.%d:0", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { srv.Serve(ctx, ln); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
-		nodes = append(nodes, Node{Name: fmt.Sprintf("up%d", i), Agent: ln.Addr().String()})
+		addr := agenttest.StartOn(t, fmt.Sprintf("127.0.0.%d:0", i), agent.Config{Token: testToken})
+		nodes = append(nodes, Node{Name: fmt.Sprintf("up%d", i), Agent: addr})
 	}
 	return nodes
 }

@@ -129,7 +129,7 @@ func FreePort(addr string) (int, error) {
 // run runs a server binary as c.User and returns its error with its output.
 func (c *Config) run(ctx context.Context, env []string, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, name), args...)
-	if err := c.asUser(cmd); err != nil {
+	if err := c.account().Apply(cmd); err != nil {
 		return err
 	}
 	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
@@ -146,26 +146,14 @@ func (c *Config) run(ctx context.Context, env []string, name string, args ...str
 	return nil
 }
 
-func (c *Config) ids() (uid, gid int, err error) {
-	uid, gid, err = runas.IDs(c.User)
-	if err != nil {
-		return 0, 0, fmt.Errorf("pgserver: user %s: %w", c.User, err)
-	}
-	return uid, gid, nil
-}
-
-func (c *Config) asUser(cmd *exec.Cmd) error {
-	uid, gid, err := c.ids()
-	if err != nil {
-		return err
-	}
-	runas.Apply(cmd, uid, gid)
-	return nil
+// account is the server's user, as pgserver's errors name it.
+func (c *Config) account() runas.Account {
+	return runas.Account{Name: c.User, Server: "pgserver"}
 }
 
 // mkdirs creates the data and socket directories owned by c.User.
 func (c *Config) mkdirs() error {
-	uid, gid, err := c.ids()
+	uid, gid, err := c.account().IDs()
 	if err != nil {
 		return err
 	}
@@ -192,7 +180,7 @@ func InitDB(ctx context.Context, c *Config) error {
 	}
 	// The password goes through a file only the server's user can read
 	// (a pipe on stdin is root's and initdb cannot open /dev/stdin).
-	uid, gid, err := c.ids()
+	uid, gid, err := c.account().IDs()
 	if err != nil {
 		return err
 	}

@@ -83,8 +83,8 @@ func Load(ctx context.Context, path string) (*Run, error) {
 		return nil, inputErr("RUN %s: %v", termtext.Clean(path), errors.Unwrap(err))
 	}
 	if !st.IsDir() {
-		data, name, err := readRun(ctx, path)
-		return loadCluster(ctx, path, data, name, err)
+		res, name, err := readRun(ctx, path)
+		return loadCluster(ctx, path, res, name, err)
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
@@ -92,19 +92,20 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	}
 	var runs, bundles, unread []string
 	var run struct {
-		data   []byte
+		res    *cluster.Result
 		schema string
+		err    error // a cluster document's that does not decode
 	}
 	for _, e := range ents {
 		switch name := e.Name(); {
 		case strings.HasPrefix(name, "."):
 		case strings.HasSuffix(name, ".json") && e.Type().IsRegular():
 			// Read once: the run found is built from what was read here.
-			data, s, err := readRun(ctx, filepath.Join(path, name))
+			res, s, err := readRun(ctx, filepath.Join(path, name))
 			switch {
 			case strings.HasPrefix(s, "interlink.cluster/"):
 				runs = append(runs, name)
-				run.data, run.schema = data, s
+				run.res, run.schema, run.err = res, s, err
 			case err != nil && !errors.Is(err, schema.ErrNone):
 				unread = append(unread, fmt.Sprintf("%s: %s", name, jsonProblem(err)))
 			}
@@ -114,7 +115,7 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	}
 	switch {
 	case len(runs) == 1:
-		return loadCluster(ctx, filepath.Join(path, runs[0]), run.data, run.schema, nil)
+		return loadCluster(ctx, filepath.Join(path, runs[0]), run.res, run.schema, run.err)
 	case len(runs) > 1:
 		return nil, inputErr("RUN %s holds %d cluster runs (%s): name the one to replicate", termtext.Clean(path), len(runs), termtext.Clean(strings.Join(runs, ", ")))
 	case len(unread) > 0 && len(bundles) == 0:
@@ -139,18 +140,39 @@ func Load(ctx context.Context, path string) (*Run, error) {
 	return r, nil
 }
 
-// readRun reads a JSON file once and sniffs its schema: the content is
-// returned with the error of a document that is not JSON or has no
-// schema, and not with the error of the read itself. The read returns
-// when ctx ends, even while blocked on a slow disk.
-func readRun(ctx context.Context, path string) ([]byte, string, error) {
+// readRun reads a JSON file once and decodes it once, as a cluster run,
+// returning it with its schema: a run's JSON is parsed once. A document
+// that does not decode as one, or has no schema string, is sniffed for
+// what it is: not JSON (cut short), no schema, another schema (returned
+// without a run and without an error), or a cluster schema whose content
+// does not decode (a decodeError). The read returns when ctx ends, even
+// while blocked on a slow disk.
+func readRun(ctx context.Context, path string) (*cluster.Result, string, error) {
 	data, err := readfile.ReadAllContext(ctx, path, maxRunBytes)
 	if err != nil {
 		return nil, "", err
 	}
+	var res cluster.Result
+	uerr := json.Unmarshal(data, &res)
+	if uerr == nil && res.Schema != "" {
+		return &res, res.Schema, nil
+	}
 	s, err := schema.Sniff(data)
-	return data, s, err
+	switch {
+	case err != nil:
+		return nil, s, err
+	case uerr != nil && strings.HasPrefix(s, "interlink.cluster/"):
+		return nil, s, decodeError{uerr}
+	}
+	return nil, s, nil
 }
+
+// decodeError is the error of a document of a cluster schema whose
+// content does not decode as a cluster run.
+type decodeError struct{ err error }
+
+func (e decodeError) Error() string { return e.err.Error() }
+func (e decodeError) Unwrap() error { return e.err }
 
 // maxRunBytes bounds the JSON of a cluster run: each node's inventory is
 // tens of KiB, a 100-node run a few MiB.
@@ -163,9 +185,12 @@ func jsonProblem(err error) string {
 }
 
 // loadCluster builds the Run from the cluster document at path, whose
-// content, schema and error (readRun's) are given.
-func loadCluster(ctx context.Context, path string, data []byte, s string, err error) (*Run, error) {
+// decoded run, schema and error (readRun's) are given.
+func loadCluster(ctx context.Context, path string, res *cluster.Result, s string, err error) (*Run, error) {
+	var de decodeError
 	switch {
+	case errors.As(err, &de):
+		return nil, inputErr("RUN %s: %v", termtext.Clean(path), de.err)
 	case errors.Is(err, schema.ErrNotJSON):
 		return nil, inputErr("RUN %s is not JSON (%s): want the output of interlink cluster --collect DIR --json, or a directory of check --collect bundles", termtext.Clean(path), termtext.Clean(jsonProblem(err)))
 	case errors.Is(err, schema.ErrNone):
@@ -177,10 +202,6 @@ func loadCluster(ctx context.Context, path string, data []byte, s string, err er
 		return nil, inputErr("RUN %s is %s, a version this interlink does not read (it reads %s)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
 	default:
 		return nil, inputErr("RUN %s is %s, not a cluster run (%s from interlink cluster --collect DIR --json)", termtext.Clean(path), termtext.Clean(s), cluster.Schema)
-	}
-	var res cluster.Result
-	if err := json.Unmarshal(data, &res); err != nil {
-		return nil, inputErr("RUN %s: %v", termtext.Clean(path), err)
 	}
 	r := &Run{From: path, Kind: KindCluster, Mesh: res.Mesh, Checks: map[string]CheckSummary{}}
 	meshAddrs := map[string][]netip.Addr{}

@@ -215,6 +215,19 @@ func TestBadInput(t *testing.T) {
 			return d
 		}, "holds no cluster run (the JSON of interlink cluster --json) and no check --collect bundles"},
 		"empty file": {func(d string) string { return write(t, filepath.Join(d, "run.json"), "") }, "run.json is not JSON (unexpected end of JSON input: truncated after 0 bytes)"},
+		// A run is decoded once, as a cluster run; what does not decode is
+		// still named for what it is.
+		"cluster run that does not decode": {func(d string) string {
+			return write(t, filepath.Join(d, "run.json"), `{"schema": "interlink.cluster/v1", "nodes": "rac1"}`)
+		}, "run.json: json: cannot unmarshal string into Go struct field"},
+		"cluster run that does not decode, in its directory": {func(d string) string {
+			write(t, filepath.Join(d, "run.json"), `{"schema": "interlink.cluster/v1", "nodes": "rac1"}`)
+			return d
+		}, "run.json: json: cannot unmarshal string into Go struct field"},
+		"another schema that does not decode as a run": {func(d string) string {
+			return write(t, filepath.Join(d, "mesh.json"), `{"schema": "interlink.mesh/v1", "nodes": "rac1"}`)
+		}, "is interlink.mesh/v1, not a cluster run"},
+		"schema not a string": {func(d string) string { return write(t, filepath.Join(d, "run.json"), `{"schema": 1}`) }, "run.json has no schema"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

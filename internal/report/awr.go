@@ -171,7 +171,8 @@ func sectionsText(p *printer, in *awr.Instance) {
 	}
 }
 
-// findingsText writes findings grouped by severity, as check does.
+// findingsText writes findings grouped by severity, critical first, rule
+// ids lined up in one column: check's and awr's text share it.
 func findingsText(p *printer, fs []rules.Finding) {
 	width := 0
 	for _, f := range fs {

@@ -43,34 +43,7 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	dnfs(p, r)
 	counters(p, r.Inventory)
 
-	width := 0 // rule ids line up in one column
-	for _, f := range r.Findings {
-		width = max(width, len(f.Rule))
-	}
-	for _, sev := range []rules.Severity{rules.Critical, rules.Warning, rules.Info} {
-		var group []rules.Finding
-		for _, f := range r.Findings {
-			if f.Severity == sev {
-				group = append(group, f)
-			}
-		}
-		if len(group) == 0 {
-			continue
-		}
-		p.f("\n%s (%d)\n", strings.ToUpper(sev.String()), len(group))
-		for _, f := range group {
-			p.f("  %-*s  %s: %s\n", width, f.Rule, f.Object, f.Message)
-			for i, ev := range f.Evidence {
-				label := "evidence:"
-				if i > 0 {
-					label = ""
-				}
-				p.f("      %-9s %s\n", label, evidence(ev))
-			}
-			p.f("      %-9s %s\n", "fix:", f.Fix)
-			p.f("      %-9s %s\n", "source:", f.Source)
-		}
-	}
+	findingsText(p, r.Findings)
 
 	p.f("\nsections:\n")
 	tw := tabwriter.NewWriter(p, 0, 0, 2, ' ', 0)

@@ -170,7 +170,7 @@ func demoBenchSection(title string, runs []demo.Bench, blocks bool) section {
 	add("delivered", func(sm *traffic.Summary) string { return units.FormatBytes(float64(sm.Bytes)) })
 	add("blocks lost", func(sm *traffic.Summary) string { return fmt.Sprintf("%d of %d", sm.Lost, sm.Sent) })
 	add("packets per block, both ways", func(sm *traffic.Summary) string { return traffic.FormatRatio(sm.PacketsPerMessage) })
-	add("fragments reassembled", func(sm *traffic.Summary) string { return traffic.FormatCount(sm.ReasmReqds) })
+	add("fragments reassembled", func(sm *traffic.Summary) string { return units.FormatCount(sm.ReasmReqds) })
 	add("softirq per block (host)", func(sm *traffic.Summary) string { return usText(sm.ClientCost.SoftIRQNsPerMsg) })
 	s.table(t)
 	s.note("One run each on a shared machine (veth instead of NICs): rates and times vary between runs, packets and fragments per block do not.")

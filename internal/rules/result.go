@@ -56,6 +56,33 @@ type Summary struct {
 	NotFullyRead []string `json:"not_fully_read"`
 }
 
+// Summarize counts findings by severity and gives the verdict they make,
+// the worst one's: CRITICAL (exit code 2), WARNING (1) or OK (0; info
+// findings alone are OK). NotFullyRead is empty, for the caller to fill.
+// check and awr summarise their findings with it.
+func Summarize(fs []Finding) Summary {
+	s := Summary{NotFullyRead: []string{}}
+	for _, f := range fs {
+		switch f.Severity {
+		case Critical:
+			s.Critical++
+		case Warning:
+			s.Warning++
+		default:
+			s.Info++
+		}
+	}
+	switch {
+	case s.Critical > 0:
+		s.Status, s.ExitCode = "CRITICAL", 2
+	case s.Warning > 0:
+		s.Status, s.ExitCode = "WARNING", 1
+	default:
+		s.Status = "OK"
+	}
+	return s
+}
+
 // Check evaluates every rule on inv and summarises the findings. cfg's
 // Interconnect, when empty, is taken from the GPnP profile in inv.
 func Check(inv *inventory.Inventory, cfg Config) *Result {
@@ -78,25 +105,7 @@ func Check(inv *inventory.Inventory, cfg Config) *Result {
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
-	s := Summary{NotFullyRead: []string{}}
-	for _, f := range r.Findings {
-		switch f.Severity {
-		case Critical:
-			s.Critical++
-		case Warning:
-			s.Warning++
-		default:
-			s.Info++
-		}
-	}
-	switch {
-	case s.Critical > 0:
-		s.Status, s.ExitCode = "CRITICAL", 2
-	case s.Warning > 0:
-		s.Status, s.ExitCode = "WARNING", 1
-	default:
-		s.Status = "OK"
-	}
+	s := Summarize(r.Findings)
 	for _, sec := range inv.Sections {
 		if sec.Status == "unreadable" || sec.Status == "partial" {
 			s.NotFullyRead = append(s.NotFullyRead, sec.Name)

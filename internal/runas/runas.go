@@ -39,6 +39,39 @@ func IDs(name string) (uid, gid int, err error) {
 	return uid, gid, nil
 }
 
+// Account is the account a server runs as, with the words its errors use:
+// the server's and the account's names, and for a missing account what to
+// do about it.
+type Account struct {
+	Name   string // the account: "postgres", "mysql"
+	Server string // what its errors start with: "pgserver", "mariadb"
+	Hint   string // added to a lookup's error in parentheses (the install command); empty for none
+}
+
+// IDs returns the uid and gid of the account, or an error naming the
+// server and the account.
+func (a Account) IDs() (uid, gid int, err error) {
+	uid, gid, err = IDs(a.Name)
+	switch {
+	case err != nil && a.Hint != "":
+		return 0, 0, fmt.Errorf("%s: user %s: %w (%s)", a.Server, a.Name, err, a.Hint)
+	case err != nil:
+		return 0, 0, fmt.Errorf("%s: user %s: %w", a.Server, a.Name, err)
+	}
+	return uid, gid, nil
+}
+
+// Apply makes cmd run as the account (as the function Apply does with its
+// ids).
+func (a Account) Apply(cmd *exec.Cmd) error {
+	uid, gid, err := a.IDs()
+	if err != nil {
+		return err
+	}
+	Apply(cmd, uid, gid)
+	return nil
+}
+
 // Apply makes cmd run as uid and gid, without supplementary groups, when
 // they are not this process's own (nothing to switch otherwise).
 func Apply(cmd *exec.Cmd, uid, gid int) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"path"
 	"strings"
@@ -83,7 +82,7 @@ func runNFS(ctx context.Context, res *Result) error {
 	before := c.Stats.Snapshot()
 	switch spec.Profile {
 	case Install:
-		err = nfsInstall(ctx, res, w, dir)
+		err = install(ctx, res, &nfsTree{w: w, dir: dir, tops: map[string]nfs.Handle{}})
 	case Mkfile:
 		err = nfsMkfile(ctx, res, w, dir)
 	case Backup:
@@ -166,112 +165,65 @@ func (w *nfsWork) cleanup(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func nfsInstall(ctx context.Context, res *Result, w *nfsWork, dir nfs.Handle) error {
-	rng := rand.New(rand.NewPCG(1, 2))
-	mk, cr, wr, cl, ut, st := newRec("mkdir"), newRec("create"), newRec("write"), newRec("close"), newRec("utime"), newRec("stat")
-	buf := fill(make([]byte, 64<<10))
-	stamp := time.Date(2024, 1, 16, 0, 0, 0, 0, time.UTC)
-	start := time.Now()
-	var written int64
-	var files int
-	var sub nfs.Handle
-	tops := map[int]nfs.Handle{}
-	for files < installFiles && written < res.Spec.SizeBytes && time.Since(start) < res.Spec.Time && ctx.Err() == nil {
-		if files%100 == 0 { // a new directory every 100 files, two levels deep
-			t := time.Now()
-			top, ok := tops[files/10000]
-			var err error
-			if !ok {
-				if top, err = w.mkdir(ctx, dir, fmt.Sprintf("d%03d", files/10000)); err != nil {
-					return fmt.Errorf("mkdir: %w", err)
-				}
-				tops[files/10000] = top
-			}
-			if sub, err = w.mkdir(ctx, top, fmt.Sprintf("d%03d", files/100%100)); err != nil {
-				return fmt.Errorf("mkdir: %w", err)
-			}
-			mk.add(time.Since(t), 0)
+// nfsTree is install's tree in the run's working directory of an export.
+type nfsTree struct {
+	w    *nfsWork
+	dir  nfs.Handle
+	tops map[string]nfs.Handle
+	cur  nfs.Handle
+}
+
+func (t *nfsTree) mkdirs(ctx context.Context, top, sub string) error {
+	h, ok := t.tops[top]
+	if !ok {
+		var err error
+		if h, err = t.w.mkdir(ctx, t.dir, top); err != nil {
+			return err
 		}
-		t := time.Now()
-		f, err := w.create(ctx, sub, fmt.Sprintf("f%05d", files))
-		if err != nil {
-			return fmt.Errorf("create: %w", err)
-		}
-		cr.add(time.Since(t), 0)
-		for left := installSize(rng); left > 0; {
-			n := min(left, len(buf))
-			t = time.Now()
-			if err := f.Write(ctx, buf[:n]); err != nil {
-				return fmt.Errorf("write: %w", err)
-			}
-			wr.add(time.Since(t), n)
-			written += int64(n)
-			left -= n
-		}
-		t = time.Now()
-		if err := f.Close(ctx); err != nil {
-			return fmt.Errorf("close: %w", err)
-		}
-		cl.add(time.Since(t), 0)
-		t = time.Now()
-		if err := w.fs.SetTimes(ctx, f.FH, stamp); err != nil {
-			return fmt.Errorf("utime: %w", err)
-		}
-		ut.add(time.Since(t), 0)
-		t = time.Now()
-		if err := w.fs.Stat(ctx, f.FH); err != nil {
-			return fmt.Errorf("stat: %w", err)
-		}
-		st.add(time.Since(t), 0)
-		files++
+		t.tops[top] = h
 	}
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: fmt.Sprintf("%d files, %s, unzip-like", files, fmtSize64(written)), Depth: 1,
-		Duration: d.Nanoseconds(), Ops: []Op{cr.op(d), wr.op(d), cl.op(d), ut.op(d), st.op(d), mk.op(d)}})
-	if written < res.Spec.SizeBytes && files < installFiles && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %d files, %s of %s in %s", files, fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
+	cur, err := t.w.mkdir(ctx, h, sub)
+	if err != nil {
+		return err
 	}
+	t.cur = cur
 	return nil
 }
 
-// nfsWriteThenSync writes size bytes in len(buf) writes, then fsyncs.
-func nfsWriteThenSync(ctx context.Context, f *nfs.File, buf []byte, size int64, bound time.Duration) (int64, Step, error) {
-	w, fs := newRec("write"), newRec("fsync")
-	start := time.Now()
-	var written int64
-	for written < size && time.Since(start) < bound && ctx.Err() == nil {
-		n := int(min(int64(len(buf)), size-written))
-		t := time.Now()
-		if err := f.Write(ctx, buf[:n]); err != nil {
-			return written, Step{}, fmt.Errorf("%s write at %d: %w", fmtSize(n), written, err)
-		}
-		w.add(time.Since(t), n)
-		written += int64(n)
+func (t *nfsTree) create(ctx context.Context, name string) (treeFile, error) {
+	f, err := t.w.create(ctx, t.cur, name)
+	if err != nil {
+		return nil, err
 	}
-	t := time.Now()
-	if err := f.Sync(ctx); err != nil {
-		return written, Step{}, fmt.Errorf("fsync: %w", err)
-	}
-	fs.add(time.Since(t), 0)
-	d := time.Since(start)
-	return written, Step{Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}}, nil
+	return nfsTreeFile{fs: t.w.fs, f: f}, nil
 }
+
+type nfsTreeFile struct {
+	fs *nfs.FS
+	f  *nfs.File
+}
+
+func (n nfsTreeFile) write(ctx context.Context, b []byte) (int, error) {
+	if err := n.f.Write(ctx, b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+func (n nfsTreeFile) close(ctx context.Context) error { return n.f.Close(ctx) }
+
+func (n nfsTreeFile) setTimes(ctx context.Context, t time.Time) error {
+	return n.fs.SetTimes(ctx, n.f.FH, t)
+}
+
+func (n nfsTreeFile) stat(ctx context.Context) error { return n.fs.Stat(ctx, n.f.FH) }
 
 func nfsMkfile(ctx context.Context, res *Result, w *nfsWork, dir nfs.Handle) error {
 	f, err := w.create(ctx, dir, "mkfile.dat")
 	if err != nil {
 		return err
 	}
-	written, step, err := nfsWriteThenSync(ctx, f, fill(make([]byte, blockSize)), res.Spec.SizeBytes, res.Spec.Time)
-	if err != nil {
-		return err
-	}
-	step.Name = fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written))
-	res.Steps = append(res.Steps, step)
-	if written < res.Spec.SizeBytes && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s in %s", fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
-	}
-	return nil
+	return mkfile(ctx, res, nfsSeq{f}, fill(make([]byte, blockSize)))
 }
 
 func nfsBackup(ctx context.Context, res *Result, w *nfsWork, dir nfs.Handle) error {
@@ -279,33 +231,7 @@ func nfsBackup(ctx context.Context, res *Result, w *nfsWork, dir nfs.Handle) err
 	if err != nil {
 		return err
 	}
-	buf := fill(make([]byte, 1<<20))
-	half := res.Spec.Time / 2
-	written, step, err := nfsWriteThenSync(ctx, f, buf, res.Spec.SizeBytes, half)
-	if err != nil {
-		return err
-	}
-	step.Name = "1 MiB sequential writes"
-	res.Steps = append(res.Steps, step)
-	if written < res.Spec.SizeBytes && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s before half the time ran out", fmtSize64(written), fmtSize64(res.Spec.SizeBytes)))
-	}
-	r := newRec("read")
-	start := time.Now()
-	for off := int64(0); off < written && time.Since(start) < half && ctx.Err() == nil; {
-		t := time.Now()
-		n, err := f.ReadAt(ctx, buf[:min(int64(len(buf)), written-off)], off)
-		if n > 0 {
-			r.add(time.Since(t), n)
-		}
-		if err != nil || n == 0 {
-			break
-		}
-		off += int64(n)
-	}
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: "1 MiB sequential reads (no client cache)", Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{r.op(d)}})
-	return nil
+	return backup(ctx, res, nfsSeq{f}, fill(make([]byte, 1<<20)), "1 MiB sequential reads (no client cache)")
 }
 
 // IsNFSURL reports whether a bench target is an nfs:// export.

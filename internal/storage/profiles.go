@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -122,40 +121,12 @@ func runDatafile(ctx context.Context, res *Result, dir string) error {
 }
 
 func runBackup(ctx context.Context, res *Result, dir string) error {
-	path := tempName(dir, "backup.bkp")
-	f, err := openData(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, res.Spec.Direct)
+	f, err := openData(tempName(dir, "backup.bkp"), os.O_CREATE|os.O_EXCL|os.O_RDWR, res.Spec.Direct)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	buf := aligned(1 << 20)
-	half := res.Spec.Time / 2
-	written, step, err := writeThenSync(ctx, f, buf, res.Spec.SizeBytes, half)
-	if err != nil {
-		return err
-	}
-	step.Name = "1 MiB sequential writes"
-	res.Steps = append(res.Steps, step)
-	if written < res.Spec.SizeBytes && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s before half the time ran out", fmtSize64(written), fmtSize64(res.Spec.SizeBytes)))
-	}
-	dropCache(f)
-	r := newRec("read")
-	start := time.Now()
-	for off := int64(0); off < written && time.Since(start) < half && ctx.Err() == nil; {
-		t := time.Now()
-		n, err := f.ReadAt(buf, off)
-		if n > 0 {
-			r.add(time.Since(t), n)
-		}
-		if err != nil {
-			break
-		}
-		off += int64(n)
-	}
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: "1 MiB sequential reads (cache dropped)", Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{r.op(d)}})
-	return nil
+	return backup(ctx, res, localSeq{f}, aligned(1<<20), "1 MiB sequential reads (cache dropped)")
 }
 
 func runMkfile(ctx context.Context, res *Result, dir string) error {
@@ -164,97 +135,7 @@ func runMkfile(ctx context.Context, res *Result, dir string) error {
 		return err
 	}
 	defer f.Close()
-	written, step, err := writeThenSync(ctx, f, aligned(blockSize), res.Spec.SizeBytes, res.Spec.Time)
-	if err != nil {
-		return err
-	}
-	step.Name = fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written))
-	res.Steps = append(res.Steps, step)
-	if written < res.Spec.SizeBytes && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s in %s", fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
-	}
-	return nil
-}
-
-// installFiles bounds the tree of the install profile.
-const installFiles = 100_000
-
-// installSize draws a file size the way a patch set or an Oracle home's
-// files are spread: most are small, a few are large.
-func installSize(rng *rand.Rand) int {
-	switch p := rng.IntN(100); {
-	case p < 60:
-		return 1<<10 + rng.IntN(7<<10)
-	case p < 90:
-		return 8<<10 + rng.IntN(56<<10)
-	case p < 99:
-		return 64<<10 + rng.IntN(448<<10)
-	default:
-		return 512<<10 + rng.IntN(3584<<10)
-	}
-}
-
-func runInstall(ctx context.Context, res *Result, dir string) error {
-	rng := rand.New(rand.NewPCG(1, 2))
-	mk, cr, wr, cl, ut, st := newRec("mkdir"), newRec("create"), newRec("write"), newRec("close"), newRec("utime"), newRec("stat")
-	buf := fill(make([]byte, 64<<10))
-	stamp := time.Date(2024, 1, 16, 0, 0, 0, 0, time.UTC)
-	start := time.Now()
-	var written int64
-	var files int
-	var sub string
-	for files < installFiles && written < res.Spec.SizeBytes && time.Since(start) < res.Spec.Time && ctx.Err() == nil {
-		if files%100 == 0 { // a new directory every 100 files, two levels deep
-			sub = filepath.Join(dir, fmt.Sprintf("d%03d", files/10000), fmt.Sprintf("d%03d", files/100%100))
-			t := time.Now()
-			if err := os.MkdirAll(sub, 0o755); err != nil {
-				return fmt.Errorf("mkdir: %w", err)
-			}
-			mk.add(time.Since(t), 0)
-		}
-		name := filepath.Join(sub, fmt.Sprintf("f%05d", files))
-		t := time.Now()
-		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			return fmt.Errorf("create: %w", err)
-		}
-		cr.add(time.Since(t), 0)
-		for left := installSize(rng); left > 0; {
-			n := min(left, len(buf))
-			t = time.Now()
-			m, err := f.Write(buf[:n])
-			if err != nil {
-				f.Close()
-				return fmt.Errorf("write: %w", err)
-			}
-			wr.add(time.Since(t), m)
-			written += int64(m)
-			left -= m
-		}
-		t = time.Now()
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("close: %w", err)
-		}
-		cl.add(time.Since(t), 0)
-		t = time.Now()
-		if err := os.Chtimes(name, stamp, stamp); err != nil { // unzip restores each file's time
-			return fmt.Errorf("utime: %w", err)
-		}
-		ut.add(time.Since(t), 0)
-		t = time.Now()
-		if _, err := os.Stat(name); err != nil {
-			return fmt.Errorf("stat: %w", err)
-		}
-		st.add(time.Since(t), 0)
-		files++
-	}
-	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: fmt.Sprintf("%d files, %s, unzip-like", files, fmtSize64(written)), Depth: 1,
-		Duration: d.Nanoseconds(), Ops: []Op{cr.op(d), wr.op(d), cl.op(d), ut.op(d), st.op(d), mk.op(d)}})
-	if written < res.Spec.SizeBytes && files < installFiles && ctx.Err() == nil {
-		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %d files, %s of %s in %s", files, fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
-	}
-	return nil
+	return mkfile(ctx, res, localSeq{f}, aligned(blockSize))
 }
 
 func fmtSize(n int) string { return fmtSize64(int64(n)) }
@@ -272,28 +153,4 @@ func fmtSize64(n int64) string {
 	default:
 		return fmt.Sprintf("%d B", n)
 	}
-}
-
-// writeThenSync writes buf sequentially until size bytes or bound, then
-// fsyncs, timing each write and the fsync: one step, named by the caller.
-func writeThenSync(ctx context.Context, f *os.File, buf []byte, size int64, bound time.Duration) (int64, Step, error) {
-	w, fs := newRec("write"), newRec("fsync")
-	start := time.Now()
-	var written int64
-	for written < size && time.Since(start) < bound && ctx.Err() == nil {
-		t := time.Now()
-		n, err := f.Write(buf)
-		if err != nil {
-			return written, Step{}, fmt.Errorf("%s write at %d: %w", fmtSize(len(buf)), written, err)
-		}
-		w.add(time.Since(t), n)
-		written += int64(n)
-	}
-	t := time.Now()
-	if err := f.Sync(); err != nil {
-		return written, Step{}, fmt.Errorf("fsync: %w", err)
-	}
-	fs.add(time.Since(t), 0)
-	d := time.Since(start)
-	return written, Step{Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}}, nil
 }

@@ -60,13 +60,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		run = runMkfile
 	}
 	err = run(ctx, res, dir)
-	u1, s1 := cpuTimes()
-	res.Duration = time.Since(res.Start).Nanoseconds()
-	res.CPUUserNs, res.CPUSysNs = (u1 - u0).Nanoseconds(), (s1 - s0).Nanoseconds()
-	if n := res.IOs(); n > 0 {
-		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
-	}
-	res.Interrupted = ctx.Err() != nil
+	res.finish(ctx, u0, s0)
 	if IsNFS(res.Filesystem.Type) {
 		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
 	}
@@ -82,13 +76,7 @@ func runEmulated(ctx context.Context, spec Spec) (*Result, error) {
 	res := &Result{Schema: Schema, Spec: spec, Start: time.Now()}
 	u0, s0 := cpuTimes()
 	err := runNFS(ctx, res)
-	u1, s1 := cpuTimes()
-	res.Duration = time.Since(res.Start).Nanoseconds()
-	res.CPUUserNs, res.CPUSysNs = (u1 - u0).Nanoseconds(), (s1 - s0).Nanoseconds()
-	if n := res.IOs(); n > 0 {
-		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
-	}
-	res.Interrupted = ctx.Err() != nil
+	res.finish(ctx, u0, s0)
 	if errors.Is(err, ErrSpec) {
 		return nil, err
 	}
@@ -150,3 +138,15 @@ func aligned(n int) []byte {
 func tempName(dir, name string) string { return filepath.Join(dir, name) }
 
 func uintptrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// finish records the run's duration, its CPU time since cpuTimes gave u0
+// and s0 (per I/O when there were any) and whether Ctrl-C ended it.
+func (res *Result) finish(ctx context.Context, u0, s0 time.Duration) {
+	u1, s1 := cpuTimes()
+	res.Duration = time.Since(res.Start).Nanoseconds()
+	res.CPUUserNs, res.CPUSysNs = (u1 - u0).Nanoseconds(), (s1 - s0).Nanoseconds()
+	if n := res.IOs(); n > 0 {
+		res.CPUNsPerIO = float64(res.CPUUserNs+res.CPUSysNs) / float64(n)
+	}
+	res.Interrupted = ctx.Err() != nil
+}

@@ -24,6 +24,9 @@ func TestProfiles(t *testing.T) {
 			if len(res.Steps) == 0 || res.IOs() == 0 || res.Duration <= 0 {
 				t.Fatalf("no figures: %+v", res)
 			}
+			if res.CPUUserNs+res.CPUSysNs <= 0 || res.CPUNsPerIO != float64(res.CPUUserNs+res.CPUSysNs)/float64(res.IOs()) {
+				t.Errorf("cpu %d+%d ns, %g ns per I/O of %d", res.CPUUserNs, res.CPUSysNs, res.CPUNsPerIO, res.IOs())
+			}
 			for _, s := range res.Steps {
 				for _, o := range s.Ops {
 					if o.Count == 0 && o.Name != "mkdir" && o.Name != "fsync" {

@@ -19,6 +19,38 @@ import (
 // SSHDBinary is OpenSSH's server, which SSHD runs.
 const SSHDBinary = "/usr/sbin/sshd"
 
+// NeedSSHD is a check for Main in the packages whose tests run sshd in lab
+// nodes: without it they fail at once, with the install command.
+func NeedSSHD() error {
+	if _, err := os.Stat(SSHDBinary); err != nil {
+		return fmt.Errorf("they run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server", err)
+	}
+	return nil
+}
+
+// NoSSHAgentEnv is this process's environment without SSH_AUTH_SOCK, for
+// an interlink cluster under test: it then offers only the keys the test
+// names, never those of the ssh-agent of whoever runs the tests.
+func NoSSHAgentEnv() []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "SSH_AUTH_SOCK=") {
+			env = append(env, e)
+		}
+	}
+	return env
+}
+
+// WriteFile writes data to path with mode, failing the test on an error,
+// and returns path (to use in the command line it goes into).
+func WriteFile(t testing.TB, path, data string, mode os.FileMode) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // Key is an ed25519 key pair in OpenSSH's file formats.
 type Key struct {
 	Private []byte // OpenSSH private key file

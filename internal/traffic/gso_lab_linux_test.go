@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/units"
 )
 
 // TestLabUDPGSOFallback is issue 32's "86 % fake loss" at MTU 9000:
@@ -22,7 +24,7 @@ func TestLabUDPGSOFallback(t *testing.T) {
 		f := runLab(t, context.Background(), spec, place(t, l, "node1"), place(t, l, "node2"))
 		s := f.Summary
 		t.Logf("%s: %.2f Gbit/s, sent %d, delivered %d, lost %d (%.2f %%), truncated %d holding %d, %.2f fragments/datagram, largest packet %d, reassembled %s, gso %d %q",
-			what, s.BitsPerSec/1e9, s.Sent, s.Messages, s.Lost, s.LossPercent, s.Truncated, s.Joined, s.FragmentsPerMessage, s.LargestPacket, FormatCount(s.ReasmOKs), f.Client.UDP.GSO, f.Client.UDP.NoGSO)
+			what, s.BitsPerSec/1e9, s.Sent, s.Messages, s.Lost, s.LossPercent, s.Truncated, s.Joined, s.FragmentsPerMessage, s.LargestPacket, units.FormatCount(s.ReasmOKs), f.Client.UDP.GSO, f.Client.UDP.NoGSO)
 		return f
 	}
 	on := run("GSO on")
@@ -36,7 +38,7 @@ func TestLabUDPGSOFallback(t *testing.T) {
 		s := f.Summary
 		if s.Messages == 0 || s.LossPercent > 1 || math.Abs(s.FragmentsPerMessage-1) > 0.01 || s.LargestPacket != 8192+28 || s.ReasmReqds == nil || *s.ReasmReqds != 0 || s.Truncated != 0 {
 			t.Errorf("gso %d: delivered %d, lost %.2f %%, %.2f fragments per datagram, largest packet %d, reassembly %s, truncated %d",
-				f.Client.UDP.GSO, s.Messages, s.LossPercent, s.FragmentsPerMessage, s.LargestPacket, FormatCount(s.ReasmReqds), s.Truncated)
+				f.Client.UDP.GSO, s.Messages, s.LossPercent, s.FragmentsPerMessage, s.LargestPacket, units.FormatCount(s.ReasmReqds), s.Truncated)
 		}
 	}
 	if off.Client.UDP.GSO != 0 || off.Client.UDP.NoGSO == "" {
@@ -50,7 +52,7 @@ func TestLabUDPGSOFallback(t *testing.T) {
 	}
 	s := res.Flows[0].Summary
 	t.Logf("old kernel's silence: sent %d, delivered %d, truncated %d holding %d, lost %d (%.2f %%), reassembled %s, verdict %s",
-		s.Sent, s.Messages, s.Truncated, s.Joined, s.Lost, s.LossPercent, FormatCount(s.ReasmOKs), res.Verdict)
+		s.Sent, s.Messages, s.Truncated, s.Joined, s.Lost, s.LossPercent, units.FormatCount(s.ReasmOKs), res.Verdict)
 	// Every buffer of several datagrams left as one datagram (a buffer
 	// the flow window cut to one datagram is just that datagram): what
 	// arrived is truncated, reassembled from fragments, and none of it is
@@ -58,7 +60,7 @@ func TestLabUDPGSOFallback(t *testing.T) {
 	if s.Truncated == 0 || s.Joined < 6*s.Truncated || s.Messages > s.Sent/100 || s.LossPercent > 1 || s.ReasmOKs == nil || 100**s.ReasmOKs < 99*s.Truncated ||
 		s.Messages+s.Joined+s.Lost != s.Sent {
 		t.Errorf("old kernel's silence: truncated %d holding %d, delivered %d, lost %.2f %%, reassembled %s",
-			s.Truncated, s.Joined, s.Messages, s.LossPercent, FormatCount(s.ReasmOKs))
+			s.Truncated, s.Joined, s.Messages, s.LossPercent, units.FormatCount(s.ReasmOKs))
 	}
 	var text strings.Builder
 	Report{Result: res}.WriteText(&text)

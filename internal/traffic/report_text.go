@@ -51,10 +51,6 @@ func usOf(ns *int64) string {
 	return us(*ns)
 }
 
-// FormatCount is a kernel counter, or "n/a" where the kernel does not
-// keep it.
-func FormatCount(v *int64) string { return units.FormatCount(v) }
-
 // FormatRatio is a per-message packet figure with two decimals; 0 means
 // it could not be computed (a counter it needs is not available, or GSO
 // hid the packets), never that a message took no packets: "n/a".
@@ -142,7 +138,7 @@ func (rep Report) WriteText(out io.Writer) error {
 		}
 		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
-				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), FormatCount(s.ReasmReqds), FormatCount(s.ReasmOKs), FormatCount(s.ReasmFails))
+				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
 		}
 		for _, e := range []struct {
 			name string

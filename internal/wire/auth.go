@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 )
 
@@ -24,6 +25,19 @@ func NewNonce() ([]byte, error) {
 		return nil, fmt.Errorf("nonce: %w", err)
 	}
 	return n, nil
+}
+
+// RandomID is a random id that is never 0 (0 means none on the wire): a
+// session's id, which every data packet's header carries, and the ids and
+// seeds of gc runs. The agent and gc draw theirs here.
+func RandomID() uint64 {
+	var b [8]byte
+	for {
+		rand.Read(b[:])
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
 }
 
 func mac(token []byte, label string, parts ...[]byte) []byte {

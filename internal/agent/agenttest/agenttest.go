@@ -14,11 +14,18 @@ import (
 // ends, and returns its address. A Serve error fails the test.
 func Start(t testing.TB, cfg agent.Config) string {
 	t.Helper()
+	return StartOn(t, "127.0.0.1:0", cfg)
+}
+
+// StartOn is Start on addr, a loopback address and port (port 0 for a free
+// one): tests of several nodes give each its own 127.0.0.N.
+func StartOn(t testing.TB, addr string, cfg agent.Config) string {
+	t.Helper()
 	srv, err := agent.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,21 +25,14 @@ import (
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "cluster lab tests", &bin, "t16-interlink-", func() error {
-		if _, err := os.Stat(testlab.SSHDBinary); err != nil {
-			return fmt.Errorf("they run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server", err)
-		}
-		return nil
-	})
+	testlab.Main(m, "cluster lab tests", &bin, "t16-interlink-", testlab.NeedSSHD)
 }
 
-func write(t testing.TB, path, data string, mode os.FileMode) string {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// The shared helpers under the names this package's tests use.
+var (
+	write      = testlab.WriteFile
+	noAgentEnv = testlab.NoSSHAgentEnv
+)
 
 type syncBuf = testlab.Log
 
@@ -66,16 +59,6 @@ func start(t testing.TB, n *lab.Node, out io.Writer, args ...string) (*exec.Cmd,
 	}
 	t.Cleanup(stop)
 	return cmd, stop, exited
-}
-
-func noAgentEnv() []string {
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "SSH_AUTH_SOCK=") {
-			env = append(env, e)
-		}
-	}
-	return env
 }
 
 // run runs interlink with args as a process in node n and returns its

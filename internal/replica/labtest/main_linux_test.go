@@ -7,7 +7,6 @@
 package labtest
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,13 +21,14 @@ import (
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "replica lab tests", &bin, "t24-interlink-", func() error {
-		if _, err := os.Stat(testlab.SSHDBinary); err != nil {
-			return fmt.Errorf("they run OpenSSH's sshd in lab nodes: %v; install it: apt-get install openssh-server", err)
-		}
-		return nil
-	})
+	testlab.Main(m, "replica lab tests", &bin, "t24-interlink-", testlab.NeedSSHD)
 }
+
+// The shared helpers under the names this package's tests use.
+var (
+	write      = testlab.WriteFile
+	noAgentEnv = testlab.NoSSHAgentEnv
+)
 
 // run runs interlink with args as a process on this host (in no lab node)
 // and returns its stdout, stderr and exit code.
@@ -56,24 +56,6 @@ func runIn(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	cmd := exec.Command(bin, args...)
 	cmd.Env = noAgentEnv()
 	return testlab.Exec(t, n, cmd, 5*time.Minute)
-}
-
-func noAgentEnv() []string {
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "SSH_AUTH_SOCK=") {
-			env = append(env, e)
-		}
-	}
-	return env
-}
-
-func write(t testing.TB, path, data string, mode os.FileMode) string {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // downAfter removes lab name when the test ends, whoever built it.
