@@ -86,9 +86,9 @@ func awrDetail(m awr.MetricDiff, oneSample bool) string {
 	}
 	switch {
 	case m.RatioCI != nil && m.P != nil:
-		parts = append(parts, fmt.Sprintf("%g %% CI %.3g to %.3g, p = %.3g", Confidence*100, m.RatioCI.Low, m.RatioCI.High, *m.P))
+		parts = append(parts, fmt.Sprintf("%s CI %.3g to %.3g, p = %.3g", stats.Pct(Confidence), m.RatioCI.Low, m.RatioCI.High, *m.P))
 	case m.Shift != nil && m.P != nil:
-		parts = append(parts, fmt.Sprintf("shift %.3g (%g %% CI %.3g to %.3g), p = %.3g", m.Shift.Estimate, Confidence*100, m.Shift.Low, m.Shift.High, *m.P))
+		parts = append(parts, fmt.Sprintf("shift %.3g (%s CI %.3g to %.3g), p = %.3g", m.Shift.Estimate, stats.Pct(Confidence), m.Shift.Low, m.Shift.High, *m.P))
 	case oneSample || len(m.Before) < 2 || len(m.After) < 2:
 		parts = append(parts, fmt.Sprintf("one report per side: a change beyond %g %%, not a statistic", stats.OneSampleThreshold*100))
 	}

@@ -35,10 +35,10 @@ func compareSamples(d *Diff, base, cur sample) {
 	if !c.Significant {
 		return
 	}
-	detail := fmt.Sprintf("shift %s (%g %% CI %s to %s), p = %.3g", ab.Format(c.Shift.Estimate, cur.unit), Confidence*100,
+	detail := fmt.Sprintf("shift %s (%s CI %s to %s), p = %.3g", ab.Format(c.Shift.Estimate, cur.unit), stats.Pct(Confidence),
 		ab.Format(c.Shift.Low, cur.unit), ab.Format(c.Shift.High, cur.unit), c.P)
 	if c.Ratio.Level != 0 {
-		detail = fmt.Sprintf("%.3gx (%g %% CI %.3g to %.3g), p = %.3g", c.Ratio.Estimate, Confidence*100, c.Ratio.Low, c.Ratio.High, c.P)
+		detail = fmt.Sprintf("%.3gx (%s CI %.3g to %.3g), p = %.3g", c.Ratio.Estimate, stats.Pct(Confidence), c.Ratio.Low, c.Ratio.High, c.P)
 	}
 	d.add(Change{What: cur.name, Before: "median " + ab.Format(c.MedianA, cur.unit), After: "median " + ab.Format(c.MedianB, cur.unit),
 		Worse: (c.Shift.Estimate > 0) == cur.lowerBetter, Detail: detail})
