@@ -20,9 +20,8 @@ type sample struct {
 // compareSamples judges one metric: a change when the confidence interval
 // of the shift from base to cur reached Confidence and excludes zero. One
 // that could not reach it (fewer than four samples a side for 95 %) is
-// not judged, and NotJudged says why.
+// not judged: NotJudged says why, and it is not counted in Compared.
 func compareSamples(d *Diff, base, cur sample) {
-	d.Compared++
 	c, err := stats.Compare(base.values, cur.values, Confidence)
 	if err != nil {
 		d.NotJudged = append(d.NotJudged, fmt.Sprintf("%s (%d and %d samples)", cur.name, len(base.values), len(cur.values)))
@@ -32,6 +31,7 @@ func compareSamples(d *Diff, base, cur sample) {
 		d.NotJudged = append(d.NotJudged, fmt.Sprintf("%s (%d and %d samples: %s)", cur.name, len(base.values), len(cur.values), stats.TooFew("samples", Confidence)))
 		return
 	}
+	d.Compared++
 	if !c.Significant {
 		return
 	}
