@@ -78,14 +78,14 @@ func (e Expectation) judge(ms *MetricStats) ExpectResult {
 	switch {
 	case !ms.Shift.Reached():
 		r.Outcome = Inconclusive
-		r.Reason = stats.TooFew("runs", ms.Confidence) + "; " + spans(stats.Pct(ms.Shift.Achieved), lo, hi, ref, ms.Unit)
+		r.Reason = stats.TooFew("runs", ms.Confidence) + "; " + spans(stats.PctAchieved(ms.Shift.Achieved), lo, hi, ref, ms.Unit)
 	case e.Greater && above, !e.Greater && below:
 		r.Outcome = Holds
 	case e.Greater && hi <= ref, !e.Greater && lo >= ref:
 		r.Outcome = Contradicted
 	default:
 		r.Outcome = Inconclusive
-		r.Reason = spans(pct(ms.Confidence), lo, hi, ref, ms.Unit)
+		r.Reason = spans(stats.Pct(ms.Confidence), lo, hi, ref, ms.Unit)
 	}
 	return r
 }
@@ -114,5 +114,3 @@ func signed(v float64, u Unit) string {
 	}
 	return "+" + Format(v, u)
 }
-
-func pct(conf float64) string { return strconv.FormatFloat(conf*100, 'f', -1, 64) + " %" }

@@ -11,7 +11,7 @@ import (
 // TestAAFewRuns simulates 2000 A/A experiments per kind of noise with 2,
 // 3 and 4 runs per arm, each with one primary and six secondary metrics,
 // judged as finish judges them. Two and three runs per arm cannot give a
-// 95 % interval (67 % and 90 % at most): no metric may then be called
+// 95 % interval (66.7 % and 90 % at most): no metric may then be called
 // better or worse, and every summary must say so and name the runs that
 // would, while the intervals themselves exclude 0 in far more experiments
 // than a 95 % rule allows (which the test checks, so that it fails if
@@ -54,7 +54,7 @@ func TestAAFewRuns(t *testing.T) {
 			case runs < 4 && (primary != 0 || family != 0):
 				t.Errorf("%s, %d runs: %d primary and %d secondary verdicts, want none", d.name, runs, primary, family)
 			case runs == 2 && rawPrimary <= limit:
-				t.Errorf("%s, 2 runs: the 67 %% interval excluded 0 only %d times: the simulation cannot show the rule", d.name, rawPrimary)
+				t.Errorf("%s, 2 runs: the 66.7 %% interval excluded 0 only %d times: the simulation cannot show the rule", d.name, rawPrimary)
 			case runs == 4 && (primary > limit || family > limit):
 				t.Errorf("%s, 4 runs: %d primary and %d family false verdicts of %d, above %d", d.name, primary, family, experiments, limit)
 			}
@@ -70,24 +70,24 @@ func sameEverywhere(st MetricStats) bool {
 
 // TestTooFewRunsSummary: two runs per arm of arms 30 % apart, the case of
 // issue 34 (--runs 2, sleep 0.01 against sleep 0.013): the interval is a
-// 67 % one, and neither the summary nor the expectation claims 95 %.
+// 66.7 % one, and neither the summary nor the expectation claims 95 %.
 func TestTooFewRunsSummary(t *testing.T) {
 	r := fakeResult([]float64{10.6e6, 10.9e6}, []float64{13.4e6, 13.7e6}, true, "m: B < A")
 	st := r.Stats[0]
 	if st.Significant || st.Better != "" || st.Advice != nil || st.Shift.Reached() {
 		t.Errorf("significant %v better %q advice %v reached %v", st.Significant, st.Better, st.Advice, st.Shift.Reached())
 	}
-	want := "no verdict: too few runs for 95 % (need 4 a side); B is 1.26x A (67 % CI 1.23 to 1.29)"
+	want := "no verdict: too few runs for 95 % (need 4 a side); B is 1.26x A (66.6 % CI 1.23 to 1.29)"
 	if st.Summary != want {
 		t.Errorf("summary\n%q, want\n%q", st.Summary, want)
 	}
 	e := r.Expect[0]
-	if e.Outcome != Inconclusive || r.Verdict != VerdictWarning || !strings.HasPrefix(e.Reason, "too few runs for 95 % (need 4 a side); the 67 % interval of B - A spans ") {
+	if e.Outcome != Inconclusive || r.Verdict != VerdictWarning || !strings.HasPrefix(e.Reason, "too few runs for 95 % (need 4 a side); the 66.6 % interval of B - A spans ") {
 		t.Errorf("expectation %s (%s), verdict %s", e.Outcome, e.Reason, r.Verdict)
 	}
 	var text strings.Builder
 	WriteText(&text, r)
-	if out := text.String(); strings.Contains(out, "95 % CI 1.") || !strings.Contains(out, "1.229..1.292 (67 %)") || strings.Contains(out, ": worse") {
+	if out := text.String(); strings.Contains(out, "95 % CI 1.") || !strings.Contains(out, "1.229..1.292 (66.6 %)") || strings.Contains(out, ": worse") {
 		t.Errorf("text:\n%s", out)
 	}
 }

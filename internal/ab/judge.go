@@ -128,7 +128,7 @@ func judgeMetrics(all []MetricStats, conf float64) int {
 // summary says the verdict in words, with the advice where the interval
 // includes zero.
 func summary(ms MetricStats, family int) string {
-	level := pct(ms.Confidence)
+	level := stats.Pct(ms.Confidence)
 	b := "B is A " + signed(ms.Shift.Estimate, ms.Unit)
 	ci := signed(ms.Shift.Low, ms.Unit) + " to " + signed(ms.Shift.High, ms.Unit)
 	if ms.Ratio != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/interlink/interlink/internal/stats"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
@@ -48,7 +49,7 @@ func WriteText(out io.Writer, r *Result) error {
 		}
 	}
 	fmt.Fprintf(w, "interlink ab: %d runs per arm after %d warm-up, %s order, %s confidence (%d measured runs)\n",
-		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), pct(r.Confidence), made)
+		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), stats.Pct(r.Confidence), made)
 	for _, a := range []Arm{r.A, r.B} {
 		fmt.Fprintf(w, "  %s: %s", a.Name, termtext.Clean(a.CommandLine()))
 		if a.Prepare != "" {
@@ -58,7 +59,7 @@ func WriteText(out io.Writer, r *Result) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tA median\tB median\tB/A\t%s CI of B/A\tp\t\n", pct(r.Confidence))
+	fmt.Fprintf(tw, "metric\tA median\tB median\tB/A\t%s CI of B/A\tp\t\n", stats.Pct(r.Confidence))
 	for _, s := range r.Stats {
 		if s.Error != "" {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t\n", s.Metric)
@@ -117,7 +118,7 @@ func writeJudged(w io.Writer, r *Result) {
 	if len(r.Primary) > 1 {
 		noun, each = "primary metrics", "each "
 	}
-	fmt.Fprintf(w, "%s (%s), %sjudged at %s:\n", noun, why, each, pct(r.Confidence))
+	fmt.Fprintf(w, "%s (%s), %sjudged at %s:\n", noun, why, each, stats.Pct(r.Confidence))
 	for _, s := range r.Stats {
 		if s.Primary {
 			writeMetric(w, r, s)

@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -88,9 +88,6 @@ func sysfsSpeed(ifname string) float64 {
 	if err != nil {
 		return 0
 	}
-	mbit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil || mbit <= 0 {
-		return 0
-	}
-	return float64(mbit) * 1e6
+	// Not the number as read: 3.10 prints an unknown speed as 4294967295.
+	return float64(inventory.ParseSpeed(string(b)))
 }

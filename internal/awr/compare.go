@@ -213,7 +213,7 @@ func Compare(before, after []Report, conf float64) *Diff {
 	if d.OneSample {
 		d.Note = "one report per side: each figure is one sample, so the ratios below say how the two intervals differed, not whether the change caused it; compare several reports per side (e.g. the same hour on several days) for intervals and a verdict"
 	} else {
-		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %g %% intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval reaches %g %% and excludes 0 and its p-value, Holm-adjusted across the metrics, is at most %.3g", len(before), len(after), conf*100, conf*100, 1-conf)
+		d.Note = fmt.Sprintf("%d report(s) before, %d after: medians, Hodges-Lehmann shift and ratio with their %[3]s intervals and the Mann-Whitney p-value, as interlink ab computes them; a metric differs when its interval reaches %[3]s and excludes 0 and its p-value, Holm-adjusted across the metrics, is at most %.3[4]g", len(before), len(after), stats.Pct(conf), 1-conf)
 	}
 	type side struct{ before, after []*Instance }
 	byNum := map[instKey]*side{}

@@ -16,7 +16,7 @@ import (
 // better, worse or changed is false. With two and three reports a side no
 // interval reaches 95 %: no metric may get a verdict, and every metric
 // with statistics must say how many reports would; yet the intervals,
-// 67 % and 90 % ones, exclude 0 somewhere in nearly every diff (checked,
+// 66.7 % and 90 % ones, exclude 0 somewhere in nearly every diff (checked,
 // so the test fails if verdicts were read off them, as before). With four
 // to eight a side, Holm's correction across the metrics keeps the share of
 // diffs with any false verdict within 5 %, up to the binomial allowance a

@@ -50,7 +50,7 @@ The metrics an --expect names (else the first metric: the first --metric, or the
 headline figure) are the experiment's question, judged at --confidence; the others are
 secondary and differ only where their p-value, Holm-corrected across them, is at most
 1 - confidence. No metric is called better or worse from an interval that could not reach
---confidence: with 2 runs per arm it is a 67 % one at most, with 3 a 90 % one; the output
+--confidence: with 2 runs per arm it is a 66.7 % one at most, with 3 a 90 % one; the output
 then labels it with its level and says how many runs per arm would reach (4 for 95 %).
 Where an interval includes 0, the output says how wide it is and how many runs per arm
 would narrow it to +-1 %: N * (half-width / 1)^2, from that same interval.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,18 +75,18 @@ func TestABRunsAndJudges(t *testing.T) {
 }
 
 // TestABTooFewRuns is issue 34's case: two runs per arm of two sleeps 30 %
-// apart. Their interval can be no more than a 67 % one, so the command
+// apart. Their interval can be no more than a 66.7 % one, so the command
 // gives no verdict and says how many runs 95 % needs; an expectation is
 // inconclusive (exit 1), not held or contradicted.
 func TestABTooFewRuns(t *testing.T) {
 	args := []string{"ab", "--runs", "2", "--a", "sleep 0.01", "--b", "sleep 0.013"}
 	o, e, code := run(t, args...)
 	if code != ExitOK || !strings.Contains(o, "wall (lower is better): no verdict: too few runs for 95 % (need 4 a side); B is ") ||
-		!strings.Contains(o, "(67 % CI ") || !strings.Contains(o, " (67 %)") || strings.Contains(o, ": worse") || strings.Contains(o, ": better") {
+		!strings.Contains(o, "(66.6 % CI ") || !strings.Contains(o, " (66.6 %)") || strings.Contains(o, ": worse") || strings.Contains(o, ": better") {
 		t.Errorf("exit %d\n%s\n%s", code, o, e)
 	}
 	o, e, code = run(t, append(args, "--expect", "wall: B > A")...)
-	if code != ExitWarning || !strings.Contains(o, "expect wall: B > A: inconclusive (too few runs for 95 % (need 4 a side); the 67 % interval") {
+	if code != ExitWarning || !strings.Contains(o, "expect wall: B > A: inconclusive (too few runs for 95 % (need 4 a side); the 66.6 % interval") {
 		t.Errorf("with --expect: exit %d\n%s\n%s", code, o, e)
 	}
 	o, _, code = run(t, append(args, "--json")...)
@@ -100,7 +101,14 @@ func TestABTooFewRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(o), &doc); err != nil || code != ExitOK || len(doc.Stats) == 0 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, o)
 	}
-	if s := doc.Stats[0]; s.Significant || s.Better != "" || s.Advice != nil || s.Shift.Level != 0.95 || s.Shift.Achieved > 0.67 || s.Shift.Achieved < 0.66 {
+	// JSON keeps the exact level; only the text rounds it down.
+	if s := doc.Stats[0]; s.Significant || s.Better != "" || s.Advice != nil || s.Shift.Level != 0.95 || math.Abs(s.Shift.Achieved-(1-2.0/6)) > 1e-12 {
 		t.Errorf("statistics %+v", s)
+	}
+	// An asked level with two decimals prints as asked, never as 100 %.
+	o, e, code = run(t, append(args, "--confidence", "0.9995")...)
+	if code != ExitOK || !strings.Contains(o, "99.95 % confidence") || !strings.Contains(o, "too few runs for 99.95 % (need 8 a side)") ||
+		!strings.Contains(o, "(66.6 % CI ") || strings.Contains(o, "100 %") {
+		t.Errorf("--confidence 0.9995: exit %d\n%s\n%s", code, o, e)
 	}
 }

@@ -15,7 +15,10 @@ import (
 // metric (with several reports per side by the statistics of ab, with one
 // by the size of the change alone, which each change then says). Metrics
 // judged better, worse or changed are the changes; the verdicts of the
-// two results, when they differ, are one more.
+// two results, when they differ, are one more. A metric awr diff gave no
+// verdict (an interval short of the level, or a figure only one report of
+// a side has) is counted in NotJudged and not in Compared: it was not
+// judged, so it cannot be among the items found unchanged.
 
 // compareAWR compares AWR result cur with baseline base.
 func compareAWR(d *Diff, base, cur *awr.Result) {
@@ -27,15 +30,17 @@ func compareAWR(d *Diff, base, cur *awr.Result) {
 	unreached := 0
 	for _, in := range ad.Instances {
 		for _, m := range in.Metrics {
+			// By the verdict alone: a metric with the same value in every
+			// report is "unchanged" although its interval (of width 0)
+			// did not reach the level, and that is a judgement.
+			if awrNotJudged(m.Verdict) {
+				unreached++
+				continue
+			}
 			d.Compared++
 			switch m.Verdict {
 			case "better", "worse", "changed":
 			default:
-				// An interval short of the level, or a figure only one
-				// report of a side has (no statistics).
-				if m.Shift != nil && !m.Shift.Reached() || strings.HasPrefix(m.Verdict, "no verdict") {
-					unreached++
-				}
 				continue
 			}
 			d.add(Change{What: fmt.Sprintf("awr instance %d%s %s", in.Number, nameOf(in.Name), m.Metric),
@@ -46,6 +51,13 @@ func compareAWR(d *Diff, base, cur *awr.Result) {
 	if unreached > 0 {
 		d.NotJudged = append(d.NotJudged, fmt.Sprintf("awr: %d metric(s) of %d and %d reports (%s)", unreached, len(base.Reports), len(cur.Reports), stats.TooFew("reports", Confidence)))
 	}
+}
+
+// awrNotJudged says whether awr diff's verdict v is none: "no verdict:
+// ..." (too few reports for the level, or the figure on one report of a
+// side) or "no statistics: ...".
+func awrNotJudged(v string) bool {
+	return strings.HasPrefix(v, "no verdict") || strings.HasPrefix(v, "no statistics")
 }
 
 func nameOf(name string) string {
@@ -86,9 +98,9 @@ func awrDetail(m awr.MetricDiff, oneSample bool) string {
 	}
 	switch {
 	case m.RatioCI != nil && m.P != nil:
-		parts = append(parts, fmt.Sprintf("%g %% CI %.3g to %.3g, p = %.3g", Confidence*100, m.RatioCI.Low, m.RatioCI.High, *m.P))
+		parts = append(parts, fmt.Sprintf("%s CI %.3g to %.3g, p = %.3g", stats.Pct(Confidence), m.RatioCI.Low, m.RatioCI.High, *m.P))
 	case m.Shift != nil && m.P != nil:
-		parts = append(parts, fmt.Sprintf("shift %.3g (%g %% CI %.3g to %.3g), p = %.3g", m.Shift.Estimate, Confidence*100, m.Shift.Low, m.Shift.High, *m.P))
+		parts = append(parts, fmt.Sprintf("shift %.3g (%s CI %.3g to %.3g), p = %.3g", m.Shift.Estimate, stats.Pct(Confidence), m.Shift.Low, m.Shift.High, *m.P))
 	case oneSample || len(m.Before) < 2 || len(m.After) < 2:
 		parts = append(parts, fmt.Sprintf("one report per side: a change beyond %g %%, not a statistic", stats.OneSampleThreshold*100))
 	}

@@ -1,7 +1,6 @@
 package drift
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -103,7 +102,11 @@ func TestAWRCompare(t *testing.T) {
 // TestAWRCompareSeveral: with eight reports per side, a change carries
 // the interval and p-value of ab's statistics instead of the one-sample
 // note. Three per side cannot reach 95 %: no change, and the metrics are
-// listed as not judged.
+// listed as not judged and not counted as compared. Of this fixture's 19
+// metrics, 3 have one value in every report (gc_remote_cache_pct and the
+// two pings to instance 1): those are judged unchanged, though their
+// interval is as short of 95 % as the others', so 16 are not judged and
+// the compared are those 3 and the verdict.
 func TestAWRCompareSeveral(t *testing.T) {
 	one := func(name string, k float64) awr.Report {
 		r := awrResult(t, name).Reports[0]
@@ -125,8 +128,8 @@ func TestAWRCompareSeveral(t *testing.T) {
 			t.Errorf("three reports a side: %+v", c)
 		}
 	}
-	if len(d.NotJudged) != 1 || !strings.HasPrefix(d.NotJudged[0], "awr: ") || !strings.HasSuffix(d.NotJudged[0], " metric(s) of 3 and 3 reports (too few reports for 95 % (need 4 a side))") {
-		t.Errorf("not judged: %q", d.NotJudged)
+	if len(d.NotJudged) != 1 || d.NotJudged[0] != "awr: 16 metric(s) of 3 and 3 reports (too few reports for 95 % (need 4 a side))" || d.Compared != 4 {
+		t.Errorf("not judged: %q, %d compared", d.NotJudged, d.Compared)
 	}
 	d = compare(t, side("19c-awrrpt-rac-mtu1500.txt", 0.95, 0.96, 0.97, 0.98, 1.02, 1.03, 1.04, 1.05),
 		side("19c-awrrpt-rac-mtu9000.txt", 1, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07))
@@ -160,7 +163,12 @@ func TestAWRDifferentDatabases(t *testing.T) {
 // each, one of the later ones from an idle instance (no receive time, no
 // ping to target 2). Those metrics have no statistics and no verdict in
 // awr.Compare; the diff lists them as not judged instead of dropping them
-// unsaid, and makes no change of them.
+// unsaid, and makes no change of them. Of the 20 metrics, 7 more have an
+// interval short of 95 % and no verdict: 10 not judged. The other 10 have
+// one value in every report that has them (idle figures, zero drops),
+// "unchanged" at any level although no interval reached it: they are
+// judged, and with the verdict they are the 11 compared. (Counted by the
+// interval, as before, 19 were not judged and all 21 compared.)
 func TestAWRFigureOnOneReportOfASide(t *testing.T) {
 	base := awrResult(t, "19c-public-layout-lost96.html", "19c-public-layout-lost21.html")
 	cur := awrResult(t, "19c-public-layout-idle.html", "19c-public-layout-lost96.html")
@@ -171,19 +179,21 @@ func TestAWRFigureOnOneReportOfASide(t *testing.T) {
 			t.Errorf("two reports a side: %+v", c)
 		}
 	}
-	short, noStats := 0, 0 // intervals short of 95 %; figures one report of a side has
+	noStats, unchanged, metrics := 0, 0, 0
 	for _, in := range awr.Compare(base.Reports, cur.Reports, Confidence).Instances {
 		for _, m := range in.Metrics {
+			metrics++
 			switch {
-			case m.Shift != nil && !m.Shift.Reached():
-				short++
 			case m.Shift == nil && strings.HasPrefix(m.Verdict, "no verdict"):
 				noStats++
+			case m.Verdict == "unchanged":
+				unchanged++
 			}
 		}
 	}
-	want := fmt.Sprintf("awr: %d metric(s) of 2 and 2 reports", short+noStats)
-	if noStats != 3 || len(d.NotJudged) != 1 || !strings.HasPrefix(d.NotJudged[0], want) {
-		t.Errorf("not judged: %q, want %q", d.NotJudged, want)
+	want := "awr: 10 metric(s) of 2 and 2 reports (too few reports for 95 % (need 4 a side))"
+	if metrics != 20 || noStats != 3 || unchanged != 10 || len(d.NotJudged) != 1 || d.NotJudged[0] != want || d.Compared != 1+unchanged {
+		t.Errorf("%d metrics, %d without statistics, %d unchanged; not judged %q, want %q; %d compared, want %d",
+			metrics, noStats, unchanged, d.NotJudged, want, d.Compared, 1+unchanged)
 	}
 }

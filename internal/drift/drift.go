@@ -56,10 +56,11 @@ const (
 type Diff struct {
 	Kind    string   `json:"kind"` // the results' schema
 	Changes []Change `json:"changes"`
-	// Compared counts the items (paths, findings, metrics) compared.
+	// Compared counts the items (paths, findings, metrics, verdicts)
+	// compared and judged, changed or not; the text's "among N compared".
 	Compared int `json:"compared"`
 	// NotJudged names metrics with too few samples to judge their noise:
-	// they are not counted as changes.
+	// they are counted neither as changes nor in Compared.
 	NotJudged []string `json:"not_judged,omitempty"`
 	Verdict   string   `json:"verdict"`
 }

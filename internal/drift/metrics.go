@@ -20,9 +20,8 @@ type sample struct {
 // compareSamples judges one metric: a change when the confidence interval
 // of the shift from base to cur reached Confidence and excludes zero. One
 // that could not reach it (fewer than four samples a side for 95 %) is
-// not judged, and NotJudged says why.
+// not judged: NotJudged says why, and it is not counted in Compared.
 func compareSamples(d *Diff, base, cur sample) {
-	d.Compared++
 	c, err := stats.Compare(base.values, cur.values, Confidence)
 	if err != nil {
 		d.NotJudged = append(d.NotJudged, fmt.Sprintf("%s (%d and %d samples)", cur.name, len(base.values), len(cur.values)))
@@ -32,13 +31,14 @@ func compareSamples(d *Diff, base, cur sample) {
 		d.NotJudged = append(d.NotJudged, fmt.Sprintf("%s (%d and %d samples: %s)", cur.name, len(base.values), len(cur.values), stats.TooFew("samples", Confidence)))
 		return
 	}
+	d.Compared++
 	if !c.Significant {
 		return
 	}
-	detail := fmt.Sprintf("shift %s (%g %% CI %s to %s), p = %.3g", ab.Format(c.Shift.Estimate, cur.unit), Confidence*100,
+	detail := fmt.Sprintf("shift %s (%s CI %s to %s), p = %.3g", ab.Format(c.Shift.Estimate, cur.unit), stats.Pct(Confidence),
 		ab.Format(c.Shift.Low, cur.unit), ab.Format(c.Shift.High, cur.unit), c.P)
 	if c.Ratio.Level != 0 {
-		detail = fmt.Sprintf("%.3gx (%g %% CI %.3g to %.3g), p = %.3g", c.Ratio.Estimate, Confidence*100, c.Ratio.Low, c.Ratio.High, c.P)
+		detail = fmt.Sprintf("%.3gx (%s CI %.3g to %.3g), p = %.3g", c.Ratio.Estimate, stats.Pct(Confidence), c.Ratio.Low, c.Ratio.High, c.P)
 	}
 	d.add(Change{What: cur.name, Before: "median " + ab.Format(c.MedianA, cur.unit), After: "median " + ab.Format(c.MedianB, cur.unit),
 		Worse: (c.Shift.Estimate > 0) == cur.lowerBetter, Detail: detail})

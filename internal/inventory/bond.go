@@ -32,7 +32,7 @@ func gatherBonds(src *Source, inv *Inventory) {
 		bond.MIIStatus = readOr(src, dir+"/mii_status")
 		bond.ActiveSlave = readOr(src, dir+"/active_slave")
 		for _, s := range strings.Fields(readOr(src, dir+"/slaves")) {
-			bs := BondSlave{Name: s, SpeedBitsPerSec: -1}
+			bs := BondSlave{Name: s}
 			bs.MIIStatus = readOr(src, "/sys/class/net/"+s+"/bonding_slave/mii_status")
 			bond.Slaves = append(bond.Slaves, bs)
 		}
@@ -90,7 +90,7 @@ func ParseBonding(r io.Reader) (*Bond, error) {
 				b.Mode = v
 			}
 		case k == "Slave Interface":
-			b.Slaves = append(b.Slaves, BondSlave{Name: v, SpeedBitsPerSec: -1})
+			b.Slaves = append(b.Slaves, BondSlave{Name: v})
 			slave = &b.Slaves[len(b.Slaves)-1]
 		case k == "Currently Active Slave":
 			b.ActiveSlave = v
@@ -101,9 +101,7 @@ func ParseBonding(r io.Reader) (*Bond, error) {
 		case k == "MII Status":
 			slave.MIIStatus = v
 		case k == "Speed" && slave != nil:
-			if m := atoiOr(strings.TrimSuffix(v, " Mbps"), -1); m > 0 {
-				slave.SpeedBitsPerSec = int64(m) * 1e6
-			}
+			slave.SpeedBitsPerSec = ParseSpeed(v)
 		case k == "Link Failure Count" && slave != nil:
 			slave.LinkFailures = atoiOr(v, 0)
 		case k == "Permanent HW addr" && slave != nil:

@@ -3,7 +3,6 @@ package inventory
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/interlink/interlink/internal/kernel"
@@ -84,15 +83,7 @@ func listUnreadable(bad []Unreadable, n int) string {
 }
 
 func gatherNode(src *Source, inv *Inventory) {
-	if h, err := src.ReadString("/proc/sys/kernel/hostname"); err == nil && h != "" {
-		inv.Node.Hostname = h
-	} else if h, err := src.ReadString("/etc/hostname"); err == nil && h != "" {
-		inv.Node.Hostname = h
-	} else if h, err := src.ReadString("/etc/nodename"); err == nil && h != "" {
-		inv.Node.Hostname = h // Solaris
-	} else if src.Live() {
-		inv.Node.Hostname, _ = os.Hostname()
-	}
+	gatherHostname(src, inv)
 	if rel, err := src.ReadString("/proc/sys/kernel/osrelease"); err == nil {
 		inv.Node.Kernel = kernelRelease(rel)
 	}

@@ -47,7 +47,7 @@ func gatherInterfaces(src *Source, inv *Inventory) {
 
 func readInterface(src *Source, name string) (Interface, error) {
 	dir := "/sys/class/net/" + name
-	ifc := Interface{Name: name, SysfsPath: dir, SpeedBitsPerSec: -1, Carrier: -1}
+	ifc := Interface{Name: name, SysfsPath: dir, Carrier: -1}
 	mtu, err := src.ReadString(dir + "/mtu")
 	if err != nil {
 		return ifc, fmt.Errorf("%s: %v", name, errText(err))
@@ -61,11 +61,7 @@ func readInterface(src *Source, name string) (Interface, error) {
 		ifc.Carrier = atoiOr(s, -1)
 	}
 	if s, err := src.ReadString(dir + "/speed"); err == nil {
-		// In Mbit/s; the kernel reports -1 or a huge number
-		// (SPEED_UNKNOWN as u32) for links without a negotiated speed.
-		if v := atoiOr(s, -1); v > 0 && v < 4000000 {
-			ifc.SpeedBitsPerSec = int64(v) * 1e6
-		}
+		ifc.SpeedBitsPerSec = ParseSpeed(s)
 	}
 	if s, err := src.ReadString(dir + "/flags"); err == nil {
 		ifc.Flags, _ = strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
@@ -217,6 +213,23 @@ func readlinkOr(src *Source, p string) string {
 func readOr(src *Source, p string) string {
 	s, _ := src.ReadString(p)
 	return s
+}
+
+// maxSpeedMbit bounds a believable link speed (4 Tbit/s): above it is
+// SPEED_UNKNOWN printed unsigned, as kernels before 4.6 print it.
+const maxSpeedMbit = 4_000_000
+
+// ParseSpeed reads a link speed in Mbit/s, as /sys/class/net/IF/speed and
+// /proc/net/bonding's "Speed:" give it, into bit/s; 0 when the kernel does
+// not know it (a virtual or down link): -1 (SPEED_UNKNOWN), 4294967295
+// (the same printed unsigned, as 3.10's sysfs does), "Unknown", or
+// anything else that is not a positive number of believable size.
+func ParseSpeed(s string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "Mbps")), 10, 64)
+	if err != nil || v <= 0 || v >= maxSpeedMbit {
+		return 0
+	}
+	return v * 1e6
 }
 
 func atoiOr(s string, def int) int {

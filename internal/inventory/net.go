@@ -6,8 +6,8 @@ import (
 )
 
 // Interface is one network interface as the kernel reports it in
-// /sys/class/net. Numbers the kernel would not give (speed of a virtual or
-// down link) are -1.
+// /sys/class/net. A speed the kernel would not give (a virtual or down
+// link) is 0 and absent in JSON; a carrier it would not give is -1.
 type Interface struct {
 	Name string `json:"name"`
 	// Kind is the interface's place in the stack: bond-slave or bridge-port
@@ -17,11 +17,11 @@ type Interface struct {
 	// loopback, virtual (dummy, ifb and other software devices).
 	Type            string `json:"type"`
 	MTU             int    `json:"mtu"`
-	OperState       string `json:"operstate"`          // up, down, lowerlayerdown, unknown, ...
-	Carrier         int    `json:"carrier"`            // 1 link detected, 0 none, -1 unreadable (interface down)
-	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 when the kernel does not know
-	Flags           uint64 `json:"flags"`              // IFF_* from /sys/class/net/IF/flags
-	MAC             string `json:"mac,omitempty"`      // hardware address
+	OperState       string `json:"operstate"`                    // up, down, lowerlayerdown, unknown, ...
+	Carrier         int    `json:"carrier"`                      // 1 link detected, 0 none, -1 unreadable (interface down)
+	SpeedBitsPerSec int64  `json:"speed_bits_per_sec,omitempty"` // 0 (absent) when the kernel does not know
+	Flags           uint64 `json:"flags"`                        // IFF_* from /sys/class/net/IF/flags
+	MAC             string `json:"mac,omitempty"`                // hardware address
 	// Driver is the kernel driver bound to the interface's device
 	// (virtio_net, ixgbe, mlx5_core): the base name of the
 	// /sys/class/net/IF/device/driver link. Empty for software links
@@ -68,7 +68,7 @@ type Bond struct {
 type BondSlave struct {
 	Name            string `json:"name"`
 	MIIStatus       string `json:"mii_status"`
-	SpeedBitsPerSec int64  `json:"speed_bits_per_sec"` // -1 unknown
+	SpeedBitsPerSec int64  `json:"speed_bits_per_sec,omitempty"` // 0 (absent) unknown
 	LinkFailures    int    `json:"link_failures"`
 	PermanentAddr   string `json:"permanent_mac,omitempty"`
 	Driver          string `json:"driver,omitempty"` // the slave interface's driver, as Interface.Driver

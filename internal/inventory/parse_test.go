@@ -43,7 +43,7 @@ func TestParseBonding(t *testing.T) {
 	}
 	want := &Bond{Mode: "active-backup", MIIStatus: "up", ActiveSlave: "eth1", MIIPolling: 100 * time.Millisecond, Slaves: []BondSlave{
 		{Name: "eth1", MIIStatus: "up", SpeedBitsPerSec: 10e9, PermanentAddr: "00:10:e0:5a:3c:11"},
-		{Name: "eth2", MIIStatus: "down", SpeedBitsPerSec: -1, LinkFailures: 3, PermanentAddr: "00:10:e0:5a:3c:12"},
+		{Name: "eth2", MIIStatus: "down", LinkFailures: 3, PermanentAddr: "00:10:e0:5a:3c:12"},
 	}}
 	if !reflect.DeepEqual(b, want) {
 		t.Errorf("got %+v\nwant %+v", b, want)
@@ -54,6 +54,20 @@ func TestParseBonding(t *testing.T) {
 	}
 	if _, err := ParseBonding(strings.NewReader("garbage\n")); err == nil {
 		t.Error("a file without Bonding Mode parsed")
+	}
+}
+
+// TestParseSpeed: a speed the kernel does not know, however it prints it
+// (-1 since 4.6, 4294967295 on 3.10, "Unknown" in /proc/net/bonding), or
+// a value that is no speed, is 0: absent in JSON, never -1.
+func TestParseSpeed(t *testing.T) {
+	for in, want := range map[string]int64{
+		"10000\n": 10e9, "1000": 1e9, "25000 Mbps": 25e9, " 100 Mbps ": 100e6, "400000": 400e9,
+		"-1\n": 0, "4294967295\n": 0, "Unknown": 0, "0": 0, "": 0, "10G": 0, "4000000": 0,
+	} {
+		if got := ParseSpeed(in); got != want {
+			t.Errorf("ParseSpeed(%q) = %d, want %d", in, got, want)
+		}
 	}
 }
 

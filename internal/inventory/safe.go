@@ -56,10 +56,14 @@ type tooManyError struct{ max int }
 func (e tooManyError) Error() string      { return fmt.Sprintf("more than %d entries (not read)", e.max) }
 func (tooManyError) Is(target error) bool { return target == ErrTooLarge }
 
-type tooLargeError struct{}
+// tooLargeError refuses a file larger than the bound of its read.
+type tooLargeError struct{ max int64 }
 
-func (tooLargeError) Error() string {
-	return fmt.Sprintf("larger than %d MiB (not read)", MaxFileBytes>>20)
+func (e tooLargeError) Error() string {
+	if e.max >= 1<<20 && e.max%(1<<20) == 0 {
+		return fmt.Sprintf("larger than %d MiB (not read)", e.max>>20)
+	}
+	return fmt.Sprintf("larger than %d bytes (not read)", e.max)
 }
 func (tooLargeError) Is(target error) bool { return target == ErrTooLarge }
 
@@ -114,21 +118,18 @@ func (s *Source) open(p string, wantDir bool) (*os.File, error) {
 	return f, nil
 }
 
-// readBounded reads the regular file at node path p, at most MaxFileBytes.
-func (s *Source) readBounded(p string) ([]byte, error) {
+// readBounded reads the regular file at node path p, at most limit bytes.
+func (s *Source) readBounded(p string, limit int64) ([]byte, error) {
 	f, err := s.open(p, false)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
+	b, err := readfile.ReadLimited(f, p, limit)
+	if errors.Is(err, readfile.ErrTooLarge) {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: tooLargeError{limit}}
 	}
-	if len(b) > MaxFileBytes {
-		return nil, &fs.PathError{Op: "read", Path: p, Err: tooLargeError{}}
-	}
-	return b, nil
+	return b, err
 }
 
 // readDir lists the directory at node path p without blocking, sorted by

@@ -157,11 +157,16 @@ func rel(p string) string {
 // Only regular files are opened, never blocking, and at most MaxFileBytes
 // are read; anything else is an error wrapping ErrNotRegular or
 // ErrTooLarge, and is remembered for Unreadable.
-func (s *Source) ReadFile(p string) ([]byte, error) {
+func (s *Source) ReadFile(p string) ([]byte, error) { return s.ReadFileMax(p, MaxFileBytes) }
+
+// ReadFileMax is ReadFile with a bound of its own, limit bytes, for a
+// file that is small on every real node (a hostname): a larger one is
+// refused, wrapping ErrTooLarge, instead of being read whole.
+func (s *Source) ReadFileMax(p string, limit int64) ([]byte, error) {
 	if err := s.stopped(); err != nil {
 		return nil, err
 	}
-	b, err := s.readBounded(p)
+	b, err := s.readBounded(p, limit)
 	s.note(p, err)
 	if err == nil {
 		s.mu.Lock()

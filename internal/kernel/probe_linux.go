@@ -10,13 +10,8 @@ import (
 	"github.com/interlink/interlink/internal/tcpinfo"
 )
 
-// Probe asks the running kernel, without any traffic, which of the
-// facilities it can test cheaply are there: ids of Facilities mapped to
-// present (true) or absent (false). A facility it cannot tell (a probe
-// failing for another reason) or does not probe (the mountstats column
-// needs an NFS mount; the lab's classifier is probed by lab up) is left
-// out, and the release decides for it.
-func Probe() map[string]bool {
+// probeKernel runs the probes of Probe on this kernel.
+func probeKernel() map[string]bool {
 	out := map[string]bool{}
 	set := func(id string, present, known bool) {
 		if known {

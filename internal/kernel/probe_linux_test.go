@@ -43,3 +43,18 @@ func TestProbeHere(t *testing.T) {
 		t.Errorf("Probe returned %v", got)
 	}
 }
+
+// BenchmarkProbe compares the probes with Probe's cached answer.
+func BenchmarkProbe(b *testing.B) {
+	b.Run("kernel", func(b *testing.B) {
+		for b.Loop() {
+			probeKernel()
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		Probe()
+		for b.Loop() {
+			Probe()
+		}
+	})
+}

@@ -2,6 +2,6 @@
 
 package kernel
 
-// Probe returns nil on systems other than Linux: there is no Linux kernel
-// to ask.
-func Probe() map[string]bool { return nil }
+// probeKernel returns nil on systems other than Linux: there is no Linux
+// kernel to ask.
+func probeKernel() map[string]bool { return nil }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/awr"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // AWRText writes the human report of `interlink awr`: each report's
@@ -237,7 +238,7 @@ func AWRDiffText(w io.Writer, d *awr.Diff) error {
 		if d.OneSample {
 			cleanf(tw, "  METRIC\tUNIT\tBEFORE\tAFTER\tRATIO\tCHANGE\tVERDICT\n")
 		} else {
-			cleanf(tw, "  METRIC\tUNIT\tBEFORE (MEDIAN)\tAFTER (MEDIAN)\tRATIO\t%g %% CI OF THE RATIO\tP\tVERDICT\n", d.Confidence*100)
+			cleanf(tw, "  METRIC\tUNIT\tBEFORE (MEDIAN)\tAFTER (MEDIAN)\tRATIO\t%s CI OF THE RATIO\tP\tVERDICT\n", stats.Pct(d.Confidence))
 		}
 		for _, m := range in.Metrics {
 			ratio, change := "-", "-"

@@ -225,7 +225,7 @@ func forest(r *ab.Result) template.HTML {
 		s.circle(ax.at(est), y, 5, col, "#ffffff", tip)
 		verdict := "no clear difference"
 		if !st.Shift.Reached() {
-			verdict = "no verdict: a " + stats.Pct(st.Shift.Achieved) + " interval"
+			verdict = "no verdict: a " + stats.PctAchieved(st.Shift.Achieved) + " interval"
 		}
 		if st.Significant {
 			verdict = map[string]string{"A": "B worse", "B": "B better"}[st.Better]

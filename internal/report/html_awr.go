@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/awr"
+	"github.com/interlink/interlink/internal/stats"
 )
 
 // awrSections renders `interlink awr`: one section per report (header,
@@ -147,7 +148,7 @@ func awrDiffSection(d *awr.Diff) section {
 		}
 		head := []string{"metric", "unit", "before", "after", "ratio", "verdict"}
 		if !d.OneSample {
-			head = []string{"metric", "unit", "before (median)", "after (median)", "ratio", fmt.Sprintf("%g %% CI of the ratio", d.Confidence*100), "p", "verdict"}
+			head = []string{"metric", "unit", "before (median)", "after (median)", "ratio", stats.Pct(d.Confidence) + " CI of the ratio", "p", "verdict"}
 		}
 		t := &table{Head: head}
 		for _, m := range in.Metrics {

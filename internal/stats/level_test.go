@@ -73,11 +73,13 @@ func TestAchievedWithFewValues(t *testing.T) {
 
 func TestCILabelAndTooFew(t *testing.T) {
 	s, _ := HodgesLehmann([]float64{1, 2}, []float64{3, 4}, 0.95)
-	if got := s.CILabel(); got != "67 % CI" {
-		t.Errorf("label %q, want 67 %% CI", got)
+	// 2 a side reach 1 - 2/6 = 66.67 %: printed rounded down, never as
+	// the 67 % it did not reach.
+	if got := s.CILabel(); got != "66.6 % CI" {
+		t.Errorf("label %q, want 66.6 %% CI", got)
 	}
-	if got := s.LevelNote(); got != " (67 %)" {
-		t.Errorf("level note %q, want \" (67 %%)\"", got)
+	if got := s.LevelNote(); got != " (66.6 %)" {
+		t.Errorf("level note %q, want \" (66.6 %%)\"", got)
 	}
 	s, _ = HodgesLehmann([]float64{1, 2, 5, 7}, []float64{3, 4, 6, 8}, 0.95)
 	if got := s.CILabel(); got != "95 % CI" {
@@ -94,6 +96,41 @@ func TestCILabelAndTooFew(t *testing.T) {
 	}
 	if got := Pct(0.9); got != "90 %" {
 		t.Errorf("%q", got)
+	}
+	if got := TooFew("runs", 0.9995); got != "too few runs for 99.95 % (need 8 a side)" {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestPct pins how levels print: an asked level keeps the digits given and
+// a level short of 1 never reads "100 %"; a reached level is rounded down,
+// with one decimal only when that is not whole, so it never reads higher
+// than it is (66.67 % was printed "67 %").
+func TestPct(t *testing.T) {
+	for _, tc := range []struct {
+		conf          float64
+		asked, actual string
+	}{
+		{0.95, "95 %", "95 %"},
+		{0.9, "90 %", "90 %"},
+		{1 - 2.0/20, "90 %", "90 %"},
+		{0.995, "99.5 %", "99.5 %"},
+		{0.9995, "99.95 %", "99.9 %"},
+		{1 - 2.0/6, "66.666667 %", "66.6 %"},
+		{1 - 2.0/70, "97.142857 %", "97.1 %"},
+		{1 - 2.0/252, "99.206349 %", "99.2 %"},
+		{0.99999999, "99.999999 %", "99.9 %"},
+		{1 - 1e-12, "99.9999999999 %", "99.9 %"},
+		{0.5, "50 %", "50 %"},
+		{0.9499, "94.99 %", "94.9 %"},
+		{1, "100 %", "100 %"},
+	} {
+		if got := Pct(tc.conf); got != tc.asked {
+			t.Errorf("Pct(%v) = %q, want %q", tc.conf, got, tc.asked)
+		}
+		if got := PctAchieved(tc.conf); got != tc.actual {
+			t.Errorf("PctAchieved(%v) = %q, want %q", tc.conf, got, tc.actual)
+		}
 	}
 }
 
@@ -112,7 +149,7 @@ func TestOneSampleChanged(t *testing.T) {
 // one distribution: every verdict is false) with 2, 3 and 4 runs a side,
 // with and without ties, at 95 %. No verdict may come from an interval
 // that did not reach 95 %: with 2 and 3 runs a side there is none at all,
-// although the interval, 67 % and 90 % ones, excludes 0 in about a third
+// although the interval, 66.7 % and 90 % ones, excludes 0 in about a third
 // and a tenth of them (which the test checks, so that it would fail if
 // verdicts were read off those intervals as before). With 4 a side the
 // level reached is 97.1 %, and the false verdicts stay within 5 %: their

@@ -9,7 +9,7 @@
 // length zero yields NaN (or an error where one is returned).
 //
 // A verdict rests only on an interval that has the confidence it claims
-// (Shift.Reached): few runs cannot give one (two a side give 67 % at
+// (Shift.Reached): few runs cannot give one (two a side give 66.7 % at
 // most), and such an interval is labelled with its own level (CILabel)
 // and the runs that would reach the level (TooFew, MinRunsPerSide).
 // Several metrics judged at once are Holm-corrected (Holm).

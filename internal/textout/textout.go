@@ -60,11 +60,8 @@ func (w *Writer) WriteString(s string) (int, error) {
 // Err returns the first error a write met, nil when all went out.
 func (w *Writer) Err() error { return w.err }
 
-// Unwrap returns the writer w wraps (a terminal check, or a child
-// process's stdout, wants the file itself).
-func (w *Writer) Unwrap() io.Writer { return w.w }
-
-// Underlying returns the writer under any Writers wrapping out.
+// Underlying returns the writer under any Writers wrapping out: a
+// terminal check, or a child process's stdout, wants the file itself.
 func Underlying(out io.Writer) io.Writer {
 	for {
 		lw, ok := out.(*Writer)

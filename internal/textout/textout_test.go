@@ -43,7 +43,7 @@ func TestLatch(t *testing.T) {
 		t.Errorf("a write after the failure: %v", err)
 	}
 	// A renderer calling another shares the latch.
-	if New(w) != w || Underlying(New(w)) != io.Writer(dst) || w.Unwrap() != io.Writer(dst) {
+	if New(w) != w || Underlying(New(w)) != io.Writer(dst) || Underlying(&Writer{w: w}) != io.Writer(dst) {
 		t.Error("New of a Writer is not that Writer")
 	}
 	var ok bytes.Buffer

@@ -8,14 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/osthread"
 	"github.com/interlink/interlink/internal/wire"
 )
@@ -225,11 +224,9 @@ func LinkRate(addr netip.Addr) int64 {
 				if err != nil {
 					return 0
 				}
-				mbit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-				if err != nil || mbit <= 0 {
-					return 0
-				}
-				return mbit * 1e6
+				// Not the number as read: 3.10 prints an unknown speed
+				// as 4294967295.
+				return inventory.ParseSpeed(string(b))
 			}
 		}
 	}
