@@ -36,7 +36,7 @@ func abSection(r *ab.Result) section {
 	}
 	s.list(warn)
 	if len(r.Stats) > 0 {
-		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %[1]s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference (or too few runs to reach %[1]s: such a bar is a narrower interval, labelled with its level).", pctText(r.Confidence)),
+		s.chart(fmt.Sprintf("B against A per metric: the dot is the estimate, the bar its %[1]s confidence interval (ratio B/A - 1 where the values are positive, otherwise the shift); green B better, red B worse, grey no detectable difference (or too few runs to reach %[1]s: such a bar is a narrower interval, labelled with its level).", stats.Pct(r.Confidence)),
 			forest(r))
 	}
 	for _, st := range r.Stats {
@@ -63,7 +63,7 @@ func abIntro(s *section, r *ab.Result) {
 		}
 	}
 	s.para("%d runs per arm after %d warm-up, %s order, %s confidence; %d measured runs.",
-		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), pctText(r.Confidence), made)
+		r.RunsPerArm, r.Warmup, strings.ToUpper(string(r.Order)), stats.Pct(r.Confidence), made)
 	t := &table{Head: []string{"arm", "command", "prepare"}}
 	for _, a := range []ab.Arm{r.A, r.B} {
 		t.Rows = append(t.Rows, row(a.Name, a.CommandLine(), a.Prepare))
@@ -74,7 +74,7 @@ func abIntro(s *section, r *ab.Result) {
 		if r.PrimaryFrom == "expect" {
 			why = "named by an expectation"
 		}
-		s.para("The question: %s (%s), judged at %s.", strings.Join(r.Primary, ", "), why, pctText(r.Confidence))
+		s.para("The question: %s (%s), judged at %s.", strings.Join(r.Primary, ", "), why, stats.Pct(r.Confidence))
 		if r.HolmFamily > 0 {
 			s.para("The other metrics are secondary, Holm-corrected across %d: one counts as different only when its Holm-adjusted p is at most %.3g, which keeps the chance of any false difference among them at most %.3g %%.",
 				r.HolmFamily, 1-r.Confidence, (1-r.Confidence)*100)
@@ -130,8 +130,6 @@ func abMetric(s *section, r *ab.Result, st ab.MetricStats) {
 	}
 	s.list(notes)
 }
-
-func pctText(c float64) string { return fmt.Sprintf("%g %%", c*100) }
 
 // strip plots one metric's value of every run against its position in
 // the run order, coloured by arm, with each arm's median.
