@@ -39,6 +39,24 @@ func Respond(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Si
 	})
 }
 
+// blocksEnd is what both ends of a blocks run share in their loops.
+type blocksEnd struct {
+	spec    Spec
+	opt     Options
+	pc      batchConn
+	st      *BlockStats
+	off     int // bytes of the guard's header before ours
+	nchunks int // datagrams per block
+}
+
+// newBlocksEnd is the end of spec on pc, counting into st, and each chunk's
+// datagram size.
+func newBlocksEnd(spec Spec, pc batchConn, st *BlockStats, opt Options) (blocksEnd, []int) {
+	off := opt.overhead()
+	nchunks, sizes := chunking(spec.Block, off)
+	return blocksEnd{spec: spec, opt: opt, pc: pc, st: st, off: off, nchunks: nchunks}, sizes
+}
+
 type blockSlot struct {
 	seq  uint64
 	sent time.Time

@@ -15,25 +15,20 @@ import (
 // (per batch of datagrams, never per block), so splitting the loop adds
 // no call or allocation per block.
 type requester struct {
-	spec    Spec
-	opt     Options
-	pc      batchConn
-	st      *BlockStats
-	off     int    // bytes of the guard's header before ours
-	nchunks int    // datagrams per block
-	full    uint64 // bitmap of a block's chunks, all received
-	slots   []blockSlot
-	gens    []uint64 // per slot: requests issued from it (sequence numbers)
-	reqs    []ipv4.Message
-	resp    []ipv4.Message
-	hist    *hdrhistogram.Histogram // the run's round trips
-	ivHist  *hdrhistogram.Histogram // the open interval's
-	pace    *pacer
-	iv      *intervals
-	in      Interval // the open interval's figures
-	start   time.Time
-	end     time.Time // no request is issued from then on
-	now     time.Time // when the last read returned
+	blocksEnd
+	full   uint64 // bitmap of a block's chunks, all received
+	slots  []blockSlot
+	gens   []uint64 // per slot: requests issued from it (sequence numbers)
+	reqs   []ipv4.Message
+	resp   []ipv4.Message
+	hist   *hdrhistogram.Histogram // the run's round trips
+	ivHist *hdrhistogram.Histogram // the open interval's
+	pace   *pacer
+	iv     *intervals
+	in     Interval // the open interval's figures
+	start  time.Time
+	end    time.Time // no request is issued from then on
+	now    time.Time // when the last read returned
 	// deadline is the read deadline last set on pc.
 	deadline time.Time
 }
@@ -86,12 +81,12 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 // newRequester lays out the requester's slots and message buffers for
 // spec and starts the clock.
 func newRequester(spec Spec, pc batchConn, st *BlockStats, opt Options) (*requester, error) {
-	off := opt.overhead()
-	nchunks, sizes := chunking(spec.Block, off)
-	if spec.Request < off+HeaderLen || sizes[len(sizes)-1] < off+HeaderLen {
-		return nil, errorf("blocks: request %d and block %d must hold the %d bytes of headers", spec.Request, spec.Block, off+HeaderLen)
+	e, sizes := newBlocksEnd(spec, pc, st, opt)
+	if spec.Request < e.off+HeaderLen || sizes[len(sizes)-1] < e.off+HeaderLen {
+		return nil, errorf("blocks: request %d and block %d must hold the %d bytes of headers", spec.Request, spec.Block, e.off+HeaderLen)
 	}
-	r := &requester{spec: spec, opt: opt, pc: pc, st: st, off: off, nchunks: nchunks,
+	nchunks := e.nchunks
+	r := &requester{blocksEnd: e,
 		full:  uint64(1)<<nchunks - 1,
 		slots: make([]blockSlot, spec.Outstanding),
 		gens:  make([]uint64, spec.Outstanding),

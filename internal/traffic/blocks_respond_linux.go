@@ -13,12 +13,7 @@ import (
 // thread. As the requester's, its methods are called per batch of
 // datagrams, never per block.
 type responder struct {
-	spec    Spec
-	opt     Options
-	pc      batchConn
-	st      *BlockStats
-	off     int   // bytes of the guard's header before ours
-	nchunks int   // datagrams per block
+	blocksEnd
 	sizes   []int // each chunk's datagram size
 	reqs    []ipv4.Message
 	out     []ipv4.Message // the responses waiting to be written: out[:k]
@@ -71,9 +66,8 @@ func respondOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 // newResponder lays out the responder's message buffers for spec; until
 // the first request it waits startupTimeout.
 func newResponder(spec Spec, pc batchConn, st *BlockStats, opt Options) *responder {
-	off := opt.overhead()
-	nchunks, sizes := chunking(spec.Block, off)
-	r := &responder{spec: spec, opt: opt, pc: pc, st: st, off: off, nchunks: nchunks, sizes: sizes,
+	e, sizes := newBlocksEnd(spec, pc, st, opt)
+	r := &responder{blocksEnd: e, sizes: sizes,
 		// At most spec.Outstanding requests can be waiting (see blocksRequest).
 		reqs: make([]ipv4.Message, min(maxBatch, spec.Outstanding)),
 		out:  make([]ipv4.Message, max(batchFor(sizes[0]), 1)),
@@ -86,7 +80,7 @@ func newResponder(spec Spec, pc batchConn, st *BlockStats, opt Options) *respond
 		r.bufs[i] = make([]byte, sizes[0])
 		r.out[i].Buffers = [][]byte{r.bufs[i]}
 	}
-	st.Chunks = nchunks
+	st.Chunks = e.nchunks
 	r.now = time.Now()
 	r.hardEnd = r.now.Add(startupTimeout)
 	r.deadline = r.hardEnd
