@@ -19,7 +19,7 @@ import (
 // and no loss; the silence is reported as truncated datagrams, not loss.
 func TestLabUDPGSOFallback(t *testing.T) {
 	l := upPair(t, "t5-gso9000", 9000, "")
-	spec := Spec{Mode: ModeUDP, Duration: time.Second, RateSet: true, Len: 8 << 10}
+	spec := Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 8 << 10}
 	run := func(what string) Flow {
 		f := runLab(t, context.Background(), spec, place(t, l, "node1"), place(t, l, "node2"))
 		s := f.Summary

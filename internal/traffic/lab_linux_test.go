@@ -98,7 +98,7 @@ func TestLabBlocksFragments(t *testing.T) {
 		want float64
 	}{{1500, 6}, {9000, 1}} {
 		l := upPair(t, fmt.Sprintf("t5-frag%d", c.mtu), c.mtu, "")
-		f := runLab(t, context.Background(), Spec{Mode: ModeBlocks, Duration: time.Second, Block: 8 << 10, Outstanding: 4},
+		f := runLab(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: 8 << 10, Outstanding: 4},
 			place(t, l, "node1"), place(t, l, "node2"))
 		s := f.Summary
 		t.Logf("MTU %d: %.0f blocks/s, %.2f fragments/block, %.2f packets/block, p50 %v, reasm %d/%d, client %.1f us/block",
@@ -183,7 +183,7 @@ func qdiscDrops(t *testing.T, l *lab.Lab, node, link string) int64 {
 // is the network's) and on the sender's own link (its own queue), and checks
 // the reported loss against what the receiver counted and the qdisc dropped.
 func TestLabShapedLoss(t *testing.T) {
-	spec := Spec{Mode: ModeUDP, Duration: 1500 * time.Millisecond, RateBitsPerSec: 200e6, Len: 8 << 10}
+	spec := Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 200e6, Len: 8 << 10}
 	check := func(f Flow, drops int64, place string) {
 		s := f.Summary
 		t.Logf("%s: sent %d, received %d, lost %d (%.1f %%), places %+v, qdisc drops %d",
@@ -288,7 +288,7 @@ func TestLabThroughAgent(t *testing.T) {
 	n1, _ := l.Node("node1")
 	n2, _ := l.Node("node2")
 	addr := startLabAgent(t, n2, 7471, "")
-	res := remote(t, n1, addr, Spec{Mode: ModeBlocks, Duration: time.Second})
+	res := remote(t, n1, addr, Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond})
 	s := res.Flows[0].Summary
 	t.Logf("through the agent at MTU 1500: %.0f blocks/s, p50 %v, %.2f fragments/block, agent cpu %.1f us/block",
 		s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.ServerCost.CPUNsPerMsg/1e3)
@@ -322,44 +322,42 @@ func TestLabAgentLimits(t *testing.T) {
 	if len(res.LimitedBy) != 1 || res.LimitedBy[0].Limit != LimitAgentRate || !s.RTTPaced || s.BitsPerSec > 55e6 {
 		t.Errorf("blocks above the agent's cap: %.1f Mbit/s, limited by %+v, rtt paced %v", s.BitsPerSec/1e6, res.LimitedBy, s.RTTPaced)
 	}
+	// A whole second: a sender under the cap may still wait a few ms for
+	// the bucket (after a late turn, its pacer's catch-up), and the run
+	// counts as limited past 1 % of it (rateHeldShare).
 	res = remote(t, n1, capped, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 20e6, Reverse: true})
 	if len(res.LimitedBy) != 0 || res.Flows[0].Summary.Lost != 0 {
 		t.Errorf("reverse udp at 20 Mbit/s under a 50 Mbit/s cap: limited by %+v, lost %d", res.LimitedBy, res.Flows[0].Summary.Lost)
 	}
 
-	// Alternating runs, best of three each: the machine is shared, and a
-	// run that lost the CPU to something else says nothing about the path.
+	// One run at each MTU: the figures that hold are per run (no limit,
+	// no loss, the largest packet, fragments per block); the rates and
+	// round trips are logged, not held (see below), so there is no best of
+	// several runs to take.
 	var perSec, frags [2]float64
-	p50 := [2]time.Duration{time.Hour, time.Hour}
-	addrs := make([]string, 2)
+	var p50 [2]time.Duration
 	for i, l := range []*lab.Lab{small, jumbo} {
-		addrs[i] = startLabAgent(t, testlab.Node(t, l, "node2"), 7472, "")
-	}
-	for round := 0; round < 3; round++ {
-		for i, l := range []*lab.Lab{small, jumbo} {
-			res := remote(t, testlab.Node(t, l, "node1"), addrs[i], Spec{Mode: ModeBlocks, Duration: time.Second, Block: 8 << 10})
-			s := res.Flows[0].Summary
-			perSec[i] = max(perSec[i], s.PerSec)
-			p50[i] = min(p50[i], time.Duration(s.RTT.P50))
-			frags[i] = s.FragmentsPerMessage
-			t.Logf("default agent, MTU %d: %.0f blocks/s, p50 %v, %.1f fragments/block, largest packet %d (proven %v), limited by %+v",
-				s.MTU, s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.LargestPacket, s.MTUProven, res.LimitedBy)
-			// A block's first fragment fills 1500; an unfragmented 8 KiB
-			// block (8220 bytes with headers) does not prove 9000.
-			wantLargest := map[int]int{1500: 1500, 9000: 8220}[s.MTU]
-			if len(res.LimitedBy) != 0 || s.RTTPaced || s.Lost != 0 || res.Verdict != VerdictOK || s.LargestPacket != wantLargest || s.MTUProven != (s.MTU == 1500) {
-				t.Errorf("default agent at MTU %d: verdict %s, limited by %+v, lost %d, largest packet %d", s.MTU, res.Verdict, res.LimitedBy, s.Lost, s.LargestPacket)
-			}
+		addr := startLabAgent(t, testlab.Node(t, l, "node2"), 7472, "")
+		res := remote(t, testlab.Node(t, l, "node1"), addr, Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: 8 << 10})
+		s := res.Flows[0].Summary
+		perSec[i], p50[i], frags[i] = s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage
+		t.Logf("default agent, MTU %d: %.0f blocks/s, p50 %v, %.1f fragments/block, largest packet %d (proven %v), limited by %+v",
+			s.MTU, s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage, s.LargestPacket, s.MTUProven, res.LimitedBy)
+		// A block's first fragment fills 1500; an unfragmented 8 KiB
+		// block (8220 bytes with headers) does not prove 9000.
+		wantLargest := map[int]int{1500: 1500, 9000: 8220}[s.MTU]
+		if len(res.LimitedBy) != 0 || s.RTTPaced || s.Lost != 0 || res.Verdict != VerdictOK || s.LargestPacket != wantLargest || s.MTUProven != (s.MTU == 1500) {
+			t.Errorf("default agent at MTU %d: verdict %s, limited by %+v, lost %d, largest packet %d", s.MTU, res.Verdict, res.LimitedBy, s.Lost, s.LargestPacket)
 		}
 	}
 	// The goal (issue 10) is 1.2x the blocks/s; on this shared 2-core
-	// machine the best of three has measured 1.02x (under a full test run
-	// in parallel) to 1.48x, so a timing ratio here fails on load, not on
-	// the path. The path's effect is held where it is deterministic: an
+	// machine the best of three runs has measured 1.02x (under a full test
+	// run in parallel) to 1.48x, so a timing ratio here fails on load, not
+	// on the path. The path's effect is held where it is deterministic: an
 	// 8 KiB block crosses MTU 1500 as 6 fragments and MTU 9000 as one
 	// packet (checked per run above and here); the rates and round trips are
 	// logged, and `make bench` measures them against sockperf and iperf3.
-	t.Logf("best of 3: %.0f/s at 9000, %.0f/s at 1500 (%.2fx); p50 %v and %v (%.2fx)",
+	t.Logf("one run each: %.0f/s at 9000, %.0f/s at 1500 (%.2fx); p50 %v and %v (%.2fx)",
 		perSec[1], perSec[0], perSec[1]/perSec[0], p50[1], p50[0], float64(p50[0])/float64(p50[1]))
 	if frags[0] != 6 || frags[1] != 1 {
 		t.Errorf("8 KiB blocks: %.1f fragments per block at 1500, %.1f at 9000; want 6 and 1", frags[0], frags[1])
@@ -380,9 +378,9 @@ func TestLabBlackhole(t *testing.T) {
 	addr := startLabAgent(t, testlab.Node(t, l, "node2"), 7471, "")
 	n1 := testlab.Node(t, l, "node1")
 	for _, spec := range []Spec{
-		{Mode: ModeTCP, Duration: 2 * time.Second},
-		{Mode: ModeBlocks, Duration: time.Second},
-		{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 100e6},
+		{Mode: ModeTCP, Duration: time.Second},
+		{Mode: ModeBlocks, Duration: 500 * time.Millisecond},
+		{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateBitsPerSec: 100e6},
 	} {
 		t0 := time.Now()
 		res := remote(t, n1, addr, spec)
@@ -401,7 +399,7 @@ func TestLabBlackhole(t *testing.T) {
 	}
 	// Packets that fit node2's port cross: 1400-byte datagrams arrive, but
 	// 9000 is still not proven by them.
-	res := remote(t, n1, addr, Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: 20e6, Len: 1400})
+	res := remote(t, n1, addr, Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateBitsPerSec: 20e6, Len: 1400})
 	if s := res.Flows[0].Summary; res.Verdict != VerdictOK || s.MTUProven || s.LargestPacket != 1428 || s.Lost != 0 {
 		t.Errorf("small datagrams over the blackhole: verdict %s %+v, largest packet %d, proven %v", res.Verdict, res.Problems, s.LargestPacket, s.MTUProven)
 	}

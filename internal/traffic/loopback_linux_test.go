@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -30,8 +31,13 @@ func runLo(t *testing.T, ctx context.Context, spec Spec) *Result {
 	return res
 }
 
+// The loopback tests that assert no rate or timing threshold run in
+// parallel (after the serial ones): each waits out its run's duration.
+
+// TestLoopbackTCP is serial: a TCP end's intervals are cut by a goroutine
+// that needs a P, which the hot threads of parallel runs hold.
 func TestLoopbackTCP(t *testing.T) {
-	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: time.Second, Interval: 250 * time.Millisecond, Parallel: 2})
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 600 * time.Millisecond, Interval: 150 * time.Millisecond, Parallel: 2})
 	f := res.Flows[0]
 	s := f.Summary
 	t.Logf("tcp: %.2f Gbit/s, retrans %d, client %+v", s.BitsPerSec/1e9, s.Retransmits, f.Client.CPU)
@@ -50,12 +56,15 @@ func TestLoopbackTCP(t *testing.T) {
 }
 
 func TestLoopbackTCPBidir(t *testing.T) {
-	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 500 * time.Millisecond, Bidir: true})
+	t.Parallel()
+	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 200 * time.Millisecond, Bidir: true})
 	if len(res.Flows) != 2 || res.Flows[1].Direction != Reverse || res.Flows[1].Server.Role != RoleSender || res.Flows[1].Summary.Bytes == 0 {
 		t.Fatalf("flows = %+v", res.Flows)
 	}
 }
 
+// TestLoopbackUDPPaced holds the pacer's rate: serial and a whole second,
+// so that a scheduling delay weighs less.
 func TestLoopbackUDPPaced(t *testing.T) {
 	const rate = 100e6
 	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400})
@@ -80,7 +89,8 @@ func TestLoopbackUDPPaced(t *testing.T) {
 }
 
 func TestLoopbackUDPReverse(t *testing.T) {
-	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateBitsPerSec: 10e6, Reverse: true})
+	t.Parallel()
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, RateBitsPerSec: 10e6, Reverse: true})
 	f := res.Flows[0]
 	if f.Direction != Reverse || f.Server.Role != RoleSender || f.Client.UDP.Received == 0 {
 		t.Fatalf("reverse flow = %+v / %+v", f.Client, f.Server)
@@ -88,10 +98,11 @@ func TestLoopbackUDPReverse(t *testing.T) {
 }
 
 func TestLoopbackBlocks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		block, outstanding, chunks int
 	}{{8 << 10, 1, 1}, {8 << 10, 8, 1}, {1 << 20, 2, 17}} {
-		res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: tc.block, Outstanding: tc.outstanding})
+		res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 200 * time.Millisecond, Block: tc.block, Outstanding: tc.outstanding})
 		f := res.Flows[0]
 		s := f.Summary
 		if s.RTT == nil || s.Messages == 0 {
@@ -113,17 +124,40 @@ func TestLoopbackBlocks(t *testing.T) {
 	}
 }
 
+// TestLoopbackCancel cancels a run of each mode after 400 ms, the three at
+// once: each waits for its cancel.
 func TestLoopbackCancel(t *testing.T) {
-	for _, mode := range []Mode{ModeTCP, ModeUDP, ModeBlocks} {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(400*time.Millisecond, cancel)
-		t0 := time.Now()
-		res := runLo(t, ctx, Spec{Mode: mode, Duration: 30 * time.Second, RateBitsPerSec: 50e6, Interval: 100 * time.Millisecond})
-		took := time.Since(t0)
-		cancel()
-		f := res.Flows[0]
-		if took > 3*time.Second {
-			t.Errorf("%s: cancel took %v", mode, took)
+	t.Parallel()
+	modes := []Mode{ModeTCP, ModeUDP, ModeBlocks}
+	type run struct {
+		res  *Result
+		err  error
+		took time.Duration
+	}
+	runs := make([]run, len(modes))
+	var wg sync.WaitGroup
+	for i, mode := range modes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			time.AfterFunc(400*time.Millisecond, cancel)
+			t0 := time.Now()
+			runs[i].res, runs[i].err = RunLocal(ctx, Spec{Mode: mode, Duration: 30 * time.Second, RateBitsPerSec: 50e6, Interval: 100 * time.Millisecond}, lo, lo, nil)
+			runs[i].took = time.Since(t0)
+		}()
+	}
+	wg.Wait()
+	for i, mode := range modes {
+		r := runs[i]
+		if r.err != nil {
+			t.Errorf("%s: %v", mode, r.err)
+			continue
+		}
+		f := r.res.Flows[0]
+		if r.took > 3*time.Second {
+			t.Errorf("%s: cancel took %v", mode, r.took)
 		}
 		if f.Client.Error != "cancelled" || f.Client.Bytes == 0 || len(f.Client.Intervals) < 2 {
 			t.Errorf("%s: after cancel: error %q, %d bytes, %d intervals", mode, f.Client.Error, f.Client.Bytes, len(f.Client.Intervals))
@@ -132,18 +166,20 @@ func TestLoopbackCancel(t *testing.T) {
 }
 
 func TestLoopbackPinned(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: a failed side waits for its peer's startup timeout (5 s)")
-	}
+	t.Parallel()
 	c0, c1 := 0, runtime.NumCPU()-1
 	res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond, CPU: &c0, PeerCPU: &c1})
 	f := res.Flows[0]
 	if f.Client.CPU.Pinned == nil || *f.Client.CPU.Pinned != c0 || f.Server.CPU.Pinned == nil || *f.Server.CPU.Pinned != c1 || f.Summary.Messages == 0 {
 		t.Errorf("pinned run: client %+v server %+v, %d blocks", f.Client.CPU, f.Server.CPU, f.Summary.Messages)
 	}
-	// A CPU this machine does not have is an error the side reports.
+	// A CPU this machine does not have is an error the side reports. Its
+	// peer would wait its startup timeout (5 s) for the first datagram:
+	// the run is cancelled long before that.
 	bad := 1000
-	res, err := RunLocal(context.Background(), Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, CPU: &bad}, lo, lo, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := RunLocal(ctx, Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, CPU: &bad}, lo, lo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +189,8 @@ func TestLoopbackPinned(t *testing.T) {
 }
 
 func TestLoopbackUDPUnpacedGSO(t *testing.T) {
-	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 64})
+	t.Parallel()
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 200 * time.Millisecond, RateSet: true, Len: 64})
 	f := res.Flows[0]
 	s := f.Summary
 	t.Logf("64 B unpaced: %.0f datagrams/s sent %d lost %d gso %d", s.PerSec, s.Sent, s.Lost, f.Client.UDP.GSO)

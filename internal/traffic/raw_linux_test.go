@@ -6,7 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,42 +135,57 @@ func TestRawSlotsExhausted(t *testing.T) {
 
 // A raw loop holds its P while it sleeps in the kernel: garbage
 // collections and the rest of the process must still go on (the runtime's
-// preemption signal ends the read with EINTR).
+// preemption signal ends the read with EINTR). The blocks run goes on
+// until 20 collections, started once the requester's loop runs (its first
+// interval closed), are done; a hang is the 10 s timeout.
 func TestRawLoopLetsProcessRun(t *testing.T) {
 	if cap(rawSlots) == 0 {
 		t.Skip("GOMAXPROCS 1: no raw loops")
 	}
+	const want = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var gcs, worst atomic.Int64
+	var gcs int
+	var worst time.Duration
+	running := make(chan struct{})
+	var once sync.Once
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for ctx.Err() == nil {
+		defer cancel()
+		select {
+		case <-running:
+		case <-ctx.Done():
+			return
+		}
+		for ; gcs < want && ctx.Err() == nil; gcs++ {
 			t0 := time.Now()
 			runtime.GC()
-			if d := int64(time.Since(t0)); d > worst.Load() {
-				worst.Store(d)
-			}
-			gcs.Add(1)
+			worst = max(worst, time.Since(t0))
 			time.Sleep(10 * time.Millisecond)
-			if gcs.Load() >= 50 {
-				return
-			}
 		}
 	}()
-	res := runLo(t, ctx, Spec{Mode: ModeBlocks, Duration: time.Second, Block: 8 << 10, Outstanding: 1})
+	spec := Spec{Mode: ModeBlocks, Duration: time.Minute, Interval: 100 * time.Millisecond, Block: 8 << 10, Outstanding: 1}
+	res, err := RunLocal(ctx, spec, lo, lo, func(_ Direction, r Role, _ Interval) {
+		if r == RoleRequester {
+			once.Do(func() { close(running) })
+		}
+	})
+	cancel() // a run that ended by itself stops the collections
 	<-done
-	w := time.Duration(worst.Load())
-	t.Logf("%d collections during a blocks run, the slowest %v; %d blocks", gcs.Load(), w, res.Flows[0].Summary.Messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Flows[0]
+	t.Logf("%d collections during a blocks run, the slowest %v; %d blocks, client %q", gcs, worst, f.Summary.Messages, f.Client.Error)
 	// A hang, not a figure: on this 2-core machine under load the slowest
 	// collection took up to 140 ms with a raw loop and 60 ms without one
 	// (both ends of the run share the two CPUs with the collector); an
 	// idle raw loop delays a collection by 1 to 4 ms (EINTR).
-	if gcs.Load() < 20 || w > time.Second {
-		t.Errorf("%d collections, the slowest %v: the raw loops held the runtime up", gcs.Load(), w)
+	if gcs < want || worst > time.Second {
+		t.Errorf("%d collections, the slowest %v: the raw loops held the runtime up", gcs, worst)
 	}
-	if res.Flows[0].Summary.Messages == 0 {
-		t.Error("no blocks completed")
+	if f.Summary.Messages == 0 || f.Client.Error != "cancelled" {
+		t.Errorf("%d blocks completed, client error %q (want cancelled once the collections were done)", f.Summary.Messages, f.Client.Error)
 	}
 }

@@ -45,7 +45,7 @@ func TestRawTCPEnd(t *testing.T) {
 		t.Error("the conn still writes after openTCPEnd took it over")
 	}
 	ctx := context.Background()
-	end := time.Now().Add(300 * time.Millisecond)
+	end := time.Now().Add(100 * time.Millisecond)
 	var sent, got, started atomic.Int64
 	done := make(chan error, 1)
 	go func() { done <- recv.read(ctx, end.Add(5*time.Second), &got, &started) }()

@@ -16,7 +16,7 @@ import (
 // "min n/a" in text, never "min 0.0 us"; the base figures (rtt, mss) are
 // there. The same run with the full length has the minimum.
 func TestLoopbackTCPInfoByKernelLength(t *testing.T) {
-	spec := Spec{Mode: ModeTCP, Duration: 300 * time.Millisecond}
+	spec := Spec{Mode: ModeTCP, Duration: 150 * time.Millisecond}
 	for _, c := range []struct {
 		length int
 		minRTT bool

@@ -182,7 +182,7 @@ func TestGSOProbe(t *testing.T) {
 // datagrams add a little to the sender's packets per datagram.)
 func TestLoopbackUDPGSOAbsent(t *testing.T) {
 	forceGSO(t, absentGSO)
-	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 1400})
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateSet: true, Len: 1400})
 	f := res.Flows[0]
 	s := f.Summary
 	t.Logf("1400 B unpaced without GSO: %.0f datagrams/s, sent %d lost %d, %q", s.PerSec, s.Sent, s.Lost, f.Client.UDP.NoGSO)
@@ -200,7 +200,7 @@ func TestLoopbackUDPGSOAbsent(t *testing.T) {
 // blamed on anything.
 func TestLoopbackUDPOldKernelSilence(t *testing.T) {
 	oldKernelSilence(t)
-	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateSet: true, Len: 1400})
+	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateSet: true, Len: 1400})
 	s := res.Flows[0].Summary
 	t.Logf("old kernel's silence: sent %d, delivered %d, truncated %d holding %d, lost %d (%.1f %%), problems %+v", s.Sent, s.Messages, s.Truncated, s.Joined, s.Lost, s.LossPercent, res.Problems)
 	// A buffer the flow window cut to one datagram leaves as just that.
