@@ -35,7 +35,9 @@ func TestTCPStateWithoutBytesAcked(t *testing.T) {
 	tcp.SetWriteBuffer(16 << 10)
 	l := &link{tcp: tcp}
 	w := countConn{tcp, l}
-	tcp.SetWriteDeadline(time.Now().Add(time.Second))
+	// Loopback fills the peer's window within the first writes; the
+	// deadline only ends the last, blocked one.
+	tcp.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
 	buf := make([]byte, 64<<10)
 	for i := 0; i < 1000; i++ {
 		if _, err := w.Write(buf); err != nil {
@@ -74,7 +76,9 @@ func TestTCPStateWithoutBytesAcked(t *testing.T) {
 func TestStallWithoutBytesAcked(t *testing.T) {
 	defer tcpinfo.LimitLength(tcpinfo.BaseLen)()
 	srv := newSSHServer(t)
-	n := &node{link: dialTest(t, srv), stall: time.Second, res: &NodeResult{}}
+	// Half a second: the copy fills the buffers in milliseconds. Not
+	// parallel: LimitLength acts on the whole process.
+	n := &node{link: dialTest(t, srv), stall: 500 * time.Millisecond, res: &NodeResult{}}
 	payload := make([]byte, 8<<20)
 	_, err := n.must(context.Background(), "copy binary", "stall", payload)
 	var se *stallError
