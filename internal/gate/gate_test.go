@@ -74,6 +74,17 @@ func eachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 	}
 }
 
+// eachEngineParallel runs f with each engine at once, in parallel with
+// the package's other parallel tests: for tests that spend their time
+// waiting on the gate's timers (each has its own gate, upstream and
+// metrics), never for one that measures a rate.
+func eachEngineParallel(t *testing.T, f func(t *testing.T, engine string)) {
+	t.Parallel()
+	for _, e := range engines {
+		t.Run(e, func(t *testing.T) { t.Parallel(); f(t, e) })
+	}
+}
+
 func startGate(t *testing.T, engine string, r Route) (*Gate, string) {
 	t.Helper()
 	r.Listen = "127.0.0.1:0"
@@ -197,7 +208,7 @@ func TestFairAcrossSources(t *testing.T) {
 }
 
 func TestAbandonedNeverDialled(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		u := newUpstream(t)
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 2, Burst: 1}})
 		first := dialFrom(t, "127.0.0.1", addr) // takes the one token
