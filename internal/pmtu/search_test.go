@@ -91,6 +91,7 @@ func TestSearch(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case its own fake path; the unreachable one waits out the first window
 			r, err := Run(context.Background(), c.f, c.opt)
 			if err != nil {
 				t.Fatal(err)
@@ -125,10 +126,16 @@ func TestSearchSlowFirstAnswer(t *testing.T) {
 	if r.Verdict != OK || r.PathMTU != 9000 || r.Lost == 0 {
 		t.Fatalf("got %s %d, %d lost: %+v", r.Verdict, r.PathMTU, r.Lost, r)
 	}
-	// Truly dead: the patient round waits MaxTimeout once more, then says so.
-	f = newFake(9000, 9000)
+}
+
+// A truly dead path: the patient round waits MaxTimeout once more, then
+// says so. Parallel: it waits, and times nothing (TestSearchSlowFirstAnswer,
+// which depends on when its answers come, is not).
+func TestSearchDeadAfterPatientRound(t *testing.T) {
+	t.Parallel()
+	f := newFake(9000, 9000)
 	f.dead = true
-	r, _ = Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
+	r, _ := Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
 	if r.Verdict != Unreachable || r.Probes != 3*3+3 {
 		t.Fatalf("dead path: %s after %d probes: %+v", r.Verdict, r.Probes, r)
 	}
@@ -155,9 +162,12 @@ func TestSpread(t *testing.T) {
 // the fake path's delay, one sample per answered probe, and nothing when
 // no probe came back (so JSON omits it).
 func TestSearchRTT(t *testing.T) {
+	t.Parallel() // bound by the search's waits; no upper bound on a round trip
 	f := newFake(9000, 4000)
 	f.delay = 3 * time.Millisecond
-	r, err := Run(context.Background(), f, Options{MinTimeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
+	// Each round that finds a size too big waits one timeout (30 ms, ten
+	// times the path's round trip).
+	r, err := Run(context.Background(), f, Options{MinTimeout: 30 * time.Millisecond, MaxTimeout: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
