@@ -174,9 +174,10 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 	}
 }
 
-// waitStuck waits until l's send queue holds data and stops changing: a
-// write on it is blocked.
-func waitStuck(t *testing.T, l *link) {
+// waitStuck waits until l's send queue holds data and its state stops
+// changing (the last ACKs arrived; a write on it is blocked), and returns
+// that state.
+func waitStuck(t *testing.T, l *link) tcpState {
 	t.Helper()
 	var last tcpState
 	for i := 0; i < 250; i++ {
@@ -186,11 +187,12 @@ func waitStuck(t *testing.T, l *link) {
 			t.Fatal("no tcp state")
 		}
 		if st.Queued > 0 && st == last {
-			return
+			return st
 		}
 		last = st
 	}
 	t.Fatalf("the link's send queue kept changing for 5s: %+v", last)
+	return last
 }
 
 // A run whose ctx ends while its stdin is stuck returns at once, with the

@@ -44,19 +44,7 @@ func TestTCPStateWithoutBytesAcked(t *testing.T) {
 			break
 		}
 	}
-	// Let the last ACKs arrive: the state stops changing.
-	var full tcpState
-	for i := 0; i < 100; i++ {
-		time.Sleep(20 * time.Millisecond)
-		st, ok := readTCPState(l)
-		if !ok {
-			t.Fatal("no tcp state")
-		}
-		if st == full {
-			break
-		}
-		full = st
-	}
+	full := waitStuck(t, l) // the last ACKs arrived: the state stops changing
 	restore := tcpinfo.LimitLength(tcpinfo.BaseLen)
 	old, ok := readTCPState(l)
 	restore()

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -77,7 +78,7 @@ func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, erro
 // send sends one probe of each pending size; a size the local interface
 // refuses is settled at once.
 func (s *search) send(ctx context.Context, st *roundState) error {
-	for _, size := range sortedKeysBool(st.pending) {
+	for _, size := range slices.Sorted(maps.Keys(st.pending)) {
 		id, err := s.p.Send(ctx, size)
 		if errors.Is(err, ErrLocalTooBig) {
 			st.res[size].local = true
@@ -144,15 +145,6 @@ func (s *search) take(st *roundState, ev Event) {
 	case EvUnreach:
 		s.unreach = fmt.Sprintf("%s reported %s", ev.From, ev.Info)
 	}
-}
-
-func sortedKeysBool(m map[int]bool) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
 }
 
 func drain(ch <-chan Event) {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/interlink/interlink/internal/latency"
@@ -229,7 +230,7 @@ func (s *search) next(round int) []int {
 
 // learn narrows the interval by a round's outcomes.
 func (s *search) learn(res map[int]*outcome) {
-	for _, size := range sortedKeys(res) {
+	for _, size := range slices.Sorted(maps.Keys(res)) {
 		if res[size].passed && size > s.lo {
 			s.lo = size
 		}
@@ -245,7 +246,7 @@ func (s *search) learn(res map[int]*outcome) {
 		}
 		s.verified = false
 	}
-	for _, size := range sortedKeys(res) {
+	for _, size := range slices.Sorted(maps.Keys(res)) {
 		o := res[size]
 		if o.passed {
 			s.lost += s.silent[size] // it failed before: that was loss
@@ -344,13 +345,4 @@ func spread(lo, hi, n int) []int {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[int]*outcome) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
 }
