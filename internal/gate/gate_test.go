@@ -76,8 +76,8 @@ func eachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 
 // eachEngineParallel runs f with each engine at once, in parallel with
 // the package's other parallel tests: for tests that spend their time
-// waiting on the gate's timers (each has its own gate, upstream and
-// metrics), never for one that measures a rate.
+// waiting on the gate's timers or on a slow reader (each has its own gate,
+// upstream and metrics), never for one that measures a rate or a delay.
 func eachEngineParallel(t *testing.T, f func(t *testing.T, engine string)) {
 	t.Parallel()
 	for _, e := range engines {

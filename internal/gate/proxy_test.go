@@ -70,7 +70,7 @@ func TestHalfClose(t *testing.T) {
 // slowly for a while so that the gate has to hold and resume, arrive
 // whole and in order.
 func TestStreamsBothWays(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		const size = 8 << 20
 		data := make([]byte, size)
 		rng := rand.New(rand.NewPCG(3, 4))
