@@ -79,6 +79,9 @@ func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, erro
 // refuses is settled at once.
 func (s *search) send(ctx context.Context, st *roundState) error {
 	for _, size := range slices.Sorted(maps.Keys(st.pending)) {
+		// Timed from before the send: taken after it, a sender descheduled
+		// between the two (a loaded machine) times its answer from too late.
+		at := time.Now()
 		id, err := s.p.Send(ctx, size)
 		if errors.Is(err, ErrLocalTooBig) {
 			st.res[size].local = true
@@ -91,7 +94,7 @@ func (s *search) send(ctx context.Context, st *roundState) error {
 		s.probes++
 		st.res[size].sent++
 		st.ids[id] = size
-		st.sentAt[id] = time.Now()
+		st.sentAt[id] = at
 	}
 	return nil
 }
