@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/subtests"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -229,20 +230,16 @@ func TestPreauthRefusalsCarryReasons(t *testing.T) {
 	}
 	// The cases wait for the handshake deadline at once, each from its
 	// own loopback address (the per-address cap is not what is tested).
-	t.Run("cases", func(t *testing.T) {
-		for i, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				c := dialFrom(t, fmt.Sprintf("127.0.1.%d", i+1), addr)
-				defer c.Close()
-				tc.send(c)
-				c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				m, err := wire.Read(c)
-				r, ok := m.(*wire.Refuse)
-				if !ok || !strings.Contains(r.Reason, tc.want) {
-					t.Fatalf("got %#v %v, want a refusal with %q", m, err, tc.want)
-				}
-			})
+	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		tc := cases[i]
+		c := dialFrom(t, fmt.Sprintf("127.0.1.%d", i+1), addr)
+		defer c.Close()
+		tc.send(c)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		m, err := wire.Read(c)
+		r, ok := m.(*wire.Refuse)
+		if !ok || !strings.Contains(r.Reason, tc.want) {
+			t.Fatalf("got %#v %v, want a refusal with %q", m, err, tc.want)
 		}
 	})
 	waitFor(t, func() bool { return strings.Contains(log.String(), "no auth within 500ms") }, log)

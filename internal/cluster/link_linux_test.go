@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // sshServer is an SSH server on loopback whose connections can stop
@@ -240,50 +242,51 @@ func TestStallWatchdog(t *testing.T) {
 	// standing still is a stall here as 30 s are on a real path.
 	const stall = 500 * time.Millisecond
 
-	t.Run("moving", func(t *testing.T) {
-		t.Parallel()
-		n := &node{link: dialTest(t, srv), stall: 2 * time.Second, res: &NodeResult{}}
-		out, err := n.must(context.Background(), "copy binary", "count", payload)
-		if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(len(payload)) {
-			t.Fatalf("a copy that moves: %q, %v", out, err)
-		}
-	})
-
-	t.Run("not reading", func(t *testing.T) {
-		t.Parallel()
-		n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
-		t0 := time.Now()
-		_, err := n.must(context.Background(), "copy binary", "stall", payload)
-		var se *stallError
-		if !errors.As(err, &se) {
-			t.Fatalf("copy to a node that stopped reading: %v, want a stall", err)
-		}
-		t.Logf("cut off after %s: %v", time.Since(t0).Round(time.Millisecond), err)
-		// The server's kernel acknowledged what fits its buffer; its window
-		// then stayed closed: not a blackhole.
-		if se.Step != "copy binary" || se.Likely != LikelyNotReading || se.TotalBytes != int64(len(payload)) ||
-			se.Bytes <= 0 || se.Bytes >= se.TotalBytes || se.Idle < stall || se.To != "127.0.0.1" {
-			t.Errorf("stall %+v", se.Stall)
-		}
-		if !strings.HasPrefix(err.Error(), "copy binary: transfer stopped moving at ") {
-			t.Errorf("error %q", err)
-		}
-	})
-
-	t.Run("silent", func(t *testing.T) {
-		t.Parallel()
-		n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
-		_, err := n.mustRun(context.Background(), "fetch bundle", "silent", newTransfer("fetch bundle", nil, n.link))
-		var se *stallError
-		if !errors.As(err, &se) || se.Likely != LikelyBlackhole || se.Bytes != 0 || se.TotalBytes != 0 {
-			t.Fatalf("fetch from a node that sends nothing: %v", err)
-		}
-		if !strings.Contains(err.Error(), "likely an MTU blackhole on the management path (large segments dropped); check the path MTU to 127.0.0.1") {
-			t.Errorf("error %q", err)
-		}
-		n.fail(context.Background(), err)
-		if n.res.Status != StatusFailed || n.res.Cause != CauseStall || n.res.Stall == nil {
-			t.Errorf("node result %+v", n.res)
-		}
-	})
+	cases := []struct {
+		name string
+		f    func(t *testing.T)
+	}{
+		{"moving", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: 2 * time.Second, res: &NodeResult{}}
+			out, err := n.must(context.Background(), "copy binary", "count", payload)
+			if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(len(payload)) {
+				t.Fatalf("a copy that moves: %q, %v", out, err)
+			}
+		}},
+		{"not reading", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
+			t0 := time.Now()
+			_, err := n.must(context.Background(), "copy binary", "stall", payload)
+			var se *stallError
+			if !errors.As(err, &se) {
+				t.Fatalf("copy to a node that stopped reading: %v, want a stall", err)
+			}
+			t.Logf("cut off after %s: %v", time.Since(t0).Round(time.Millisecond), err)
+			// The server's kernel acknowledged what fits its buffer; its window
+			// then stayed closed: not a blackhole.
+			if se.Step != "copy binary" || se.Likely != LikelyNotReading || se.TotalBytes != int64(len(payload)) ||
+				se.Bytes <= 0 || se.Bytes >= se.TotalBytes || se.Idle < stall || se.To != "127.0.0.1" {
+				t.Errorf("stall %+v", se.Stall)
+			}
+			if !strings.HasPrefix(err.Error(), "copy binary: transfer stopped moving at ") {
+				t.Errorf("error %q", err)
+			}
+		}},
+		{"silent", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
+			_, err := n.mustRun(context.Background(), "fetch bundle", "silent", newTransfer("fetch bundle", nil, n.link))
+			var se *stallError
+			if !errors.As(err, &se) || se.Likely != LikelyBlackhole || se.Bytes != 0 || se.TotalBytes != 0 {
+				t.Fatalf("fetch from a node that sends nothing: %v", err)
+			}
+			if !strings.Contains(err.Error(), "likely an MTU blackhole on the management path (large segments dropped); check the path MTU to 127.0.0.1") {
+				t.Errorf("error %q", err)
+			}
+			n.fail(context.Background(), err)
+			if n.res.Status != StatusFailed || n.res.Cause != CauseStall || n.res.Stall == nil {
+				t.Errorf("node result %+v", n.res)
+			}
+		}},
+	}
+	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) { cases[i].f(t) })
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // upstream is an echo server on loopback that records when it accepted
@@ -80,9 +82,7 @@ func eachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 // upstream and metrics), never for one that measures a rate or a delay.
 func eachEngineParallel(t *testing.T, f func(t *testing.T, engine string)) {
 	t.Parallel()
-	for _, e := range engines {
-		t.Run(e, func(t *testing.T) { t.Parallel(); f(t, e) })
-	}
+	subtests.AtOnce(t, len(engines), func(i int) string { return engines[i] }, func(t *testing.T, i int) { f(t, engines[i]) })
 }
 
 func startGate(t *testing.T, engine string, r Route) (*Gate, string) {
