@@ -173,17 +173,19 @@ func TestBusyAndGarbage(t *testing.T) {
 }
 
 func TestDurationLimit(t *testing.T) {
+	t.Parallel() // waits out the limit on its own agent
 	addr, log := startAgent(t, wire.Limits{MaxDuration: 300 * time.Millisecond})
 	c, err := dial(t, addr, testToken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The agent logs the limit when it ends the session: a call after
+	// that fails.
+	waitFor(t, func() bool { return strings.Contains(log.String(), "time limit 300ms reached") }, log)
 	err = c.Call(context.Background(), "agent.info", nil, nil)
 	if err == nil {
 		t.Fatal("call after the session's time limit succeeded")
 	}
-	waitFor(t, func() bool { return strings.Contains(log.String(), "time limit 300ms reached") }, log)
 }
 
 // udpEndpointSession registers kind, whose handler opens a UDP endpoint in
@@ -221,6 +223,9 @@ func udpEndpointSession(t *testing.T, kind string, serve func(ep *UDPEndpoint)) 
 }
 
 func TestUDPEndpoint(t *testing.T) {
+	// Parallel: it waits out windows in which nothing may come back, on
+	// its own agent and request kind.
+	t.Parallel()
 	// A test kind that echoes authenticated datagrams with a header-only
 	// reply, the way a responder must: never more than it received.
 	eps := make(chan *UDPEndpoint, 1)

@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // sshServer is an SSH server on loopback whose connections can stop
@@ -143,6 +145,7 @@ func dialTest(t *testing.T, s *sshServer) *link {
 // channel's write lock, so Session.Close blocks behind it; cutting the
 // link (closing the TCP connection) unblocks both.
 func TestCutUnblocksSessionClose(t *testing.T) {
+	t.Parallel() // bound by waiting; each test has its own server and link
 	l := dialTest(t, newSSHServer(t))
 	s, err := l.NewSession()
 	if err != nil {
@@ -152,13 +155,13 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 	if err := s.Start("stall"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // the stdin copy fills the buffers and blocks in a write
+	waitStuck(t, l) // the stdin copy fills the buffers and blocks in a write
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	select {
 	case <-closed:
 		t.Fatal("Session.Close returned while a write was stuck: the test does not hold the write lock as issue 27 did")
-	case <-time.After(time.Second):
+	case <-time.After(500 * time.Millisecond): // unblocked, Close returns in microseconds
 	}
 	t0 := time.Now()
 	l.cut(errors.New("test cut"))
@@ -173,15 +176,40 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 	}
 }
 
+// waitStuck waits until l's send queue holds data and its state stops
+// changing (the last ACKs arrived; a write on it is blocked), and returns
+// that state.
+func waitStuck(t *testing.T, l *link) tcpState {
+	t.Helper()
+	var last tcpState
+	for i := 0; i < 250; i++ {
+		time.Sleep(20 * time.Millisecond)
+		st, ok := readTCPState(l)
+		if !ok {
+			t.Fatal("no tcp state")
+		}
+		if st.Queued > 0 && st == last {
+			return st
+		}
+		last = st
+	}
+	t.Fatalf("the link's send queue kept changing for 5s: %+v", last)
+	return last
+}
+
 // A run whose ctx ends while its stdin is stuck returns at once, with the
 // transfer's standstill reported with the end.
 func TestRunEndsWithCtx(t *testing.T) {
 	// note stands for stallNote (3 s) so the test need not wait 5 s: the
-	// run ends (at 2 s) well after the copy stood still for note, as a
-	// --timeout 5s would 2 s after a copy stood still for stallNote.
-	const note, after = 500 * time.Millisecond, 2 * time.Second
-	n := &node{link: dialTest(t, newSSHServer(t)), stall: time.Minute, note: note, res: &NodeResult{}}
-	end := errors.New("--timeout 2s reached")
+	// run ends (at 1 s) well after the copy stood still for note, as a
+	// --timeout 5s would 2 s after a copy stood still for stallNote. The
+	// stall timeout is past the run's end (the watchdog does not fire) and
+	// short enough that the watchdog samples the transfer every 375 ms:
+	// standing still is seen between samples. Not parallel: it times the
+	// return against the ctx's end.
+	const note, stall, after = 300 * time.Millisecond, 1500 * time.Millisecond, time.Second
+	n := &node{link: dialTest(t, newSSHServer(t)), stall: stall, note: note, res: &NodeResult{}}
+	end := errors.New("--timeout 1s reached")
 	ctx, cancel := context.WithTimeoutCause(context.Background(), after, end)
 	defer cancel()
 	t0 := time.Now()
@@ -205,45 +233,60 @@ func TestRunEndsWithCtx(t *testing.T) {
 
 // The watchdog: a copy the node stops taking, and a fetch from a node
 // that sends nothing, are each cut off after the stall timeout; a copy
-// that moves is not.
+// that moves is not. The three wait in parallel, each on its own link.
 func TestStallWatchdog(t *testing.T) {
+	t.Parallel()
 	srv := newSSHServer(t)
 	payload := make([]byte, 8<<20)
+	// Loopback fills the buffers in milliseconds; half a second of
+	// standing still is a stall here as 30 s are on a real path.
+	const stall = 500 * time.Millisecond
 
-	n := &node{link: dialTest(t, srv), stall: 2 * time.Second, res: &NodeResult{}}
-	out, err := n.must(context.Background(), "copy binary", "count", payload)
-	if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(len(payload)) {
-		t.Fatalf("a copy that moves: %q, %v", out, err)
+	cases := []struct {
+		name string
+		f    func(t *testing.T)
+	}{
+		{"moving", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: 2 * time.Second, res: &NodeResult{}}
+			out, err := n.must(context.Background(), "copy binary", "count", payload)
+			if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(len(payload)) {
+				t.Fatalf("a copy that moves: %q, %v", out, err)
+			}
+		}},
+		{"not reading", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
+			t0 := time.Now()
+			_, err := n.must(context.Background(), "copy binary", "stall", payload)
+			var se *stallError
+			if !errors.As(err, &se) {
+				t.Fatalf("copy to a node that stopped reading: %v, want a stall", err)
+			}
+			t.Logf("cut off after %s: %v", time.Since(t0).Round(time.Millisecond), err)
+			// The server's kernel acknowledged what fits its buffer; its window
+			// then stayed closed: not a blackhole.
+			if se.Step != "copy binary" || se.Likely != LikelyNotReading || se.TotalBytes != int64(len(payload)) ||
+				se.Bytes <= 0 || se.Bytes >= se.TotalBytes || se.Idle < stall || se.To != "127.0.0.1" {
+				t.Errorf("stall %+v", se.Stall)
+			}
+			if !strings.HasPrefix(err.Error(), "copy binary: transfer stopped moving at ") {
+				t.Errorf("error %q", err)
+			}
+		}},
+		{"silent", func(t *testing.T) {
+			n := &node{link: dialTest(t, srv), stall: stall, res: &NodeResult{}}
+			_, err := n.mustRun(context.Background(), "fetch bundle", "silent", newTransfer("fetch bundle", nil, n.link))
+			var se *stallError
+			if !errors.As(err, &se) || se.Likely != LikelyBlackhole || se.Bytes != 0 || se.TotalBytes != 0 {
+				t.Fatalf("fetch from a node that sends nothing: %v", err)
+			}
+			if !strings.Contains(err.Error(), "likely an MTU blackhole on the management path (large segments dropped); check the path MTU to 127.0.0.1") {
+				t.Errorf("error %q", err)
+			}
+			n.fail(context.Background(), err)
+			if n.res.Status != StatusFailed || n.res.Cause != CauseStall || n.res.Stall == nil {
+				t.Errorf("node result %+v", n.res)
+			}
+		}},
 	}
-
-	n.stall = time.Second
-	t0 := time.Now()
-	_, err = n.must(context.Background(), "copy binary", "stall", payload)
-	var se *stallError
-	if !errors.As(err, &se) {
-		t.Fatalf("copy to a node that stopped reading: %v, want a stall", err)
-	}
-	t.Logf("cut off after %s: %v", time.Since(t0).Round(time.Millisecond), err)
-	// The server's kernel acknowledged what fits its buffer; its window
-	// then stayed closed: not a blackhole.
-	if se.Step != "copy binary" || se.Likely != LikelyNotReading || se.TotalBytes != int64(len(payload)) ||
-		se.Bytes <= 0 || se.Bytes >= se.TotalBytes || se.Idle < time.Second || se.To != "127.0.0.1" {
-		t.Errorf("stall %+v", se.Stall)
-	}
-	if !strings.HasPrefix(err.Error(), "copy binary: transfer stopped moving at ") {
-		t.Errorf("error %q", err)
-	}
-
-	n = &node{link: dialTest(t, srv), stall: time.Second, res: &NodeResult{}}
-	_, err = n.mustRun(context.Background(), "fetch bundle", "silent", newTransfer("fetch bundle", nil, n.link))
-	if !errors.As(err, &se) || se.Likely != LikelyBlackhole || se.Bytes != 0 || se.TotalBytes != 0 {
-		t.Fatalf("fetch from a node that sends nothing: %v", err)
-	}
-	if !strings.Contains(err.Error(), "likely an MTU blackhole on the management path (large segments dropped); check the path MTU to 127.0.0.1") {
-		t.Errorf("error %q", err)
-	}
-	n.fail(context.Background(), err)
-	if n.res.Status != StatusFailed || n.res.Cause != CauseStall || n.res.Stall == nil {
-		t.Errorf("node result %+v", n.res)
-	}
+	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) { cases[i].f(t) })
 }

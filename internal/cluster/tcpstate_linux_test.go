@@ -35,26 +35,16 @@ func TestTCPStateWithoutBytesAcked(t *testing.T) {
 	tcp.SetWriteBuffer(16 << 10)
 	l := &link{tcp: tcp}
 	w := countConn{tcp, l}
-	tcp.SetWriteDeadline(time.Now().Add(time.Second))
+	// Loopback fills the peer's window within the first writes; the
+	// deadline only ends the last, blocked one.
+	tcp.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
 	buf := make([]byte, 64<<10)
 	for i := 0; i < 1000; i++ {
 		if _, err := w.Write(buf); err != nil {
 			break
 		}
 	}
-	// Let the last ACKs arrive: the state stops changing.
-	var full tcpState
-	for i := 0; i < 100; i++ {
-		time.Sleep(20 * time.Millisecond)
-		st, ok := readTCPState(l)
-		if !ok {
-			t.Fatal("no tcp state")
-		}
-		if st == full {
-			break
-		}
-		full = st
-	}
+	full := waitStuck(t, l) // the last ACKs arrived: the state stops changing
 	restore := tcpinfo.LimitLength(tcpinfo.BaseLen)
 	old, ok := readTCPState(l)
 	restore()
@@ -74,7 +64,9 @@ func TestTCPStateWithoutBytesAcked(t *testing.T) {
 func TestStallWithoutBytesAcked(t *testing.T) {
 	defer tcpinfo.LimitLength(tcpinfo.BaseLen)()
 	srv := newSSHServer(t)
-	n := &node{link: dialTest(t, srv), stall: time.Second, res: &NodeResult{}}
+	// Half a second: the copy fills the buffers in milliseconds. Not
+	// parallel: LimitLength acts on the whole process.
+	n := &node{link: dialTest(t, srv), stall: 500 * time.Millisecond, res: &NodeResult{}}
 	payload := make([]byte, 8<<20)
 	_, err := n.must(context.Background(), "copy binary", "stall", payload)
 	var se *stallError

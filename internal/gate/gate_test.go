@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // upstream is an echo server on loopback that records when it accepted
@@ -72,6 +74,15 @@ func eachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 	for _, e := range engines {
 		t.Run(e, func(t *testing.T) { f(t, e) })
 	}
+}
+
+// eachEngineParallel runs f with each engine at once, in parallel with
+// the package's other parallel tests: for tests that spend their time
+// waiting on the gate's timers or on a slow reader (each has its own gate,
+// upstream and metrics), never for one that measures a rate or a delay.
+func eachEngineParallel(t *testing.T, f func(t *testing.T, engine string)) {
+	t.Parallel()
+	subtests.AtOnce(t, len(engines), func(i int) string { return engines[i] }, func(t *testing.T, i int) { f(t, engines[i]) })
 }
 
 func startGate(t *testing.T, engine string, r Route) (*Gate, string) {
@@ -197,7 +208,7 @@ func TestFairAcrossSources(t *testing.T) {
 }
 
 func TestAbandonedNeverDialled(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		u := newUpstream(t)
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 2, Burst: 1}})
 		first := dialFrom(t, "127.0.0.1", addr) // takes the one token

@@ -70,7 +70,7 @@ func TestHalfClose(t *testing.T) {
 // slowly for a while so that the gate has to hold and resume, arrive
 // whole and in order.
 func TestStreamsBothWays(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		const size = 8 << 20
 		data := make([]byte, size)
 		rng := rand.New(rand.NewPCG(3, 4))
@@ -135,7 +135,7 @@ func TestStreamsBothWays(t *testing.T) {
 // (a greeting, as MySQL sends), and each client gets its greeting without
 // having sent anything.
 func TestServerSpeaksFirst(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		var mu sync.Mutex
 		var accepted []time.Time
 		const greetAfter = 300 * time.Millisecond
@@ -203,7 +203,7 @@ func TestUpstreamRefused(t *testing.T) {
 // out), the gate accepts again, and what the kernel's backlog held in the
 // meantime gets its turn.
 func TestFullQueueResumes(t *testing.T) {
-	eachEngine(t, func(t *testing.T, engine string) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
 		u := newUpstream(t)
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(),
 			Limits: Limits{RatePerSec: 0.5, Burst: 1, Queue: 2, PerSource: 2, QueueTimeout: 300 * time.Millisecond}})

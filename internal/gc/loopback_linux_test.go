@@ -81,6 +81,7 @@ func (c *cluster) run(t *testing.T, spec Spec) *Report {
 }
 
 func TestLoopbackThreeNodes(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	c := newCluster(t, 3)
 	r := c.run(t, Spec{Duration: time.Second, Blocks: 500, Outstanding: 2, PingInterval: 50 * time.Millisecond})
 	for _, nd := range r.Nodes {
@@ -116,6 +117,7 @@ func TestLoopbackThreeNodes(t *testing.T) {
 }
 
 func TestLoopbackTwoNodesNoThreeWay(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	c := newCluster(t, 2)
 	r := c.run(t, Spec{Duration: 500 * time.Millisecond, Blocks: 200, Outstanding: 2, CurrentShare: 0.5})
 	if r.Total.ThreeWay != nil || r.Total.TwoWay == nil || r.Total.TwoWay.Count < 100 {

@@ -189,6 +189,7 @@ func (f *fakePeer) badPongs(b []byte, m msg) {
 // dropped, takes none as a block or a ping's echo, and its figures are
 // exactly the valid answers'.
 func TestRefusedDatagrams(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	spec, err := Spec{Duration: 300 * time.Millisecond, Blocks: 64, Outstanding: 2, CurrentSet: true, Timeout: 5 * time.Second,
 		PingInterval: 20 * time.Millisecond}.Normalize()
 	if err != nil {

@@ -51,6 +51,7 @@ func deadPort(t *testing.T) string {
 // loopback (setup, pair sessions, start, drain, collect), with one named
 // node whose agent is not there: it is named, the others are measured.
 func TestRunThroughAgents(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	nodes := agents(t, 3, wire.Limits{})
 	dead, err := mesh.ParseNode("gone=" + deadPort(t))
 	if err != nil {
@@ -105,6 +106,7 @@ func TestRunRefusals(t *testing.T) {
 // Ctrl-C during a run stops every node at once and reports what they
 // measured until then.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	nodes := agents(t, 2, wire.Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)

@@ -11,6 +11,7 @@ import (
 // truncated, not as dropped garbage nor as received; the report says so
 // (a warning, not network loss) and the run's blocks are unaffected.
 func TestLoopbackTruncated(t *testing.T) {
+	t.Parallel() // a paced run of fixed length on sockets of its own: bound by waiting
 	c := newCluster(t, 2)
 	u, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(c.addrs[0]))
 	if err != nil {

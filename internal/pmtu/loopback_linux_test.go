@@ -70,7 +70,9 @@ func TestConnAnswersOnlyTaggedProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stranger.Close()
-	r, _ := Run(context.Background(), stranger, Options{Tries: 1, MinTimeout: 50 * time.Millisecond})
+	// MaxTimeout bounds the patient round that follows an unanswered
+	// first one (1 s by default).
+	r, _ := Run(context.Background(), stranger, Options{Tries: 1, MinTimeout: 50 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
 	if r.Verdict != Unreachable || agent.Peer().IsValid() {
 		t.Fatalf("stranger: %s, agent peer %s", r.Verdict, agent.Peer())
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/interlink/interlink/internal/latency"
@@ -116,6 +117,20 @@ type search struct {
 	// patient is set for the round that re-checks the smallest probe when
 	// nothing at all was answered: it waits MaxTimeout.
 	patient bool
+
+	// limit is the largest size tried, minSize the smallest probe; the
+	// interval searched is lo, the largest size passed, to hi, the
+	// smallest failed (limit+1 while nothing failed).
+	limit, minSize, lo, hi int
+
+	// first is the first round's sizes, asked again after a patient round.
+	first []int
+	// silent holds the sizes that failed by silence (no ack, no ICMP): the
+	// only failures random loss can fake.
+	silent map[int]int // size: probes sent without answer
+	// verified: the boundary resting on silence was re-checked; again: the
+	// patient round was answered, the first round's sizes are asked again.
+	verified, again bool
 }
 
 // Run finds the path MTU of p's direction. It always returns a Result
@@ -130,123 +145,157 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 	if p.Remote().Is6() && !p.Remote().Is4In6() {
 		r.Family = "ipv6"
 	}
-	s := &search{p: p, opt: opt}
-	limit := min(localMTU, maxIPPacket)
+	s := newSearch(p, opt, localMTU)
+	if s.limit < s.minSize {
+		return r, fmt.Errorf("largest size %d is below the smallest probe (%d bytes)", s.limit, s.minSize)
+	}
+	err := s.run(ctx)
+	s.fill(&r)
+	r.Elapsed = time.Since(start)
+	return r, err
+}
+
+// newSearch sets up the search of p's direction: the largest size tried
+// (the local MTU, capped by opt.Max and the largest IP packet) and the
+// first round's sizes: reachability (smallest probe), the common 1500, and
+// the largest the interface allows, which on a healthy path is the answer.
+func newSearch(p Prober, opt Options, localMTU int) *search {
+	s := &search{p: p, opt: opt, minSize: p.MinSize(), silent: map[int]int{}}
+	s.limit = min(localMTU, maxIPPacket)
 	if localMTU <= 0 {
-		limit = maxIPPacket
+		s.limit = maxIPPacket
 	}
 	if opt.Max > 0 {
-		limit = min(limit, opt.Max)
+		s.limit = min(s.limit, opt.Max)
 	}
-	lo, hi := 0, limit+1 // largest passed, smallest failed
-	minSize := p.MinSize()
-	if limit < minSize {
-		return r, fmt.Errorf("largest size %d is below the smallest probe (%d bytes)", limit, minSize)
+	s.lo, s.hi = 0, s.limit+1
+	s.first = []int{s.minSize, s.limit}
+	if s.minSize < 1500 && 1500 < s.limit {
+		s.first = append(s.first, 1500)
 	}
-	// First round: reachability (smallest probe), the common 1500, and the
-	// largest the interface allows, which on a healthy path is the answer.
-	first := []int{minSize, limit}
-	if minSize < 1500 && 1500 < limit {
-		first = append(first, 1500)
-	}
-	var err error
-	// silent holds the sizes that failed by silence (no ack, no ICMP): the
-	// only failures random loss can fake.
-	silent := map[int]int{} // size: probes sent without answer
-	verified, again := false, false
+	return s
+}
+
+// run probes round by round (at most 30) until the boundary is settled
+// or nothing more can be learned.
+func (s *search) run(ctx context.Context) error {
 	for round := 0; round < 30; round++ {
-		var sizes []int
-		switch {
-		case hi-lo <= 1 && (verified || hi > limit || silent[hi] == 0 || lo == 0):
-			// Done: the boundary is a definite failure (ICMP, local), was
-			// re-checked, or nothing failed at all.
-		case hi-lo <= 1:
-			// The boundary rests on silence: check it once more before
-			// calling it a limit, so a burst of loss cannot fake one.
-			verified = true
-			sizes = []int{hi}
-		case round == 0:
-			sizes = first
-		case s.patient:
-			sizes = []int{minSize}
-		case again:
-			// The patient round was answered: the first round's sizes
-			// were lost to a late peer, not to the path. Ask them again.
-			again, sizes = false, first[1:]
-		case s.icmpMTU > lo && s.icmpMTU < hi:
-			// A hop told us its MTU: verify it and the byte above.
-			sizes = []int{s.icmpMTU}
-			if s.icmpMTU+1 < hi {
-				sizes = append(sizes, s.icmpMTU+1)
-			}
-		default:
-			sizes = spread(lo, hi, opt.Parallel)
-		}
+		sizes := s.next(round)
 		if len(sizes) == 0 {
-			break
+			return nil
 		}
-		var res map[int]*outcome
-		res, err = s.round(ctx, sizes)
+		res, err := s.round(ctx, sizes)
 		if err != nil {
-			break
+			return err
 		}
-		for _, size := range sortedKeys(res) {
-			if res[size].passed && size > lo {
-				lo = size
-			}
-		}
-		if lo >= hi {
-			// The boundary passed on re-check: it was loss. Resume above it
-			// from the next failure seen, or the top.
-			hi = limit + 1
-			for size := range silent {
-				if size > lo && size < hi {
-					hi = size
-				}
-			}
-			verified = false
-		}
-		for _, size := range sortedKeys(res) {
-			o := res[size]
-			if o.passed {
-				s.lost += silent[size] // it failed before: that was loss
-				delete(silent, size)
-				continue
-			}
-			if !o.tooBig && !o.local {
-				silent[size] += o.sent
-			}
-			if size < lo {
-				// Failed although a larger size passed: loss, not a limit.
-				s.lost += o.sent
-				continue
-			}
-			if size < hi {
-				hi = size
-			}
-		}
-		if s.patient {
-			s.patient = false
-			if lo == 0 {
-				break // not even the smallest probe, twice: unreachable
-			}
-			hi, again, verified = limit+1, true, false
-		}
-		if round == 0 && lo == 0 {
-			if s.unreach != "" || ctx.Err() != nil {
-				break // an ICMP error said so: unreachable
-			}
-			// Nothing answered within the first window (0.3 s): ask once
-			// more with the smallest probe and the longest wait before
-			// calling the path unreachable. A peer on a loaded machine (an
-			// agent among a hundred on two cores while a mesh runs) can
-			// miss the first window; a dead path costs MaxTimeout more.
-			s.patient = true
+		s.learn(res)
+		if !s.afterRound(ctx, round) {
+			return nil
 		}
 	}
+	return nil
+}
+
+// next returns the sizes of the next round; none when the search is done.
+func (s *search) next(round int) []int {
+	switch {
+	case s.hi-s.lo <= 1 && (s.verified || s.hi > s.limit || s.silent[s.hi] == 0 || s.lo == 0):
+		// Done: the boundary is a definite failure (ICMP, local), was
+		// re-checked, or nothing failed at all.
+		return nil
+	case s.hi-s.lo <= 1:
+		// The boundary rests on silence: check it once more before
+		// calling it a limit, so a burst of loss cannot fake one.
+		s.verified = true
+		return []int{s.hi}
+	case round == 0:
+		return s.first
+	case s.patient:
+		return []int{s.minSize}
+	case s.again:
+		// The patient round was answered: the first round's sizes
+		// were lost to a late peer, not to the path. Ask them again.
+		s.again = false
+		return s.first[1:]
+	case s.icmpMTU > s.lo && s.icmpMTU < s.hi:
+		// A hop told us its MTU: verify it and the byte above.
+		sizes := []int{s.icmpMTU}
+		if s.icmpMTU+1 < s.hi {
+			sizes = append(sizes, s.icmpMTU+1)
+		}
+		return sizes
+	}
+	return spread(s.lo, s.hi, s.opt.Parallel)
+}
+
+// learn narrows the interval by a round's outcomes.
+func (s *search) learn(res map[int]*outcome) {
+	for _, size := range slices.Sorted(maps.Keys(res)) {
+		if res[size].passed && size > s.lo {
+			s.lo = size
+		}
+	}
+	if s.lo >= s.hi {
+		// The boundary passed on re-check: it was loss. Resume above it
+		// from the next failure seen, or the top.
+		s.hi = s.limit + 1
+		for size := range s.silent {
+			if size > s.lo && size < s.hi {
+				s.hi = size
+			}
+		}
+		s.verified = false
+	}
+	for _, size := range slices.Sorted(maps.Keys(res)) {
+		o := res[size]
+		if o.passed {
+			s.lost += s.silent[size] // it failed before: that was loss
+			delete(s.silent, size)
+			continue
+		}
+		if !o.tooBig && !o.local {
+			s.silent[size] += o.sent
+		}
+		if size < s.lo {
+			// Failed although a larger size passed: loss, not a limit.
+			s.lost += o.sent
+			continue
+		}
+		if size < s.hi {
+			s.hi = size
+		}
+	}
+}
+
+// afterRound handles an unanswered start: it reports false when the
+// search ends here.
+func (s *search) afterRound(ctx context.Context, round int) bool {
+	if s.patient {
+		s.patient = false
+		if s.lo == 0 {
+			return false // not even the smallest probe, twice: unreachable
+		}
+		s.hi, s.again, s.verified = s.limit+1, true, false
+	}
+	if round == 0 && s.lo == 0 {
+		if s.unreach != "" || ctx.Err() != nil {
+			return false // an ICMP error said so: unreachable
+		}
+		// Nothing answered within the first window (0.3 s): ask once
+		// more with the smallest probe and the longest wait before
+		// calling the path unreachable. A peer on a loaded machine (an
+		// agent among a hundred on two cores while a mesh runs) can
+		// miss the first window; a dead path costs MaxTimeout more.
+		s.patient = true
+	}
+	return true
+}
+
+// fill puts what the search learned into r, with its verdict.
+func (s *search) fill(r *Result) {
+	lo, hi, limit := s.lo, s.hi, s.limit
 	r.Probes, r.Lost = s.probes, s.lost
 	r.RTT = latency.FromDurations(s.rtts)
-	r.Elapsed = time.Since(start)
 	r.PathMTU = lo
 	if lo > 0 {
 		r.PayloadPassed = lo - r.HeaderBytes
@@ -266,7 +315,7 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 		}
 	case hi > limit:
 		r.Verdict = OK
-		if limit == localMTU && ((opt.PeerMTU > localMTU) || (opt.Expect > localMTU)) {
+		if limit == r.LocalMTU && ((s.opt.PeerMTU > r.LocalMTU) || (s.opt.Expect > r.LocalMTU)) {
 			r.Verdict = LocalLimit
 		}
 	case s.icmpMTU > 0 && s.icmpMTU >= lo && s.icmpMTU < hi:
@@ -274,12 +323,11 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 	default:
 		r.Verdict = Blackhole
 	}
-	if r.Verdict == OK && limit < localMTU {
+	if r.Verdict == OK && limit < r.LocalMTU {
 		r.Detail = fmt.Sprintf("everything up to the requested maximum %d arrives", limit)
 	} else {
 		r.explain()
 	}
-	return r, err
 }
 
 // spread returns up to n sizes evenly spaced strictly between lo and hi.
@@ -297,142 +345,4 @@ func spread(lo, hi, n int) []int {
 		}
 	}
 	return out
-}
-
-func sortedKeys(m map[int]*outcome) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
-}
-
-func (s *search) timeout() time.Duration {
-	if s.patient {
-		return s.opt.MaxTimeout
-	}
-	if s.maxRTT == 0 {
-		return max(s.opt.MinTimeout, 250*time.Millisecond)
-	}
-	return min(max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout), s.opt.MaxTimeout)
-}
-
-// gap is the wait before re-sending unanswered probes.
-func (s *search) gap() time.Duration {
-	if s.patient {
-		return s.opt.MaxTimeout / 10
-	}
-	if s.maxRTT == 0 {
-		return min(20*time.Millisecond, s.timeout())
-	}
-	return min(max(2*s.maxRTT, 10*time.Millisecond), s.timeout())
-}
-
-// round probes sizes in parallel, each up to Tries times, until each has
-// passed or definitely failed.
-func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, error) {
-	res := map[int]*outcome{}
-	ids := map[uint64]int{}
-	sentAt := map[uint64]time.Time{}
-	pending := map[int]bool{}
-	for _, size := range sizes {
-		res[size] = &outcome{}
-		pending[size] = true
-	}
-	events := s.p.Events()
-	drain(events)
-	for attempt := 0; attempt < s.opt.Tries && len(pending) > 0; attempt++ {
-		for _, size := range sortedKeysBool(pending) {
-			id, err := s.p.Send(ctx, size)
-			if errors.Is(err, ErrLocalTooBig) {
-				res[size].local = true
-				delete(pending, size)
-				continue
-			}
-			if err != nil {
-				return res, err
-			}
-			s.probes++
-			res[size].sent++
-			ids[id] = size
-			sentAt[id] = time.Now()
-		}
-		// Retries go out quickly (a lost probe is re-sent after a few
-		// round trips, not after a full timeout), and the round ends one
-		// timeout after the last attempt: a blackhole costs one timeout per
-		// round, not Tries of them.
-		wait := s.timeout()
-		if attempt < s.opt.Tries-1 {
-			wait = s.gap()
-		}
-		timer := time.NewTimer(wait)
-	wait:
-		for len(pending) > 0 {
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return res, ctx.Err()
-			case <-timer.C:
-				break wait
-			case ev := <-events:
-				switch ev.Kind {
-				case EvAck:
-					size, ok := ids[ev.ID]
-					if !ok {
-						continue // a late ack from an earlier round
-					}
-					if at, ok := sentAt[ev.ID]; ok { // once per probe, even if acked twice
-						rtt := time.Since(at)
-						s.maxRTT = max(s.maxRTT, rtt)
-						s.rtts = append(s.rtts, rtt)
-						delete(sentAt, ev.ID)
-					}
-					res[size].acked++
-					res[size].passed = true
-					delete(pending, size)
-				case EvTooBig:
-					if ev.MTU > 0 && (s.icmpMTU == 0 || ev.MTU < s.icmpMTU) {
-						s.icmpMTU, s.icmpBy = ev.MTU, ev.From
-					}
-					// Everything in flight above the reported MTU failed,
-					// definitely: no retry needed.
-					for size := range pending {
-						if size > ev.MTU || ids[ev.ID] == size {
-							res[size].tooBig = true
-							delete(pending, size)
-						}
-					}
-				case EvUnreach:
-					s.unreach = fmt.Sprintf("%s reported %s", ev.From, ev.Info)
-				}
-			}
-		}
-		timer.Stop()
-	}
-	for _, o := range res {
-		if o.passed && o.sent > o.acked {
-			s.lost += o.sent - o.acked
-		}
-	}
-	return res, nil
-}
-
-func sortedKeysBool(m map[int]bool) []int {
-	ks := make([]int, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
-	return ks
-}
-
-func drain(ch <-chan Event) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
-		}
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // fakePath simulates one direction: packets above pathMTU are dropped
@@ -68,6 +70,7 @@ func (f *fakePath) Remote() netip.Addr { return netip.MustParseAddr("198.18.0.2"
 func (f *fakePath) Method() string     { return "fake" }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	fast := Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond}
 	cases := []struct {
 		name    string
@@ -89,27 +92,28 @@ func TestSearch(t *testing.T) {
 		{"lossy path at 4000", func() *fakePath { f := newFake(9000, 4000); f.loss = 0.4; return f }(), fast, Blackhole, 4000, 4001},
 		{"lossy blackhole", func() *fakePath { f := newFake(9000, 2000); f.loss = 0.2; return f }(), Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 5 * time.Millisecond, Tries: 6}, Blackhole, 2000, 2001},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, err := Run(context.Background(), c.f, c.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Verdict != c.verdict || r.PathMTU != c.mtu || r.SmallestFailed != c.failed {
-				t.Fatalf("got %s %d (failed %d), want %s %d (failed %d): %+v", r.Verdict, r.PathMTU, r.SmallestFailed, c.verdict, c.mtu, c.failed, r)
-			}
-			if r.PathMTU > 0 && r.PayloadPassed != r.PathMTU-28 {
-				t.Fatalf("payload %d for %d", r.PayloadPassed, r.PathMTU)
-			}
-			if c.verdict == ICMP && (r.ICMPFrom != "198.18.9.1" || r.ICMPMTU != 1400) {
-				t.Fatalf("icmp reporter: %+v", r)
-			}
-			if (strings.HasPrefix(c.name, "lossy") || strings.HasPrefix(c.name, "loss burst")) && r.Lost == 0 {
-				t.Fatalf("20%% loss not reported: %+v", r)
-			}
-			t.Logf("%s: %s (%s) %d probes in %s", r.Verdict, r.Line(), r.Detail, r.Probes, r.Elapsed)
-		})
-	}
+	// All at once: each case has its own fake path and waits on the
+	// search's timers (the unreachable one the whole first window).
+	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		r, err := Run(context.Background(), c.f, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != c.verdict || r.PathMTU != c.mtu || r.SmallestFailed != c.failed {
+			t.Fatalf("got %s %d (failed %d), want %s %d (failed %d): %+v", r.Verdict, r.PathMTU, r.SmallestFailed, c.verdict, c.mtu, c.failed, r)
+		}
+		if r.PathMTU > 0 && r.PayloadPassed != r.PathMTU-28 {
+			t.Fatalf("payload %d for %d", r.PayloadPassed, r.PathMTU)
+		}
+		if c.verdict == ICMP && (r.ICMPFrom != "198.18.9.1" || r.ICMPMTU != 1400) {
+			t.Fatalf("icmp reporter: %+v", r)
+		}
+		if (strings.HasPrefix(c.name, "lossy") || strings.HasPrefix(c.name, "loss burst")) && r.Lost == 0 {
+			t.Fatalf("20%% loss not reported: %+v", r)
+		}
+		t.Logf("%s: %s (%s) %d probes in %s", r.Verdict, r.Line(), r.Detail, r.Probes, r.Elapsed)
+	})
 }
 
 // A peer that answers after the first window (0.3 s without a known round
@@ -125,10 +129,16 @@ func TestSearchSlowFirstAnswer(t *testing.T) {
 	if r.Verdict != OK || r.PathMTU != 9000 || r.Lost == 0 {
 		t.Fatalf("got %s %d, %d lost: %+v", r.Verdict, r.PathMTU, r.Lost, r)
 	}
-	// Truly dead: the patient round waits MaxTimeout once more, then says so.
-	f = newFake(9000, 9000)
+}
+
+// A truly dead path: the patient round waits MaxTimeout once more, then
+// says so. Parallel: it waits, and times nothing (TestSearchSlowFirstAnswer,
+// which depends on when its answers come, is not).
+func TestSearchDeadAfterPatientRound(t *testing.T) {
+	t.Parallel()
+	f := newFake(9000, 9000)
 	f.dead = true
-	r, _ = Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
+	r, _ := Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
 	if r.Verdict != Unreachable || r.Probes != 3*3+3 {
 		t.Fatalf("dead path: %s after %d probes: %+v", r.Verdict, r.Probes, r)
 	}
@@ -155,9 +165,12 @@ func TestSpread(t *testing.T) {
 // the fake path's delay, one sample per answered probe, and nothing when
 // no probe came back (so JSON omits it).
 func TestSearchRTT(t *testing.T) {
+	t.Parallel() // bound by the search's waits; no upper bound on a round trip
 	f := newFake(9000, 4000)
 	f.delay = 3 * time.Millisecond
-	r, err := Run(context.Background(), f, Options{MinTimeout: 100 * time.Millisecond, MaxTimeout: 100 * time.Millisecond})
+	// Each round that finds a size too big waits one timeout (30 ms, ten
+	// times the path's round trip).
+	r, err := Run(context.Background(), f, Options{MinTimeout: 30 * time.Millisecond, MaxTimeout: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

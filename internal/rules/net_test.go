@@ -223,10 +223,14 @@ func TestTargeted(t *testing.T) {
 			fixture.Edit(t, root, profile, `IP="192.168.10.0"`, `IP="192.168.30.0"`) // re-addressed cluster-wide, not here
 		}, "registers bond1 as asm,cluster_interconnect on subnet 192.168.30.0, but bond1 has 192.168.10.11/24"},
 	}
+	// One copy, restored to the fixture before each case: creating and
+	// removing a copy per case was most of this test's time.
+	const node = fixtures + "ol8-rac-bond-jumbo"
+	root := t.TempDir()
+	fixture.Copy(t, node, root)
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			root := t.TempDir()
-			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+			fixture.Restore(t, node, root)
 			c.change(root)
 			r := Check(gather(t, root, inventory.Options{}), c.cfg)
 			got := netFindings(r)

@@ -176,6 +176,7 @@ var quoteCases = []struct {
 // a name in an fstab line stays one field. Outside those words the raw name
 // must not appear in the fix at all.
 func TestFixQuotesNames(t *testing.T) {
+	shellqtest.ShareDir(t) // one directory for the shells of all subtests
 	for _, c := range quoteCases {
 		for _, name := range hostileNames {
 			t.Run(c.rule+"/"+strconv.Quote(name), func(t *testing.T) {

@@ -129,7 +129,7 @@ func TestBadResultExit3(t *testing.T) {
 		a := agenttest.Start(t, agent.Config{Token: tok, Software: "gc fault test"})
 		b := tamperProxy(t, agenttest.Start(t, agent.Config{Token: tok, Software: "gc fault test"}), c.edit)
 		var stdout, stderr bytes.Buffer
-		code := cli.Main(context.Background(), []string{"bench", "--mode", "gc", "--token-file", file, "--time", "300ms", "a=" + a, "b=" + b}, &stdout, &stderr)
+		code := cli.Main(context.Background(), []string{"bench", "--mode", "gc", "--token-file", file, "--time", "100ms", "a=" + a, "b=" + b}, &stdout, &stderr)
 		want := "interlink: bench: node b (agent " + b + "): bad result: " + c.want
 		if code != 3 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 || !strings.HasPrefix(stderr.String(), want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 3 and %q", c.name, code, stdout.String(), stderr.String(), want)

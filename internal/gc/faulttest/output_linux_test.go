@@ -45,7 +45,7 @@ func TestReportOnFullDisk(t *testing.T) {
 	for _, room := range []int{0, 500} {
 		var stderr bytes.Buffer
 		disk := &fullDisk{n: room}
-		code := cli.Main(context.Background(), []string{"bench", "--mode", "gc", "--token-file", file, "--time", "300ms", "a=" + a, "b=" + b}, disk, &stderr)
+		code := cli.Main(context.Background(), []string{"bench", "--mode", "gc", "--token-file", file, "--time", "100ms", "a=" + a, "b=" + b}, disk, &stderr)
 		want := "interlink: bench: write the report: write /dev/stdout: no space left on device\n"
 		if code != 3 || stderr.String() != want {
 			t.Errorf("%d bytes of room: exit %d, stderr %q; want exit 3 and %q", room, code, stderr.String(), want)

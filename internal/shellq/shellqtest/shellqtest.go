@@ -170,9 +170,9 @@ var printed struct {
 }
 
 // printWords runs printf with span as its arguments through shell, in a
-// directory holding files that a glob would match, and returns what it
-// printed; a span already run through shell is not run again (only its
-// success is kept).
+// directory holding files that a glob would match (the shared one when a
+// test made it, see ShareDir), and returns what it printed; a span already
+// run through shell is not run again (only its success is kept).
 func printWords(t testing.TB, shell, span string) (string, error) {
 	k := [2]string{shell, span}
 	printed.Lock()
@@ -181,9 +181,16 @@ func printWords(t testing.TB, shell, span string) (string, error) {
 	if ok {
 		return out, nil
 	}
-	dir := t.TempDir()
-	for _, f := range []string{"a", "b", "eth1", "x y"} {
-		os.WriteFile(dir+"/"+f, nil, 0o644)
+	// Held while the shell runs: the last ShareDir's cleanup removes the
+	// directory only when no shell is in it.
+	shared.RLock()
+	defer shared.RUnlock()
+	dir := shared.dir
+	if dir == "" {
+		dir = t.TempDir()
+		if err := writeGlobFiles(dir); err != nil {
+			return "", err
+		}
 	}
 	out, err := Run(shell, dir, `printf '%s\0' `+span)
 	if err != nil {
@@ -196,4 +203,56 @@ func printWords(t testing.TB, shell, span string) (string, error) {
 	}
 	printed.out[k] = out
 	return out, nil
+}
+
+// globFiles are the files of the directory Check's shells run in: what an
+// unquoted glob in a name ("*", "a?", "[ab]", "x*y") would match, so that
+// it changes the words printed.
+var globFiles = []string{"a", "b", "eth1", "x y"}
+
+func writeGlobFiles(dir string) error {
+	for _, f := range globFiles {
+		if err := os.WriteFile(dir+"/"+f, nil, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shared is the directory ShareDir made, and how many tests use it.
+var shared struct {
+	sync.RWMutex
+	dir  string
+	refs int
+}
+
+// ShareDir makes Check run its shells, until t ends (its subtests
+// included), in one directory of glob-matching files rather than in one
+// made for each call: creating and removing those files is most of what
+// Check costs on a test with many subtests (the rules package's
+// TestFixQuotesNames made 356). Call it at the top of such a test.
+func ShareDir(t testing.TB) {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.refs == 0 {
+		dir, err := os.MkdirTemp("", "shellqtest-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := writeGlobFiles(dir); err != nil {
+			os.RemoveAll(dir)
+			t.Fatal(err)
+		}
+		shared.dir = dir
+	}
+	shared.refs++
+	t.Cleanup(func() {
+		shared.Lock()
+		defer shared.Unlock()
+		if shared.refs--; shared.refs == 0 {
+			os.RemoveAll(shared.dir)
+			shared.dir = ""
+		}
+	})
 }
