@@ -90,7 +90,8 @@ nodes:
 	for i := 0; i < 100 && running(pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") {
+	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") ||
+		!strings.Contains(strings.Join(st.Problems, "; "), "node a: service agent is stopped: its VM is not running") {
 		t.Errorf("after qemu was killed: %v, state %s, problems %q", err, st.State, st.Problems)
 	}
 	x, err := exec.CommandContext(ctx, binary, "lab", "exec", name, "a", "--", "true").CombinedOutput()
