@@ -97,30 +97,35 @@ var errShortRead = errors.New("vm channel: closed")
 // id, length.
 const frameHeader = len(frameMagic) + 9
 
-// partialFrameTimeout is how long a reader waits for the rest of a frame
-// whose start it has. A frame is written in one go, so its rest follows at
-// once unless it never will: a caller that went away before qemu read all
-// of its request (qemu drops the unread rest) leaves the start of a frame
-// in the guest's line, whose length would otherwise swallow the next
-// caller's frame. (A var for tests.)
+// partialFrameTimeout is how long the guest waits for more of a request
+// whose start it has. The host writes a frame in one go, so its rest
+// follows at once unless it never will: a caller that went away before
+// qemu read all of its request (qemu drops the unread rest) leaves the
+// start of a frame in the guest's line, whose length would otherwise
+// swallow the next caller's frame. (A var for tests.)
 var partialFrameTimeout = time.Second
 
 // frameReader reads frames from a line that can carry leftovers.
 type frameReader struct {
 	r *bufio.Reader
-	// deadline bounds the wait for a frame's rest; nil when the source has
-	// no deadlines (a buffer in tests: it ends instead).
+	// deadline, when set (giveUpOnCut), bounds the wait for a frame's
+	// rest.
 	deadline func(time.Time) error
 }
 
 func newFrameReader(src io.Reader) *frameReader {
-	fr := &frameReader{r: bufio.NewReaderSize(src, frameHeader+maxPayload+4)}
-	// A tty has deadlines where the runtime can poll it; a file that
-	// cannot says so here.
+	return &frameReader{r: bufio.NewReaderSize(src, frameHeader+maxPayload+4)}
+}
+
+// giveUpOnCut makes the reader skip a frame whose rest stops coming for
+// partialFrameTimeout, where src has read deadlines (a tty the runtime can
+// poll, a socket). The guest's side only: the host reads the guest's
+// output, which is never cut short but can stall with the guest, and a
+// stalled frame must not be dropped.
+func (fr *frameReader) giveUpOnCut(src io.Reader) {
 	if d, ok := src.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
 		fr.deadline = d.SetReadDeadline
 	}
-	return fr
 }
 
 // next returns the next intact frame. Whatever is not one is skipped: it
@@ -151,11 +156,7 @@ func (fr *frameReader) next() (frame, error) {
 // whole reads the frame starting at the magic the reader is at: ok false
 // when it is not a whole, intact frame (nothing consumed then).
 func (fr *frameReader) whole() (frame, bool, error) {
-	if fr.deadline != nil {
-		fr.deadline(time.Now().Add(partialFrameTimeout))
-		defer fr.deadline(time.Time{})
-	}
-	hdr, err := fr.r.Peek(frameHeader)
+	hdr, err := fr.peek(frameHeader)
 	if err != nil {
 		return frame{}, false, fr.cut(err)
 	}
@@ -163,7 +164,7 @@ func (fr *frameReader) whole() (frame, bool, error) {
 	if n > maxPayload {
 		return frame{}, false, nil
 	}
-	b, err := fr.r.Peek(frameHeader + n + 4)
+	b, err := fr.peek(frameHeader + n + 4)
 	if err != nil {
 		return frame{}, false, fr.cut(err)
 	}
@@ -174,6 +175,34 @@ func (fr *frameReader) whole() (frame, bool, error) {
 	f := frame{typ: body[0], id: binary.BigEndian.Uint32(body[1:5]), payload: append([]byte(nil), body[9:]...)}
 	fr.r.Discard(frameHeader + n + 4)
 	return f, true, nil
+}
+
+// peek waits for the next n bytes as long as they keep coming: it gives
+// up (os.ErrDeadlineExceeded) only after partialFrameTimeout without a
+// byte, so a long frame on a slow line (a guest in software emulation
+// under load) is not taken for a cut one. A last short look follows the
+// timeout: a guest whose CPU was not run for a while sees its timer and
+// the waiting bytes at once, and must not lose the race to the timer.
+func (fr *frameReader) peek(n int) ([]byte, error) {
+	if fr.deadline == nil {
+		return fr.r.Peek(n)
+	}
+	defer fr.deadline(time.Time{})
+	wait := partialFrameTimeout
+	for have := fr.r.Buffered(); ; have = fr.r.Buffered() {
+		fr.deadline(time.Now().Add(wait))
+		b, err := fr.r.Peek(n)
+		switch {
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return b, err
+		case fr.r.Buffered() > have:
+			wait = partialFrameTimeout
+		case wait == partialFrameTimeout:
+			wait = partialFrameTimeout / 10
+		default:
+			return b, err
+		}
+	}
 }
 
 // cut is what a failed wait for a frame's rest means: nil (skip it and

@@ -163,6 +163,7 @@ func serve(ctx context.Context, ch io.ReadWriter, env []string, svcs *guestServi
 	var mu sync.Mutex
 	running := map[uint32]*os.Process{}
 	r := newFrameReader(ch)
+	r.giveUpOnCut(ch)
 	for ctx.Err() == nil {
 		f, err := r.next()
 		if errors.Is(err, errShortRead) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,8 @@ func guestOnSocket(t *testing.T, svcs *guestServices) string {
 	return sock
 }
 
-// endsWith is a connection that calls end when a read fails.
+// endsWith is a connection that calls end when a read fails (other than
+// by the reader's own deadline).
 type endsWith struct {
 	net.Conn
 	end func()
@@ -53,7 +55,7 @@ type endsWith struct {
 
 func (e endsWith) Read(b []byte) (int, error) {
 	n, err := e.Conn.Read(b)
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 		e.end()
 	}
 	return n, err

@@ -52,7 +52,8 @@ func TestFrames(t *testing.T) {
 // drops what it had not read) does not swallow the next caller's frame,
 // whether the next frame is longer than what the cut one lacks (its CRC
 // fails at once) or shorter (its rest never comes: the reader gives up on
-// it after partialFrameTimeout).
+// it after partialFrameTimeout without a byte), and a frame that comes
+// slowly is still whole.
 func TestFramesCutShort(t *testing.T) {
 	defer func(d time.Duration) { partialFrameTimeout = d }(partialFrameTimeout)
 	partialFrameTimeout = 100 * time.Millisecond
@@ -75,7 +76,11 @@ func TestFramesCutShort(t *testing.T) {
 			}
 		}
 	}()
+	// A test that failed would otherwise wait for a frame for ever.
+	stop := time.AfterFunc(20*time.Second, func() { guest.Close() })
+	defer stop.Stop()
 	r := newFrameReader(guest)
+	r.giveUpOnCut(guest)
 	for _, id := range []uint32{1, 2} {
 		start := time.Now()
 		f, err := r.next()
@@ -87,6 +92,22 @@ func TestFramesCutShort(t *testing.T) {
 			t.Errorf("frame %d took %s", id, took)
 		}
 	}
+	// A frame whose bytes come slowly, each well within the timeout but
+	// the whole taking several times it, is whole.
+	partialFrameTimeout = 500 * time.Millisecond
+	go func() {
+		for _, c := range whole(3) {
+			if _, err := host.Write([]byte{c}); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	if f, err := r.next(); err != nil || f.id != 3 {
+		t.Errorf("a slow frame: %d %v, want frame 3", f.id, err)
+	}
+	t.Logf("slow frame after %s", time.Since(start))
 	guest.Close()
 	if _, err := r.next(); !errors.Is(err, errShortRead) {
 		t.Errorf("after the line closed: %v, want errShortRead", err)
