@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/shellq"
+	"github.com/interlink/interlink/internal/sysctl"
 )
 
 // Up builds the lab t describes, after t.Validate. A lab of the same name
@@ -180,7 +181,7 @@ func (b *builder) switches() error {
 	// The switch namespace only bridges frames: no IPv6 link-local
 	// addresses, router solicitations or DAD on its ports.
 	err := inNS(b.ns[ns], func() error {
-		err := writeSysctls(map[string]string{
+		err := sysctl.Write(map[string]string{
 			"net/ipv6/conf/all/disable_ipv6":     "1",
 			"net/ipv6/conf/default/disable_ipv6": "1",
 		})
@@ -190,7 +191,7 @@ func (b *builder) switches() error {
 		// A switch switches: with br_netfilter, bridged frames would pass
 		// through netfilter (and its defragmentation) unless told not to.
 		if _, serr := os.Stat("/proc/sys/net/bridge"); serr == nil {
-			err = writeSysctls(map[string]string{
+			err = sysctl.Write(map[string]string{
 				"net/bridge/bridge-nf-call-iptables":  "0",
 				"net/bridge/bridge-nf-call-ip6tables": "0",
 				"net/bridge/bridge-nf-call-arptables": "0",
@@ -235,7 +236,7 @@ func (b *builder) node(ctx context.Context, n *NodeSpec) error {
 	// Forwarding is set either way: a new namespace may inherit the host's
 	// ip_forward. DAD is off so addresses work at once.
 	err := inNS(b.ns[ns], func() error {
-		return writeSysctls(map[string]string{
+		return sysctl.Write(map[string]string{
 			"net/ipv4/ip_forward":                        boolSysctl(n.Forward),
 			"net/ipv6/conf/all/forwarding":               boolSysctl(n.Forward),
 			"net/ipv6/conf/all/accept_dad":               "0",

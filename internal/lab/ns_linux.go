@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/interlink/interlink/internal/osthread"
@@ -105,17 +103,6 @@ func inNS(h netns.NsHandle, fn func() error) error {
 		}
 	}()
 	return fn()
-}
-
-// writeSysctls writes /proc/sys entries; net.* entries belong to the
-// network namespace of the writing thread.
-func writeSysctls(kv map[string]string) error {
-	for k, v := range kv {
-		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil {
-			return fmt.Errorf("sysctl %s=%s: %w", strings.ReplaceAll(k, "/", "."), v, err)
-		}
-	}
-	return nil
 }
 
 // enterNode moves the calling (locked) thread into the node's network

@@ -15,16 +15,21 @@ import (
 // inspectServices fills each node's Services from the state and what runs.
 func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 	in := newServiceInspector(st)
+	guests := askGuests(st, in)
 	for i, n := range st.Topology.Nodes {
 		for _, spec := range n.Services {
 			var ss ServiceStatus
 			if n.IsVM() {
-				ss = vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec))
+				ss = vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec), guests[n.Name])
 			} else {
 				ss = in.service(i, spec)
 			}
 			if st.Complete && ss.State != ServiceRunning {
-				problem("node %s: service %s is %s", n.Name, spec.Kind, ss.State)
+				why := ""
+				if ss.Reason != "" {
+					why = ": " + ss.Reason
+				}
+				problem("node %s: service %s is %s%s", n.Name, spec.Kind, ss.State, why)
 			}
 			s.Nodes[i].Services = append(s.Nodes[i].Services, ss)
 		}

@@ -51,8 +51,13 @@ type NodeStatus struct {
 type ServiceStatus struct {
 	Kind  string `json:"kind"`           // agent, postgres, nfs or galera
 	Role  string `json:"role,omitempty"` // postgres: primary or standby
-	State string `json:"state"`          // ServiceRunning, ServiceStopped, ServiceNotStarted
-	PID   int    `json:"pid,omitempty"`
+	State string `json:"state"`          // ServiceRunning, ServiceStopped, ServiceNotStarted, ServiceUnknown
+	// Reason says why it is not running, where that is known (a VM node's
+	// guest says so, or does not answer).
+	Reason string `json:"reason,omitempty"`
+	// PID is its process while it runs: in a VM node, its PID in the
+	// guest.
+	PID int `json:"pid,omitempty"`
 	// Address is where the lab's nodes reach it (host:port on the node's
 	// first link); Listen lists every address it serves.
 	Address string   `json:"address"`
@@ -74,6 +79,7 @@ const (
 	ServiceRunning    = "running"     // its process is there and answers on its port
 	ServiceStopped    = "stopped"     // recorded, but not running or not answering
 	ServiceNotStarted = "not-started" // the lab's Up did not get to it
+	ServiceUnknown    = "unknown"     // a VM node's guest did not answer in time (GuestTimeout)
 )
 
 // LinkStatus is one link of a node: MTU and addresses of the node side,

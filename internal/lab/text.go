@@ -100,7 +100,11 @@ func writeServices(w io.Writer, s *Status) {
 			if sv.PID != 0 {
 				pid = fmt.Sprint(sv.PID)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, strings.TrimSpace(sv.Kind+" "+sv.Role), sv.State, pid, sv.Address, sv.Detail)
+			detail := sv.Detail
+			if sv.Reason != "" {
+				detail = sv.Reason // why it is not running says more than what it is
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, strings.TrimSpace(sv.Kind+" "+sv.Role), sv.State, pid, sv.Address, detail)
 			if sv.DSN != "" {
 				dsns = append(dsns, fmt.Sprintf("  dsn %s: %s", n.Name, sv.DSN))
 			}

@@ -301,12 +301,22 @@ func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer
 	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
 	env := []string{"INTERLINK_LAB=" + n.lab.Name(), "INTERLINK_NODE=" + n.spec.Name}
 	code, err := vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, stdout, stderr)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
-		// Nothing listens on the channel: qemu is gone.
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
+		// Nothing listens on the channel, or the channel closed under
+		// the command and qemu is gone (or going: a qemu that is exiting
+		// still holds its socket for a while after its command line is
+		// gone, which is how vmAlive tells it from a live one).
 		return 0, fmt.Errorf("lab %s: node %s: its VM is not running (console: %s)", n.lab.Name(), n.spec.Name,
 			filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ConsoleFile))
 	}
 	return code, err
+}
+
+// vmRunning reports whether the node's qemu, as recorded in the lab's
+// state, runs (false too when the state cannot be read).
+func (n *Node) vmRunning() bool {
+	st, err := readState(n.lab.Name())
+	return err == nil && st.vmRunning(n.spec.Name)
 }
 
 // inspectVM reads a VM node's state: its qemu and, for each link, the tap
@@ -342,27 +352,4 @@ func inspectVM(st *state, swh *netlink.Handle, n NodeSpec, problem func(string, 
 		out.Links = append(out.Links, ls)
 	}
 	return out
-}
-
-// vmServiceStatus is a VM node's agent as seen from the host: the guest
-// waited for it to answer before it said it was up, and it runs while the
-// VM does (the host has no way into the lab's networks to ask it again).
-func vmServiceStatus(st *state, n *NodeSpec, ss ServiceStatus) ServiceStatus {
-	ss.Detail = "inside the VM; answered when the guest came up"
-	switch ss.Kind {
-	case KindAgent:
-		ss.TokenFile = tokenFile(st.Name)
-	case KindSSHD:
-		ss.Detail = fmt.Sprintf("root with -i %s, host keys in %s", SSHIdentityFile(st.Name), SSHKnownHostsFile(st.Name))
-	}
-	ss.State = ServiceNotStarted
-	for _, v := range st.VMs {
-		if v.Node == n.Name && v.PID != 0 {
-			ss.State = ServiceStopped
-			if vmAlive(v) {
-				ss.State = ServiceRunning
-			}
-		}
-	}
-	return ss
 }

@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,37 +18,19 @@ import (
 // ctx ends, the command gets SIGTERM and Exec returns ctx's error after its
 // exit, or after 5 s. The command's stdin is /dev/null.
 func Exec(ctx context.Context, sock string, req Request, stdout, stderr io.Writer) (int, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", sock)
+	c, err := call(ctx, sock, frameRequest, req)
 	if err != nil {
-		return 0, fmt.Errorf("vm channel %s: %w", sock, err)
+		return 0, err
 	}
-	defer conn.Close()
-	fw := &frameWriter{w: conn}
-	id := rand.Uint32() | 1
-	body, err := json.Marshal(req)
-	if err != nil {
-		return 0, fmt.Errorf("vm channel: %w", err)
-	}
-	if err := fw.send(frame{typ: frameRequest, id: id, payload: body}); err != nil {
-		return 0, fmt.Errorf("vm channel %s: %w", sock, err)
-	}
+	defer c.conn.Close()
 	type result struct {
 		code int
 		err  error
 	}
 	done := make(chan result, 1)
 	go func() {
-		r := bufio.NewReaderSize(conn, 1<<16)
-		for {
-			f, err := readFrame(r)
-			if err != nil {
-				done <- result{err: fmt.Errorf("vm channel %s: closed before the command ended (did the guest stop?)", sock)}
-				return
-			}
-			if f.id != id {
-				continue // a previous caller's command
-			}
+		var r result
+		err := c.replies(func(f frame) bool {
 			switch f.typ {
 			case frameStdout:
 				stdout.Write(f.payload)
@@ -58,27 +39,72 @@ func Exec(ctx context.Context, sock string, req Request, stdout, stderr io.Write
 			case frameExit:
 				var x exitFrame
 				if err := json.Unmarshal(f.payload, &x); err != nil {
-					done <- result{err: fmt.Errorf("vm channel: bad exit frame: %w", err)}
-					return
+					r.err = fmt.Errorf("vm channel: bad exit frame: %w", err)
+				} else if r.code = x.Code; x.Error != "" {
+					r.err = fmt.Errorf("in the guest: %s", x.Error)
 				}
-				if x.Error != "" {
-					done <- result{code: x.Code, err: fmt.Errorf("in the guest: %s", x.Error)}
-					return
-				}
-				done <- result{code: x.Code}
-				return
+				return true
 			}
+			return false
+		})
+		if err != nil {
+			r.err = fmt.Errorf("vm channel %s: closed before the command ended (did the guest stop?)", sock)
 		}
+		done <- r
 	}()
 	select {
 	case r := <-done:
 		return r.code, r.err
 	case <-ctx.Done():
 	}
-	fw.send(frame{typ: frameSignal, id: id, payload: []byte{byte(syscall.SIGTERM)}})
+	c.fw.send(frame{typ: frameSignal, id: c.id, payload: []byte{byte(syscall.SIGTERM)}})
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
 	return 0, ctx.Err()
+}
+
+// channelCall is one request on a guest's command channel: the host's
+// connection to it and the id the guest's frames for it carry.
+type channelCall struct {
+	conn net.Conn
+	fw   *frameWriter
+	id   uint32
+}
+
+// call connects to the command channel sock and sends body, as JSON, in a
+// frame of type typ with a fresh id. The caller closes c.conn.
+func call(ctx context.Context, sock string, typ byte, body any) (*channelCall, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("vm channel: %w", err)
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", sock)
+	if err != nil {
+		return nil, fmt.Errorf("vm channel %s: %w", sock, err)
+	}
+	c := &channelCall{conn: conn, fw: &frameWriter{w: conn}, id: rand.Uint32() | 1}
+	if err := c.fw.send(frame{typ: typ, id: c.id, payload: payload}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("vm channel %s: %w", sock, err)
+	}
+	return c, nil
+}
+
+// replies hands the guest's frames for this call to fn until fn says it
+// has the last one (nil) or the line closes (an error). Frames of other
+// ids (a previous caller's command, still talking) are skipped.
+func (c *channelCall) replies(fn func(frame) (last bool)) error {
+	r := newFrameReader(c.conn)
+	for {
+		f, err := r.next()
+		if err != nil {
+			return err
+		}
+		if f.id == c.id && fn(f) {
+			return nil
+		}
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 	"sync"
+	"time"
 )
 
 // The command channel is a byte stream (a serial line) that can carry
@@ -30,6 +32,8 @@ const (
 	frameStdout  = 'O' // guest -> host: output
 	frameStderr  = 'E' // guest -> host: error output
 	frameExit    = 'X' // guest -> host: JSON exit, the command's last frame
+	frameQuery   = 'Q' // host -> guest: JSON []ServiceProbe, asks about its services
+	frameAnswer  = 'A' // guest -> host: JSON []ServiceAnswer, the query's only frame
 )
 
 type frame struct {
@@ -86,46 +90,127 @@ func (fw *frameWriter) data(typ byte, id uint32, b []byte) error {
 	return nil
 }
 
-// errShortRead is what readFrame returns when the stream ends.
+// errShortRead is what frameReader.next returns when the stream ends.
 var errShortRead = errors.New("vm channel: closed")
 
-// readFrame returns the next intact frame, skipping anything else.
-func readFrame(r *bufio.Reader) (frame, error) {
+// frameHeader is the length of a frame before its payload: magic, type,
+// id, length.
+const frameHeader = len(frameMagic) + 9
+
+// partialFrameTimeout is how long the guest waits for more of a request
+// whose start it has. The host writes a frame in one go, so its rest
+// follows at once unless it never will: a caller that went away before
+// qemu read all of its request (qemu drops the unread rest) leaves the
+// start of a frame in the guest's line, whose length would otherwise
+// swallow the next caller's frame. (A var for tests.)
+var partialFrameTimeout = time.Second
+
+// frameReader reads frames from a line that can carry leftovers.
+type frameReader struct {
+	r *bufio.Reader
+	// deadline, when set (giveUpOnCut), bounds the wait for a frame's
+	// rest.
+	deadline func(time.Time) error
+}
+
+func newFrameReader(src io.Reader) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(src, frameHeader+maxPayload+4)}
+}
+
+// giveUpOnCut makes the reader skip a frame whose rest stops coming for
+// partialFrameTimeout, where src has read deadlines (a tty the runtime can
+// poll, a socket). The guest's side only: the host reads the guest's
+// output, which is never cut short but can stall with the guest, and a
+// stalled frame must not be dropped.
+func (fr *frameReader) giveUpOnCut(src io.Reader) {
+	if d, ok := src.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Time{}) == nil {
+		fr.deadline = d.SetReadDeadline
+	}
+}
+
+// next returns the next intact frame. Whatever is not one is skipped: it
+// looks for the magic again from the byte after the one where a damaged
+// frame, a frame cut short or a magic inside a payload started, so the
+// frame that follows is never lost.
+func (fr *frameReader) next() (frame, error) {
 	for {
-		// Find the magic.
-		matched := 0
-		for matched < len(frameMagic) {
-			c, err := r.ReadByte()
-			if err != nil {
-				return frame{}, errShortRead
-			}
-			switch {
-			case c == frameMagic[matched]:
-				matched++
-			case c == frameMagic[0]:
-				matched = 1
-			default:
-				matched = 0
-			}
-		}
-		hdr := make([]byte, 9)
-		if _, err := io.ReadFull(r, hdr); err != nil {
+		b, err := fr.r.Peek(len(frameMagic))
+		if err != nil {
 			return frame{}, errShortRead
 		}
-		n := binary.BigEndian.Uint32(hdr[5:])
-		if n > maxPayload {
-			continue // not a frame: look for the next magic
-		}
-		rest := make([]byte, int(n)+4)
-		if _, err := io.ReadFull(r, rest); err != nil {
-			return frame{}, errShortRead
-		}
-		sum := crc32.NewIEEE()
-		sum.Write(hdr)
-		sum.Write(rest[:n])
-		if sum.Sum32() != binary.BigEndian.Uint32(rest[n:]) {
+		if string(b) != frameMagic {
+			fr.r.Discard(1)
 			continue
 		}
-		return frame{typ: hdr[0], id: binary.BigEndian.Uint32(hdr[1:5]), payload: rest[:n]}, nil
+		f, ok, err := fr.whole()
+		if err != nil {
+			return frame{}, err
+		}
+		if ok {
+			return f, nil
+		}
+		fr.r.Discard(1)
 	}
+}
+
+// whole reads the frame starting at the magic the reader is at: ok false
+// when it is not a whole, intact frame (nothing consumed then).
+func (fr *frameReader) whole() (frame, bool, error) {
+	hdr, err := fr.peek(frameHeader)
+	if err != nil {
+		return frame{}, false, fr.cut(err)
+	}
+	n := int(binary.BigEndian.Uint32(hdr[frameHeader-4:]))
+	if n > maxPayload {
+		return frame{}, false, nil
+	}
+	b, err := fr.peek(frameHeader + n + 4)
+	if err != nil {
+		return frame{}, false, fr.cut(err)
+	}
+	body := b[len(frameMagic) : frameHeader+n]
+	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(b[frameHeader+n:]) {
+		return frame{}, false, nil
+	}
+	f := frame{typ: body[0], id: binary.BigEndian.Uint32(body[1:5]), payload: append([]byte(nil), body[9:]...)}
+	fr.r.Discard(frameHeader + n + 4)
+	return f, true, nil
+}
+
+// peek waits for the next n bytes as long as they keep coming: it gives
+// up (os.ErrDeadlineExceeded) only after partialFrameTimeout without a
+// byte, so a long frame on a slow line (a guest in software emulation
+// under load) is not taken for a cut one. A last short look follows the
+// timeout: a guest whose CPU was not run for a while sees its timer and
+// the waiting bytes at once, and must not lose the race to the timer.
+func (fr *frameReader) peek(n int) ([]byte, error) {
+	if fr.deadline == nil {
+		return fr.r.Peek(n)
+	}
+	defer fr.deadline(time.Time{})
+	wait := partialFrameTimeout
+	for have := fr.r.Buffered(); ; have = fr.r.Buffered() {
+		fr.deadline(time.Now().Add(wait))
+		b, err := fr.r.Peek(n)
+		switch {
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return b, err
+		case fr.r.Buffered() > have:
+			wait = partialFrameTimeout
+		case wait == partialFrameTimeout:
+			wait = partialFrameTimeout / 10
+		default:
+			return b, err
+		}
+	}
+}
+
+// cut is what a failed wait for a frame's rest means: nil (skip it and
+// look on) when the rest did not come in time, else the line ended.
+func (fr *frameReader) cut(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil
+	}
+	// A line that ended holds no more frames, even where bytes are left.
+	return errShortRead
 }

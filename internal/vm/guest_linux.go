@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,13 +38,14 @@ func Guest(ctx context.Context, configPath string, console io.Writer) error {
 	if err := configure(&cfg); err != nil {
 		return fmt.Errorf("guest: %w", err)
 	}
+	svcs := newGuestServices()
 	if cfg.AgentPort != 0 {
-		if err := startAgent(ctx, &cfg); err != nil {
+		if err := startAgent(ctx, &cfg, svcs); err != nil {
 			return fmt.Errorf("guest: %w", err)
 		}
 	}
 	if cfg.SSHD != nil {
-		if err := startSSHD(ctx); err != nil {
+		if err := startSSHD(ctx, svcs); err != nil {
 			return fmt.Errorf("guest: %w", err)
 		}
 	}
@@ -56,13 +56,13 @@ func Guest(ctx context.Context, configPath string, console io.Writer) error {
 	defer ch.Close()
 	up, _ := os.ReadFile("/proc/uptime")
 	fmt.Fprintf(console, "%s at %s s\n", ReadyLine, strings.Fields(string(up) + " ?")[0])
-	return serve(ctx, ch, []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node})
+	return serve(ctx, ch, []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node}, svcs)
 }
 
 // startAgent starts `interlink agent` in a session of its own and waits
 // until it answers on loopback (20 s: a guest in software emulation is
-// slow to start a 40 MB binary).
-func startAgent(ctx context.Context, cfg *GuestConfig) error {
+// slow to start a 40 MB binary), tracked in svcs.
+func startAgent(ctx context.Context, cfg *GuestConfig, svcs *guestServices) error {
 	if err := os.MkdirAll("/run/interlink", 0o700); err != nil {
 		return err
 	}
@@ -86,13 +86,13 @@ func startAgent(ctx context.Context, cfg *GuestConfig) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	go cmd.Wait()
+	svcs.track(ServiceAgent, cmd)
 	return waitPort(ctx, "agent", port)
 }
 
 // startSSHD starts sshd in the foreground of a session of its own and
-// waits until it answers on port 22.
-func startSSHD(ctx context.Context) error {
+// waits until it answers on port 22; tracked in svcs.
+func startSSHD(ctx context.Context, svcs *guestServices) error {
 	for _, d := range []string{"/run/sshd", "/run/interlink"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -109,7 +109,7 @@ func startSSHD(ctx context.Context) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("sshd: %w", err)
 	}
-	go cmd.Wait()
+	svcs.track(ServiceSSHD, cmd)
 	return waitPort(ctx, "sshd", "22")
 }
 
@@ -157,14 +157,15 @@ func openChannel(dev string) (*os.File, error) {
 }
 
 // serve runs the commands the host sends on ch, each in its own goroutine,
-// until ctx ends.
-func serve(ctx context.Context, ch io.ReadWriter, env []string) error {
+// and answers its queries about svcs, until ctx ends.
+func serve(ctx context.Context, ch io.ReadWriter, env []string, svcs *guestServices) error {
 	fw := &frameWriter{w: ch}
 	var mu sync.Mutex
 	running := map[uint32]*os.Process{}
-	r := bufio.NewReader(ch)
+	r := newFrameReader(ch)
+	r.giveUpOnCut(ch)
 	for ctx.Err() == nil {
-		f, err := readFrame(r)
+		f, err := r.next()
 		if errors.Is(err, errShortRead) {
 			time.Sleep(100 * time.Millisecond) // a tty read error: try again
 			continue
@@ -186,6 +187,15 @@ func serve(ctx context.Context, ch io.ReadWriter, env []string) error {
 				delete(running, id)
 				mu.Unlock()
 				sendExit(fw, id, x)
+			}(f.id)
+		case frameQuery:
+			// A query that does not parse gets no answers, which the
+			// host reports as such (not as a guest that is silent).
+			var probes []ServiceProbe
+			json.Unmarshal(f.payload, &probes)
+			go func(id uint32) {
+				body, _ := json.Marshal(svcs.answer(probes))
+				fw.send(frame{typ: frameAnswer, id: id, payload: body})
 			}(f.id)
 		case frameSignal:
 			mu.Lock()

@@ -3,12 +3,12 @@ package vm
 import (
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/sysctl"
 )
 
 // configure gives the guest's links their names, MTUs and addresses (each
@@ -24,10 +24,8 @@ func configure(cfg *GuestConfig) error {
 		sysctls["net/ipv4/ip_forward"] = "1"
 		sysctls["net/ipv6/conf/all/forwarding"] = "1"
 	}
-	for k, v := range sysctls {
-		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil {
-			return fmt.Errorf("sysctl %s: %w", strings.ReplaceAll(k, "/", "."), err)
-		}
+	if err := sysctl.Write(sysctls); err != nil {
+		return err
 	}
 	if lo, err := netlink.LinkByName("lo"); err == nil {
 		netlink.LinkSetUp(lo)
@@ -68,7 +66,9 @@ func configureLink(l netlink.Link, want GuestLink) error {
 			return fmt.Errorf("rename %s: %w", l.Attrs().Name, err)
 		}
 	}
-	os.WriteFile("/proc/sys/net/ipv6/conf/"+want.Name+"/accept_dad", []byte("0"), 0o644)
+	// The NIC came before "default" was set, so it has its own entry. Best
+	// effort: a kernel without IPv6 has no such entry, and needs none.
+	sysctl.Write(map[string]string{"net/ipv6/conf/" + want.Name + "/accept_dad": "0"})
 	if err := netlink.LinkSetMTU(l, want.MTU); err != nil {
 		return fmt.Errorf("mtu %d: %w", want.MTU, err)
 	}

@@ -1,15 +1,16 @@
 package vm
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFrames: frames survive a line with leftovers of an earlier caller,
@@ -29,10 +30,10 @@ func TestFrames(t *testing.T) {
 	line.Bytes()[start+14] ^= 0xff
 	fw.data(frameStdout, 3, bytes.Repeat([]byte{0}, maxPayload+10))
 	fw.send(frame{typ: frameExit, id: 2, payload: []byte(`{"code":3}`)})
-	r := bufio.NewReader(&line)
+	r := newFrameReader(&line)
 	var got []string
 	for {
-		f, err := readFrame(r)
+		f, err := r.next()
 		if err != nil {
 			if !errors.Is(err, errShortRead) {
 				t.Fatal(err)
@@ -44,6 +45,72 @@ func TestFrames(t *testing.T) {
 	want := []string{"O:2:ILvm inside", "O:3:65536 bytes", "O:3:10 bytes", `X:2:{"code":3}`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("frames:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFramesCutShort: the start of a request whose caller went away (qemu
+// drops what it had not read) does not swallow the next caller's frame,
+// whether the next frame is longer than what the cut one lacks (its CRC
+// fails at once) or shorter (its rest never comes: the reader gives up on
+// it after partialFrameTimeout without a byte), and a frame that comes
+// slowly is still whole.
+func TestFramesCutShort(t *testing.T) {
+	defer func(d time.Duration) { partialFrameTimeout = d }(partialFrameTimeout)
+	partialFrameTimeout = 100 * time.Millisecond
+	cut := func(n int) []byte {
+		var b bytes.Buffer
+		(&frameWriter{w: &b}).send(frame{typ: frameRequest, id: 7, payload: bytes.Repeat([]byte("x"), n)})
+		return b.Bytes()[:frameHeader+3]
+	}
+	whole := func(id uint32) []byte {
+		var b bytes.Buffer
+		(&frameWriter{w: &b}).send(frame{typ: frameQuery, id: id, payload: []byte(`[{"kind":"agent","address":"127.0.0.1:7471"}]`)})
+		return b.Bytes()
+	}
+	host, guest := net.Pipe()
+	defer host.Close()
+	go func() {
+		for _, b := range [][]byte{cut(10), whole(1), cut(1000), whole(2)} {
+			if _, err := host.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	// A test that failed would otherwise wait for a frame for ever.
+	stop := time.AfterFunc(20*time.Second, func() { guest.Close() })
+	defer stop.Stop()
+	r := newFrameReader(guest)
+	r.giveUpOnCut(guest)
+	for _, id := range []uint32{1, 2} {
+		start := time.Now()
+		f, err := r.next()
+		if err != nil || f.typ != frameQuery || f.id != id {
+			t.Fatalf("frame %d: %c %d %v", id, f.typ, f.id, err)
+		}
+		t.Logf("frame %d after %s", id, time.Since(start))
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("frame %d took %s", id, took)
+		}
+	}
+	// A frame whose bytes come slowly, each well within the timeout but
+	// the whole taking several times it, is whole.
+	partialFrameTimeout = 500 * time.Millisecond
+	go func() {
+		for _, c := range whole(3) {
+			if _, err := host.Write([]byte{c}); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	if f, err := r.next(); err != nil || f.id != 3 {
+		t.Errorf("a slow frame: %d %v, want frame 3", f.id, err)
+	}
+	t.Logf("slow frame after %s", time.Since(start))
+	guest.Close()
+	if _, err := r.next(); !errors.Is(err, errShortRead) {
+		t.Errorf("after the line closed: %v, want errShortRead", err)
 	}
 }
 

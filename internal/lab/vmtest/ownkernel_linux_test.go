@@ -20,7 +20,9 @@ import (
 // given as files (here the cached Debian image and its virtio modules,
 // compressed with xz as Oracle Linux ships them), in a lab where a VM node
 // and a namespace node share a switch: the namespace node proves the path
-// to the VM's agent at 9000.
+// to the VM's agent at 9000. Both nodes run an agent: lab status asks the
+// guest about its own, says so when the guest does not answer (qemu
+// stopped), and reports either agent killed through the same check.
 func TestVMOwnKernel(t *testing.T) {
 	k := need(t)
 	name := labName(t, "vmo")
@@ -33,6 +35,7 @@ nodes:
     services: [{kind: agent}]
   b:
     links: [{switch: ic, address: 198.18.10.2/24}]
+    services: [{kind: agent}]
 `, name)
 	file := filepath.Join(t.TempDir(), "own.yaml")
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
@@ -76,6 +79,10 @@ nodes:
 	if st.State != lab.StateUp || st.Nodes[0].Namespace != "" || st.Nodes[1].VM != nil {
 		t.Errorf("status %s, a's namespace %q, b's VM %+v: want up, a VM with no namespace, b a namespace", st.State, st.Nodes[0].Namespace, st.Nodes[1].VM)
 	}
+	start = time.Now()
+	checkGuestSilent(ctx, t, name, pid)
+	checkAgentsKilled(ctx, t, name)
+	step(t, "lab status asks the guest", start)
 
 	// A guest that dies under a lab: status says so, lab exec says so in
 	// one line, lab down still removes everything.
@@ -83,7 +90,8 @@ nodes:
 	for i := 0; i < 100 && running(pid); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") {
+	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") ||
+		!strings.Contains(strings.Join(st.Problems, "; "), "node a: service agent is stopped: its VM is not running") {
 		t.Errorf("after qemu was killed: %v, state %s, problems %q", err, st.State, st.Problems)
 	}
 	x, err := exec.CommandContext(ctx, binary, "lab", "exec", name, "a", "--", "true").CombinedOutput()

@@ -25,7 +25,9 @@ import (
 // reaches them over SSH; the mesh from node1 finds exactly node2's paths
 // blackholed at 1500, over IPv4 and IPv6; with node2's interface set to
 // 1500 (the fix that makes it work), 8 KiB blocks from node2 travel in 6
-// fragments and from node3 in 1. Then lab down leaves nothing. Every
+// fragments and from node3 in 1. lab status asks the guests how their
+// services are: node3's sshd killed in the guest is stopped, exit 1. Then
+// lab down leaves nothing. Every
 // step's time is logged; the whole is bounded (4 minutes here in TCG).
 func TestVMJumbo(t *testing.T) {
 	begin := time.Now()
@@ -80,6 +82,10 @@ func TestVMJumbo(t *testing.T) {
 		t.Logf("8 KiB blocks from %s: %v fragments per block", c.peer, got)
 	}
 	step(t, "bench blocks", start)
+
+	start = time.Now()
+	checkSSHDKilled(ctx, t, topo.Name)
+	step(t, "lab status asks the guests, sshd killed in node3", start)
 
 	start = time.Now()
 	if err := lab.Down(topo.Name); err != nil {

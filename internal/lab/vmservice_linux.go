@@ -1,0 +1,137 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/interlink/interlink/internal/vm"
+)
+
+// GuestTimeout bounds how long status waits for a VM node's guest to say
+// how its services are (every guest is asked at once). A guest answers in
+// well under a second even in software emulation; one that does not
+// answer in this time has its services reported ServiceUnknown.
+var GuestTimeout = 3 * time.Second
+
+// guestAnswer is what a VM node's guest said about its services, by kind,
+// or why it said nothing.
+type guestAnswer struct {
+	byKind map[string]vm.ServiceAnswer
+	err    error
+}
+
+// askGuests asks the guest of every VM node whose qemu runs about its
+// services over the node's command channel (the one lab exec uses), all
+// at once, each within GuestTimeout. Keyed by node name.
+func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
+	out := map[string]*guestAnswer{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i, n := range st.Topology.Nodes {
+		if !n.IsVM() || len(n.Services) == 0 || !st.vmRunning(n.Name) {
+			continue
+		}
+		var probes []vm.ServiceProbe
+		for _, spec := range n.Services {
+			// A VM node's service kinds are vm's names (agent, sshd).
+			probes = append(probes, vm.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
+		}
+		sock := filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile)
+		wg.Add(1)
+		go func(node string) {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), GuestTimeout)
+			defer cancel()
+			g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
+			answers, err := vm.Services(ctx, sock, probes)
+			g.err = err
+			for _, a := range answers {
+				g.byKind[a.Kind] = a
+			}
+			mu.Lock()
+			out[node] = g
+			mu.Unlock()
+		}(n.Name)
+	}
+	wg.Wait()
+	return out
+}
+
+// probeAddress is where a service should take a connection, as a
+// namespace node's is probed (serviceInspector.service): the agent on
+// loopback, the others on the node's first address.
+func probeAddress(spec ServiceSpec, ss ServiceStatus) string {
+	if spec.Kind == KindAgent || ss.Address == "" {
+		return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(spec.Port)).String()
+	}
+	return ss.Address
+}
+
+// vmRunning reports whether the VM node's qemu, as recorded, runs.
+func (st *state) vmRunning(node string) bool {
+	for _, v := range st.VMs {
+		if v.Node == node && v.PID != 0 {
+			return vmAlive(v)
+		}
+	}
+	return false
+}
+
+// vmServiceStatus is a VM node's service as its guest, asked just now,
+// says it is (g: nil when the guest was not asked, its VM not running).
+// Running means what it means in a namespace node: the process started
+// for it lives (the guest tracks it by the PID it started) and a connect
+// to where it should listen is taken.
+func vmServiceStatus(st *state, n *NodeSpec, ss ServiceStatus, g *guestAnswer) ServiceStatus {
+	switch ss.Kind {
+	case KindAgent:
+		ss.TokenFile = tokenFile(st.Name)
+		ss.Detail = "inside the VM (PID in the guest)"
+	case KindSSHD:
+		ss.Detail = fmt.Sprintf("root with -i %s, host keys in %s", SSHIdentityFile(st.Name), SSHKnownHostsFile(st.Name))
+	}
+	ss.State = ServiceNotStarted
+	recorded := false
+	for _, v := range st.VMs {
+		recorded = recorded || (v.Node == n.Name && v.PID != 0)
+	}
+	if !recorded {
+		return ss
+	}
+	ss.State = ServiceStopped
+	if !st.vmRunning(n.Name) {
+		ss.Reason = "its VM is not running"
+		return ss
+	}
+	if g == nil || g.err != nil {
+		ss.State = ServiceUnknown
+		ss.Reason = fmt.Sprintf("guest not answering within %s", GuestTimeout)
+		if g != nil && !errors.Is(g.err, vm.ErrNotAnswering) {
+			ss.Reason = "guest not answering: " + g.err.Error()
+		}
+		return ss
+	}
+	a, ok := g.byKind[ss.Kind]
+	switch {
+	case !ok || a.PID == 0:
+		ss.Reason = a.Error
+		if !ok {
+			ss.Reason = "the guest did not answer for " + ss.Kind
+		}
+	case !a.Alive:
+		ss.Reason = "process " + strconv.Itoa(a.PID) + " in the guest has exited"
+	case !a.Listening:
+		ss.PID = a.PID
+		// The guest's dial error names the address.
+		ss.Reason = fmt.Sprintf("process %d lives in the guest but takes no connection (%s)", a.PID, a.Error)
+	default:
+		ss.State, ss.PID = ServiceRunning, a.PID
+	}
+	return ss
+}

@@ -1,0 +1,146 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// guestOnSocket serves, as a guest does on its serial port, on a unix
+// socket in dir (the host's end of a channel, as qemu gives it), with
+// svcs as the guest's services. It returns the socket's path.
+func guestOnSocket(t *testing.T, svcs *guestServices) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), ChannelFile)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			// A tty never ends, so serve reads on after an error; a
+			// socket's host end goes away: end serve with it.
+			cctx, ccancel := context.WithCancel(ctx)
+			serve(cctx, endsWith{c, ccancel}, nil, svcs)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		l.Close()
+		<-done
+	})
+	return sock
+}
+
+// endsWith is a connection that calls end when a read fails (other than
+// by the reader's own deadline).
+type endsWith struct {
+	net.Conn
+	end func()
+}
+
+func (e endsWith) Read(b []byte) (int, error) {
+	n, err := e.Conn.Read(b)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		e.end()
+	}
+	return n, err
+}
+
+// startTracked starts a real process (sleep) as the guest's kind service.
+func startTracked(t *testing.T, svcs *guestServices, kind string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	svcs.track(kind, cmd)
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd
+}
+
+// TestServicesQuery: over a real channel socket, the guest's side answers
+// for its real processes: alive and listening, alive with nothing on the
+// port, exited (by the PID it started), never started.
+func TestServicesQuery(t *testing.T) {
+	svcs := newGuestServices()
+	sshd := startTracked(t, svcs, ServiceSSHD)
+	agent := startTracked(t, svcs, ServiceAgent)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close() // a port nothing listens on now
+	sock := guestOnSocket(t, svcs)
+	probes := []ServiceProbe{{ServiceSSHD, lis.Addr().String()}, {ServiceAgent, closed.Addr().String()}, {"nfs", lis.Addr().String()}}
+	ask := func() []ServiceAnswer {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, err := Services(ctx, sock, probes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := ask()
+	if a[0] != (ServiceAnswer{Kind: ServiceSSHD, PID: sshd.Process.Pid, Alive: true, Listening: true}) {
+		t.Errorf("sshd, alive on a listening port: %+v", a[0])
+	}
+	if a[1].PID != agent.Process.Pid || !a[1].Alive || a[1].Listening || !strings.Contains(a[1].Error, "refused") {
+		t.Errorf("agent, alive, nothing on its port: %+v, want alive, not listening, connection refused", a[1])
+	}
+	if a[2].PID != 0 || a[2].Alive || a[2].Error != "the guest did not start nfs" {
+		t.Errorf("a kind the guest did not start: %+v", a[2])
+	}
+	sshd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for a = ask(); a[0].Alive && time.Now().Before(deadline); a = ask() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a[0].PID != sshd.Process.Pid || a[0].Alive || a[0].Listening {
+		t.Errorf("sshd killed: %+v, want its PID, not alive (its port still listening is not asked)", a[0])
+	}
+}
+
+// TestServicesNotAnswering: a channel that takes the connection but never
+// answers (a hung guest, or one whose line another command holds) gives
+// ErrNotAnswering when ctx ends, not sooner and not much later.
+func TestServicesNotAnswering(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), ChannelFile)
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = Services(ctx, sock, []ServiceProbe{{ServiceAgent, "127.0.0.1:1"}})
+	took := time.Since(start)
+	if !errors.Is(err, ErrNotAnswering) || !strings.Contains(err.Error(), "guest not answering") {
+		t.Errorf("err = %v, want ErrNotAnswering", err)
+	}
+	if took < 300*time.Millisecond || took > 2*time.Second {
+		t.Errorf("took %s, want the 300ms given", took)
+	}
+}
