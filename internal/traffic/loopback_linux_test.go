@@ -14,7 +14,13 @@ var lo = Place{Addr: netip.MustParseAddr("127.0.0.1")}
 
 func runLo(t *testing.T, ctx context.Context, spec Spec) *Result {
 	t.Helper()
-	res, err := RunLocal(ctx, spec, lo, lo, nil)
+	return runAt(t, ctx, spec, lo)
+}
+
+// runAt runs both ends of spec at p, failing the test on a side's error.
+func runAt(t *testing.T, ctx context.Context, spec Spec, p Place) *Result {
+	t.Helper()
+	res, err := RunLocal(ctx, spec, p, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
