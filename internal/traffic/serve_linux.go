@@ -128,7 +128,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 	}
 	setup, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	g := guard{seal: s.Sealer(), open: s.Opener(), wait: s.Wait, count: s}
+	g := guard{seal: s.Sealer(), open: s.Opener(), wait: s.Wait, count: s, run: ref.Run}
 	var conns []*net.TCPConn
 	if r.tcp != nil {
 		for len(conns) < r.spec.Parallel {

@@ -129,7 +129,9 @@ func (r *udpRecv) take(m *ipv4.Message, now time.Time) {
 		return
 	}
 	if !r.ours(pkt) {
-		r.foreign++
+		if !r.opt.hello(pkt) {
+			r.foreign++
+		}
 		return
 	}
 	switch r.h.Kind {
