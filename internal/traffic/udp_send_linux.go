@@ -122,6 +122,14 @@ func udpSend(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt 
 		}
 		now = time.Now()
 	}
+	if p != nil {
+		// A sender late at the end has its last backlog forgiven too.
+		p.due(now, 0)
+		side.UDP.LateNs = int64(p.late)
+		if l := lateLimit(time.Duration(p.late), now.Sub(start)); l != nil {
+			side.LimitedBy = append(side.LimitedBy, *l)
+		}
+	}
 	if lay.segs > 1 {
 		side.UDP.GSO = lay.segs
 	}
