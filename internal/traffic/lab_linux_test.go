@@ -131,26 +131,6 @@ func TestLabBlocksFragments(t *testing.T) {
 	}
 }
 
-func TestLabUDPPaced(t *testing.T) {
-	l := upPair(t, "t5-paced", 9000, "")
-	const rate = 200e6
-	f := runLab(t, context.Background(), Spec{Mode: ModeUDP, Duration: 2 * time.Second, RateBitsPerSec: rate, Len: 8 << 10},
-		place(t, l, "node1"), place(t, l, "node2"))
-	s := f.Summary
-	sent := float64(f.Client.Bytes) * 8 / f.Client.Duration.Seconds()
-	t.Logf("sent %.1f Mbit/s, received %.1f Mbit/s, lost %d of %d, jitter %v", sent/1e6, s.BitsPerSec/1e6, s.Lost, s.Sent, time.Duration(s.Jitter))
-	res := &Result{Flows: []Flow{f}}
-	collectLimits(res)
-	checkPaced(t, res, f.Client, rate)
-	// Unshaped: what was sent arrives, at the rate it was sent.
-	if math.Abs(s.BitsPerSec-sent) > 0.02*rate {
-		t.Errorf("received %.1f Mbit/s of %.1f sent", s.BitsPerSec/1e6, sent/1e6)
-	}
-	if s.Lost != 0 || s.Jitter <= 0 {
-		t.Errorf("unshaped 200 Mbit/s: lost %d, jitter %d", s.Lost, s.Jitter)
-	}
-}
-
 // qdiscDrops reads the drop counter of the root qdisc of a node's link.
 func qdiscDrops(t *testing.T, l *lab.Lab, node, link string) int64 {
 	t.Helper()

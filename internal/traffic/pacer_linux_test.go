@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -91,5 +92,27 @@ func TestLateLimit(t *testing.T) {
 	cut := []Limit{{Limit: LimitAgentDuration}}
 	if got := withSessionLimits(own, cut); len(got) != 2 {
 		t.Errorf("cut by the session's length: %+v", got)
+	}
+}
+
+// TestLabUDPPaced: 200 Mbit/s between two lab nodes, on schedule
+// (checkPaced), arrives whole and at the rate it was sent.
+func TestLabUDPPaced(t *testing.T) {
+	l := upPair(t, "t5-paced", 9000, "")
+	const rate = 200e6
+	f := runLab(t, context.Background(), Spec{Mode: ModeUDP, Duration: 2 * time.Second, RateBitsPerSec: rate, Len: 8 << 10},
+		place(t, l, "node1"), place(t, l, "node2"))
+	s := f.Summary
+	sent := float64(f.Client.Bytes) * 8 / f.Client.Duration.Seconds()
+	t.Logf("sent %.1f Mbit/s, received %.1f Mbit/s, lost %d of %d, jitter %v", sent/1e6, s.BitsPerSec/1e6, s.Lost, s.Sent, time.Duration(s.Jitter))
+	res := &Result{Flows: []Flow{f}}
+	collectLimits(res)
+	checkPaced(t, res, f.Client, rate)
+	// Unshaped: what was sent arrives, at the rate it was sent.
+	if math.Abs(s.BitsPerSec-sent) > 0.02*rate {
+		t.Errorf("received %.1f Mbit/s of %.1f sent", s.BitsPerSec/1e6, sent/1e6)
+	}
+	if s.Lost != 0 || s.Jitter <= 0 {
+		t.Errorf("unshaped 200 Mbit/s: lost %d, jitter %d", s.Lost, s.Jitter)
 	}
 }
