@@ -100,7 +100,9 @@ func (r *responder) answer(ctx context.Context, n int) {
 			continue
 		}
 		if len(pkt) < r.off || q.Parse(pkt[r.off:]) != nil || r.opt.open(pkt) != nil {
-			st.Foreign++
+			if !r.opt.hello(pkt) {
+				st.Foreign++
+			}
 			continue
 		}
 		if q.Kind == KindEnd {

@@ -33,114 +33,148 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	res := &Result{Spec: spec, Start: time.Now()}
-	dirs := []Direction{Forward}
-	switch {
-	case spec.Mode == ModeTCP && spec.Bidir:
-		dirs = []Direction{Forward, Reverse}
-	case spec.Reverse && spec.Mode != ModeBlocks:
-		dirs = []Direction{Reverse}
-	}
-	type flow struct {
-		dir      Direction
-		run      uint64
-		conns    []*net.TCPConn
-		udp      *net.UDPConn
-		cs, ss   *Side
-		agentErr error
-		meter    *meter // started before the agent starts sending
-	}
-	flows := make([]*flow, len(dirs))
+	dirs := remoteDirs(spec)
+	flows := make([]*remoteFlow, len(dirs))
 	defer func() {
 		for _, f := range flows {
-			if f == nil {
-				continue
-			}
-			for _, c := range f.conns {
-				c.Close()
-			}
-			if f.udp != nil {
-				f.udp.Close()
-			}
+			f.close()
 		}
 	}()
 	setup, cancel := context.WithTimeout(ctx, 3*setupTimeout)
 	defer cancel()
-	peer := c.RemoteAddr().Addr()
 	g := guard{seal: c.Sealer(), open: c.Opener()}
 	for i, d := range dirs {
-		f := &flow{dir: d}
-		flows[i] = f
-		role := map[Mode]Role{ModeTCP: RoleReceiver, ModeUDP: RoleReceiver, ModeBlocks: RoleResponder}[spec.Mode]
-		if d == Reverse {
-			role = RoleSender
-		}
-		var open OpenReply
-		if err := c.Call(setup, KindOpen, OpenRequest{Spec: spec, Role: role}, &open); err != nil {
+		flows[i] = &remoteFlow{dir: d}
+		if err := flows[i].open(setup, c, spec); err != nil {
 			return nil, err
 		}
-		f.run = open.Run
-		to := netip.AddrPortFrom(peer, open.Port)
-		if spec.Mode == ModeTCP {
-			for j := 0; j < spec.Parallel; j++ {
-				conn, err := c.DialTCP(setup, to, dataKind, open.Run)
-				if err != nil {
-					return nil, err
-				}
-				f.conns = append(f.conns, conn.(*net.TCPConn))
-			}
-			if f.meter, err = startMeter(); err != nil {
-				return nil, fmt.Errorf("bench: %w", err)
-			}
-			if err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		f.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
-		if err != nil {
-			return nil, fmt.Errorf("bench: udp to %s: %w", to, err)
-		}
-		// Say hello until the agent has started: it learns our data address
-		// from the first authenticated datagram.
-		helloDone := make(chan struct{})
-		go func() {
-			hello := make([]byte, wire.HeaderLen)
-			for {
-				if _, err := c.Sealer().SealPacket(hello, wire.KindHello, open.Run); err == nil {
-					f.udp.Write(hello)
-				}
-				select {
-				case <-helloDone:
-					return
-				case <-time.After(helloEvery):
-				}
-			}
-		}()
-		if f.meter, err = startMeter(); err != nil {
-			close(helloDone)
-			return nil, fmt.Errorf("bench: %w", err)
-		}
-		err := c.Call(setup, KindStart, RunRef{Run: open.Run}, nil)
-		close(helloDone)
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	// Run the client ends; then collect the agent's sides.
-	opt := func(f *flow) Options {
-		o := Options{Guard: g, meter: f.meter}
-		if obs != nil {
-			d := f.dir
-			o.Observer = func(r Role, in Interval) { obs(d, r, in) }
-		}
-		return o
 	}
 	// The run's deadline: an end still running then has stalled and is
 	// cut, here and at the agent, so --time bounds the run.
 	hard := time.Now().Add(spec.Duration + RunGrace(spec))
 	runCtx, runCancel := context.WithDeadline(ctx, hard)
 	defer runCancel()
+	runClientEnds(ctx, runCtx, spec, flows, func(f *remoteFlow) Options {
+		o := Options{Guard: g, meter: f.meter}
+		if obs != nil {
+			d := f.dir
+			o.Observer = func(r Role, in Interval) { obs(d, r, in) }
+		}
+		return o
+	})
+	collectAgentSides(ctx, c, res, flows, hard)
+	res.Judge()
+	var errs []error
+	for _, f := range flows {
+		if f.agentErr != nil {
+			errs = append(errs, f.agentErr)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// remoteDirs are the directions of a remote run, one flow each.
+func remoteDirs(spec Spec) []Direction {
+	switch {
+	case spec.Mode == ModeTCP && spec.Bidir:
+		return []Direction{Forward, Reverse}
+	case spec.Reverse && spec.Mode != ModeBlocks:
+		return []Direction{Reverse}
+	}
+	return []Direction{Forward}
+}
+
+// remoteFlow is one direction of a remote run: the agent's run, the
+// client's data sockets, and both ends' Sides.
+type remoteFlow struct {
+	dir      Direction
+	run      uint64
+	conns    []*net.TCPConn
+	udp      *net.UDPConn
+	cs, ss   *Side
+	agentErr error
+	meter    *meter // started before the agent starts sending
+}
+
+func (f *remoteFlow) close() {
+	if f == nil {
+		return
+	}
+	for _, c := range f.conns {
+		c.Close()
+	}
+	if f.udp != nil {
+		f.udp.Close()
+	}
+}
+
+// open asks the agent to open its end of f, connects the data sockets
+// (tcp streams, or a udp socket that says hello) and starts the agent's
+// end, the client's meter started just before.
+func (f *remoteFlow) open(setup context.Context, c *agent.Client, spec Spec) error {
+	role := map[Mode]Role{ModeTCP: RoleReceiver, ModeUDP: RoleReceiver, ModeBlocks: RoleResponder}[spec.Mode]
+	if f.dir == Reverse {
+		role = RoleSender
+	}
+	var open OpenReply
+	if err := c.Call(setup, KindOpen, OpenRequest{Spec: spec, Role: role}, &open); err != nil {
+		return err
+	}
+	f.run = open.Run
+	to := netip.AddrPortFrom(c.RemoteAddr().Addr(), open.Port)
+	if spec.Mode == ModeTCP {
+		for j := 0; j < spec.Parallel; j++ {
+			conn, err := c.DialTCP(setup, to, dataKind, open.Run)
+			if err != nil {
+				return err
+			}
+			f.conns = append(f.conns, conn.(*net.TCPConn))
+		}
+		var err error
+		if f.meter, err = startMeter(); err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		return c.Call(setup, KindStart, RunRef{Run: open.Run}, nil)
+	}
+	var err error
+	f.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
+	if err != nil {
+		return fmt.Errorf("bench: udp to %s: %w", to, err)
+	}
+	helloDone := sayHello(c, f.udp, open.Run)
+	defer close(helloDone)
+	if f.meter, err = startMeter(); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return c.Call(setup, KindStart, RunRef{Run: open.Run}, nil)
+}
+
+// sayHello says hello on conn every helloEvery until the returned channel
+// is closed (the agent has started): the agent learns the client's data
+// address from the first authenticated datagram. A repeat can arrive after
+// the agent's end began; it skips those (Guard.Hello).
+func sayHello(c *agent.Client, conn *net.UDPConn, run uint64) chan<- struct{} {
+	done := make(chan struct{})
+	go func() {
+		hello := make([]byte, wire.HeaderLen)
+		for {
+			if _, err := c.Sealer().SealPacket(hello, wire.KindHello, run); err == nil {
+				conn.Write(hello)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(helloEvery):
+			}
+		}
+	}()
+	return done
+}
+
+// runClientEnds runs the client end of every flow, each on its own thread
+// in this thread's network namespace, until all are done; an end still
+// running at runCtx's deadline (not ctx's cancellation) is marked cut.
+func runClientEnds(ctx, runCtx context.Context, spec Spec, flows []*remoteFlow, opt func(*remoteFlow) Options) {
 	var wg sync.WaitGroup
 	for _, f := range flows {
 		wg.Add(1)
@@ -172,9 +206,14 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			}
 		}
 	}
-	// An interrupted client asks the agent to stop and still collects what
-	// it measured, within a bounded time; the agent cuts its end at the
-	// run's deadline.
+}
+
+// collectAgentSides asks the agent for its Side of every flow and adds
+// each flow's summary and limits to res. An interrupted client asks the
+// agent to stop and still collects what it measured, within a bounded
+// time; the agent cuts its end at the run's deadline (hard).
+func collectAgentSides(ctx context.Context, c *agent.Client, res *Result, flows []*remoteFlow, hard time.Time) {
+	spec := res.Spec
 	stop := ctx.Err() != nil
 	wait := max(time.Until(hard), time.Millisecond)
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), wait+setupTimeout)
@@ -198,14 +237,6 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 			}
 		}
 	}
-	res.Judge()
-	var errs []error
-	for _, f := range flows {
-		if f.agentErr != nil {
-			errs = append(errs, f.agentErr)
-		}
-	}
-	return res, errors.Join(errs...)
 }
 
 // LinkRate reads the speed of the interface that holds addr (the local end

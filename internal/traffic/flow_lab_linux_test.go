@@ -59,6 +59,7 @@ type lossyGuard struct{ every, n int }
 func (g *lossyGuard) Overhead() int                   { return 0 }
 func (g *lossyGuard) Seal([]byte) error               { return nil }
 func (g *lossyGuard) Wait(context.Context, int) error { return nil }
+func (g *lossyGuard) Hello([]byte) bool               { return false }
 func (g *lossyGuard) Open([]byte) error {
 	if g.n++; g.n%g.every == 0 {
 		return errors.New("lost")

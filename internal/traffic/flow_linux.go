@@ -68,7 +68,9 @@ func (r *feedbackIn) take(f *flowSender, n int, now time.Time) {
 			continue
 		}
 		if len(pkt) != r.off+HeaderLen || h.Parse(pkt[r.off:]) != nil || h.Kind != KindFeedback || r.opt.open(pkt) != nil {
-			r.foreign++
+			if !r.opt.hello(pkt) {
+				r.foreign++
+			}
 			continue
 		}
 		f.feedback(h.Seq, int(h.Size), now)

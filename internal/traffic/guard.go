@@ -14,6 +14,11 @@ type Guard interface {
 	Seal(pkt []byte) error
 	Open(pkt []byte) error
 	Wait(ctx context.Context, bytes int) error
+	// Hello reports whether pkt, which is not a datagram of the run, is
+	// the session's own hello for this run: the client repeats it until
+	// the agent has started, so a repeat can arrive after the run began.
+	// The ends skip it rather than count a datagram refused.
+	Hello(pkt []byte) bool
 }
 
 // Options are the optional parts of an end.
@@ -53,6 +58,13 @@ func (o Options) open(pkt []byte) error {
 		return nil
 	}
 	return o.Guard.Open(pkt)
+}
+
+// hello reports whether pkt is a late repeat of the session's hello (see
+// Guard.Hello); never in-process, where there is no hello. Only datagrams
+// already found not to be the run's ask, so the data path pays nothing.
+func (o Options) hello(pkt []byte) bool {
+	return o.Guard != nil && o.Guard.Hello(pkt)
 }
 
 func (o Options) wait(ctx context.Context, n int) error {

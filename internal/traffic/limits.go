@@ -1,9 +1,14 @@
 package traffic
 
+import (
+	"fmt"
+	"time"
+)
+
 // Limit names a limit that bounded a result.
 type Limit struct {
 	// Limit is a stable name: LimitAgentRate, LimitAgentDuration,
-	// LimitDeadline.
+	// LimitDeadline, LimitSenderLate.
 	Limit  string `json:"limit"`
 	Detail string `json:"detail"` // for a person: the limit, its value, how much it held back
 	// HeldNs is how long the limit held the end back (rate: time its sends
@@ -16,7 +21,40 @@ const (
 	LimitAgentRate     = "agent-rate"     // the agent's per-session send limit (--max-rate)
 	LimitAgentDuration = "agent-duration" // the agent's session length (--max-duration)
 	LimitDeadline      = "deadline"       // a stalled end was cut at --time plus a grace
+	LimitSenderLate    = "sender-late"    // a paced sender fell behind its schedule (UDPStats.LateNs)
 )
+
+// lateShare is the share of a paced run its sender may fall behind its
+// schedule (UDPStats.LateNs) before the result is limited by it: a sender
+// a few ms late now and then on a busy host still measured the path at
+// about the rate asked; one 5 % under it did not.
+const lateShare = 0.05
+
+// lateLimit is the sender-late limit of a paced sender that fell behind
+// its schedule for late of a run of d, or nil when it kept up.
+func lateLimit(late, d time.Duration) *Limit {
+	if d <= 0 || float64(late) <= lateShare*float64(d) {
+		return nil
+	}
+	return &Limit{Limit: LimitSenderLate, HeldNs: int64(late), Detail: fmt.Sprintf(
+		"the paced sender fell %v behind its schedule (%.0f %% of the run) and skipped that much rather than send it in a burst: "+
+			"its thread did not get a CPU in time (a busy host, or --cpu on a busy core) or its sends blocked, so it sent that much under --rate",
+		late.Round(time.Millisecond), 100*float64(late)/float64(d))}
+}
+
+// collectLimits adds the limits of every end of res's flows to res's own.
+func collectLimits(res *Result) {
+	for _, f := range res.Flows {
+		for _, sd := range []*Side{f.Client, f.Server} {
+			if sd == nil {
+				continue
+			}
+			for _, l := range sd.LimitedBy {
+				res.LimitedBy = addLimit(res.LimitedBy, l)
+			}
+		}
+	}
+}
 
 // addLimit appends l unless a limit of the same name is there already.
 func addLimit(ls []Limit, l Limit) []Limit {

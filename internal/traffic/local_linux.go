@@ -93,6 +93,7 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 	}()
 	wg.Wait()
 	res.Flows = []Flow{Summarize(spec, dir, cs, ss)}
+	collectLimits(res)
 	res.Judge()
 	return res, nil
 }
@@ -154,6 +155,7 @@ func runLocalTCP(ctx context.Context, res *Result, spec, peerSpec Spec, client, 
 	for i, d := range dirs {
 		res.Flows = append(res.Flows, Summarize(spec, d, es[i].cs, es[i].ss))
 	}
+	collectLimits(res)
 	res.Judge()
 	return res, nil
 }

@@ -12,6 +12,10 @@ type pacer struct {
 	next     float64 // ns since start when the next message is due
 	depth    float64 // ns of backlog forgiven at most
 	start    time.Time
+	// late is the schedule forgiven, in ns: how far the sender fell
+	// behind beyond depth, in all (a thread not given a CPU, a blocked
+	// send). The rate sent is short of the rate asked by that much.
+	late float64
 }
 
 // newPacer paces messages of size bytes to bitsPerSec. depth is the
@@ -29,7 +33,9 @@ func newPacer(start time.Time, bitsPerSec int64, size int, depth int) *pacer {
 func (p *pacer) due(now time.Time, max int) (n int, wait time.Duration) {
 	t := float64(now.Sub(p.start))
 	if p.next < t-p.depth {
-		p.next = t - p.depth + p.interval // forgive backlog beyond depth
+		forgiven := t - p.depth + p.interval // forgive backlog beyond depth
+		p.late += forgiven - p.next
+		p.next = forgiven
 	}
 	for n < max && p.next <= t {
 		p.next += p.interval

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/interlink/interlink/internal/wire"
@@ -56,12 +57,15 @@ func RunGrace(spec Spec) time.Duration {
 }
 
 // guard seals and opens datagrams with a session's keys. count, when set,
-// feeds the agent's per-session packet counters (its log line).
+// feeds the agent's per-session packet counters (its log line). run, at
+// the agent, is the run whose hello a late repeat names (0 at the client,
+// which receives no hello).
 type guard struct {
 	seal  *wire.Sealer
 	open  *wire.Opener
 	wait  func(ctx context.Context, n int) error
 	count counter
+	run   uint64
 }
 
 // counter is what the agent's Session counts.
@@ -94,6 +98,22 @@ func (g guard) Open(pkt []byte) error {
 		}
 	}
 	return err
+}
+
+// Hello verifies pkt as the client's hello for g.run. Its tag must verify;
+// the replay window need not pass, since ErrReplay comes only after the tag
+// did: a hello overtaken by more than the window's worth of data is still
+// the client's own.
+func (g guard) Hello(pkt []byte) bool {
+	if g.run == 0 || len(pkt) != wire.HeaderLen {
+		return false
+	}
+	h, err := g.open.Open(pkt)
+	ok := (err == nil || errors.Is(err, wire.ErrReplay)) && h.Kind == wire.KindHello && h.Ref == g.run
+	if ok && g.count != nil {
+		g.count.CountIn(len(pkt))
+	}
+	return ok
 }
 
 func (g guard) Wait(ctx context.Context, n int) error {

@@ -140,6 +140,11 @@ type UDPStats struct {
 	// each datagram on its own (no UDP_SEGMENT): the kernel lacks it, or
 	// INTERLINK_NO_GSO is set. Empty when GSO was used or not applicable.
 	NoGSO string `json:"no_gso,omitempty"`
+	// LateNs is how far a paced sender fell behind its schedule beyond the
+	// backlog it may catch up in a burst (10 ms), in all: time its thread
+	// was not given a CPU or its sends blocked. It skipped that schedule,
+	// so it sent that much under the rate asked (a limit past lateShare).
+	LateNs int64 `json:"late_ns,omitempty"`
 	// Truncated counts datagrams read short: larger than this run sends
 	// (the receive buffer holds the largest), so not one of its datagrams
 	// as sent. Joined counts this run's datagrams found inside them (a

@@ -128,7 +128,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 	}
 	setup, cancel := context.WithTimeout(ctx, setupTimeout)
 	defer cancel()
-	g := guard{seal: s.Sealer(), open: s.Opener(), wait: s.Wait, count: s}
+	g := guard{seal: s.Sealer(), open: s.Opener(), wait: s.Wait, count: s, run: ref.Run}
 	var conns []*net.TCPConn
 	if r.tcp != nil {
 		for len(conns) < r.spec.Parallel {
@@ -188,7 +188,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 			c.Close()
 		}
 		waited1, refused1 := s.RateHeld()
-		side.LimitedBy = sessionLimits(s, side, waited1-waited0, refused1-refused0)
+		side.LimitedBy = withSessionLimits(side.LimitedBy, sessionLimits(s, side, waited1-waited0, refused1-refused0))
 		r.side = side
 	}()
 	return struct{}{}, nil
@@ -233,6 +233,21 @@ func sessionLimits(s *agent.Session, side *Side, waited time.Duration, refused i
 			"the agent ends a session after %v (its --max-duration) and cut the run there", s.Limits.MaxDuration)})
 	}
 	return ls
+}
+
+// withSessionLimits adds the session's limits to an end's own, less its
+// sender-late when the agent's rate limit held it: that is why it was late.
+func withSessionLimits(own, session []Limit) []Limit {
+	held := false
+	for _, l := range session {
+		held = held || l.Limit == LimitAgentRate
+	}
+	for _, l := range own {
+		if l.Limit != LimitSenderLate || !held {
+			session = append(session, l)
+		}
+	}
+	return session
 }
 
 // serveResult returns the agent's Side once its end is done (after

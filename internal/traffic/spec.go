@@ -106,103 +106,134 @@ var ErrSpec = errors.New("invalid test")
 
 // Normalize fills defaults and checks limits. It returns a copy.
 func (s Spec) Normalize() (Spec, error) {
-	bad := func(format string, a ...any) (Spec, error) {
-		return s, fmt.Errorf("%w: %s", ErrSpec, fmt.Sprintf(format, a...))
-	}
 	switch s.Mode {
 	case ModeTCP, ModeUDP, ModeBlocks:
 	default:
-		return bad("mode %q: want tcp, udp or blocks", s.Mode)
+		return s, specErr("mode %q: want tcp, udp or blocks", s.Mode)
 	}
+	err := s.normalizeTiming()
+	if err == nil {
+		switch s.Mode {
+		case ModeTCP:
+			err = s.normalizeTCP()
+		case ModeUDP:
+			err = s.normalizeUDP()
+		case ModeBlocks:
+			err = s.normalizeBlocks()
+		}
+	}
+	if err == nil {
+		err = s.normalizeRest()
+	}
+	return s, err
+}
+
+// specErr is a spec's problem, wrapping ErrSpec.
+func specErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrSpec, fmt.Sprintf(format, a...))
+}
+
+// normalizeTiming defaults and checks the duration, interval and streams.
+func (s *Spec) normalizeTiming() error {
 	if s.Duration == 0 {
 		s.Duration = 10 * time.Second
 	}
 	if s.Duration < 0 || s.Duration > MaxDuration {
-		return bad("duration %v: want more than 0 and at most %v", s.Duration, MaxDuration)
+		return specErr("duration %v: want more than 0 and at most %v", s.Duration, MaxDuration)
 	}
 	if s.Interval == 0 {
 		s.Interval = time.Second
 	}
 	if s.Interval < MinInterval {
-		return bad("interval %v: want at least %v", s.Interval, MinInterval)
+		return specErr("interval %v: want at least %v", s.Interval, MinInterval)
 	}
 	if s.Parallel == 0 {
 		s.Parallel = 1
 	}
 	if s.Parallel < 1 || s.Parallel > MaxParallel {
-		return bad("parallel %d: want 1 to %d", s.Parallel, MaxParallel)
+		return specErr("parallel %d: want 1 to %d", s.Parallel, MaxParallel)
 	}
-	switch s.Mode {
-	case ModeTCP:
-		if s.Len == 0 {
-			s.Len = DefaultTCPLen
-		}
-		if s.Len < 1 || s.Len > MaxLen {
-			return bad("len %d: want 1 to %d bytes for tcp", s.Len, MaxLen)
-		}
-	case ModeUDP:
-		if s.Len == 0 {
-			s.Len = DefaultUDPLen
-		}
-		if s.Len < HeaderLen || s.Len > MaxDatagram {
-			return bad("len %d: want %d to %d bytes for udp (the header takes %d)", s.Len, HeaderLen, MaxDatagram, HeaderLen)
-		}
-		if !s.RateSet && s.RateBitsPerSec == 0 {
-			s.RateBitsPerSec = DefaultUDPRate
-		}
-		if s.RateBitsPerSec < 0 || s.RateBitsPerSec > MaxRate {
-			return bad("rate %d bit/s: want 0 (unpaced) to %g", s.RateBitsPerSec, float64(MaxRate))
-		}
-		if s.NoFlow && s.Paced() {
-			return bad("flow control is for unpaced udp (rate 0); a paced sender has none to turn off")
-		}
-	case ModeBlocks:
-		if s.Request == 0 {
-			s.Request = 256
-		}
-		if s.Block == 0 {
-			s.Block = 8 << 10
-		}
-		if s.Outstanding == 0 {
-			s.Outstanding = 1
-		}
-		if s.BlockTimeout == 0 {
-			s.BlockTimeout = 500 * time.Millisecond
-		}
-		if s.Request < HeaderLen || s.Request > MaxDatagram {
-			return bad("request %d: want %d to %d bytes", s.Request, HeaderLen, MaxDatagram)
-		}
-		if s.Block < HeaderLen || s.Block > MaxBlock {
-			return bad("block %d: want %d bytes to 1 MiB", s.Block, HeaderLen)
-		}
-		if s.Outstanding < 1 || s.Outstanding > MaxOutstanding {
-			return bad("outstanding %d: want 1 to %d", s.Outstanding, MaxOutstanding)
-		}
-		if s.BlockTimeout < time.Millisecond || s.BlockTimeout > time.Minute {
-			return bad("block timeout %v: want 1ms to 1m", s.BlockTimeout)
-		}
-		if s.RequestsPerSec < 0 || s.RequestsPerSec > MaxRequestsPerSec || s.RequestsPerSec != s.RequestsPerSec {
-			return bad("rate %g requests per second: want more than 0 and at most %g", s.RequestsPerSec, float64(MaxRequestsPerSec))
-		}
+	return nil
+}
+
+func (s *Spec) normalizeTCP() error {
+	if s.Len == 0 {
+		s.Len = DefaultTCPLen
 	}
+	if s.Len < 1 || s.Len > MaxLen {
+		return specErr("len %d: want 1 to %d bytes for tcp", s.Len, MaxLen)
+	}
+	return nil
+}
+
+func (s *Spec) normalizeUDP() error {
+	if s.Len == 0 {
+		s.Len = DefaultUDPLen
+	}
+	if s.Len < HeaderLen || s.Len > MaxDatagram {
+		return specErr("len %d: want %d to %d bytes for udp (the header takes %d)", s.Len, HeaderLen, MaxDatagram, HeaderLen)
+	}
+	if !s.RateSet && s.RateBitsPerSec == 0 {
+		s.RateBitsPerSec = DefaultUDPRate
+	}
+	if s.RateBitsPerSec < 0 || s.RateBitsPerSec > MaxRate {
+		return specErr("rate %d bit/s: want 0 (unpaced) to %g", s.RateBitsPerSec, float64(MaxRate))
+	}
+	if s.NoFlow && s.Paced() {
+		return specErr("flow control is for unpaced udp (rate 0); a paced sender has none to turn off")
+	}
+	return nil
+}
+
+func (s *Spec) normalizeBlocks() error {
+	if s.Request == 0 {
+		s.Request = 256
+	}
+	if s.Block == 0 {
+		s.Block = 8 << 10
+	}
+	if s.Outstanding == 0 {
+		s.Outstanding = 1
+	}
+	if s.BlockTimeout == 0 {
+		s.BlockTimeout = 500 * time.Millisecond
+	}
+	switch {
+	case s.Request < HeaderLen || s.Request > MaxDatagram:
+		return specErr("request %d: want %d to %d bytes", s.Request, HeaderLen, MaxDatagram)
+	case s.Block < HeaderLen || s.Block > MaxBlock:
+		return specErr("block %d: want %d bytes to 1 MiB", s.Block, HeaderLen)
+	case s.Outstanding < 1 || s.Outstanding > MaxOutstanding:
+		return specErr("outstanding %d: want 1 to %d", s.Outstanding, MaxOutstanding)
+	case s.BlockTimeout < time.Millisecond || s.BlockTimeout > time.Minute:
+		return specErr("block timeout %v: want 1ms to 1m", s.BlockTimeout)
+	case s.RequestsPerSec < 0 || s.RequestsPerSec > MaxRequestsPerSec || s.RequestsPerSec != s.RequestsPerSec:
+		return specErr("rate %g requests per second: want more than 0 and at most %g", s.RequestsPerSec, float64(MaxRequestsPerSec))
+	}
+	return nil
+}
+
+// normalizeRest checks what one mode takes and the others refuse, the
+// CPUs and the link, and defaults the link's overhead.
+func (s *Spec) normalizeRest() error {
 	if s.RequestsPerSec != 0 && s.Mode != ModeBlocks {
-		return bad("a request rate is for the blocks mode")
+		return specErr("a request rate is for the blocks mode")
 	}
 	if s.NoFlow && s.Mode != ModeUDP {
-		return bad("flow control is for unpaced udp; mode %s has none to turn off", s.Mode)
+		return specErr("flow control is for unpaced udp; mode %s has none to turn off", s.Mode)
 	}
 	for _, c := range []*int{s.CPU, s.PeerCPU} {
 		if c != nil && (*c < 0 || *c >= 1024) {
-			return bad("cpu %d: want 0 to 1023", *c)
+			return specErr("cpu %d: want 0 to 1023", *c)
 		}
 	}
 	if s.LinkRateBitsPerSec < 0 {
-		return bad("link rate %d: negative", s.LinkRateBitsPerSec)
+		return specErr("link rate %d: negative", s.LinkRateBitsPerSec)
 	}
 	if s.LinkOverheadBytes == 0 {
 		s.LinkOverheadBytes = EthernetOverhead
 	}
-	return s, nil
+	return nil
 }
 
 // Paced reports whether UDP sends are paced.

@@ -47,53 +47,9 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		}
 		s.PerSec, s.Messages = 0, 0
 	case ModeUDP:
-		if send.UDP != nil && recv.UDP != nil {
-			s.Sent = send.UDP.Sent
-			s.Truncated, s.Joined = recv.UDP.Truncated, recv.UDP.Joined
-			s.Lost = max(s.Sent-recv.UDP.Received-recv.UDP.Joined, 0)
-			s.Reordered = recv.UDP.Reordered
-			s.Duplicates = recv.UDP.Duplicates
-			s.Jitter = recv.UDP.Jitter
-			if send.Counters.Has(lossSendFields...) && recv.Counters.Has(lossRecvFields...) {
-				s.LossBy = lossPlaces(s.Lost, 0, send.Counters, recv.Counters)
-			}
-			s.Flow = summarizeFlow(send, recv)
-		}
-		switch {
-		case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:
-			// IP counts a segmented buffer once; only datagrams that fit the
-			// MTU are segmented, so each is one packet on the wire.
-			s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
-		case send.Messages > 0 && send.Counters.HasPacketsOut():
-			s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
-		}
+		summarizeUDP(spec, s, send, recv)
 	case ModeBlocks:
-		if b := client.Blocks; b != nil {
-			s.Sent = b.Requests
-			s.Lost = b.Lost
-			s.RTT = b.RTT
-			for _, l := range server.LimitedBy {
-				s.RTTPaced = s.RTTPaced || l.Limit == LimitAgentRate
-			}
-			s.Chunks = b.Chunks
-			// A lost block is a lost request or a lost response: count the
-			// drops at both ends.
-			both := Counters{
-				UDPSndbufErrors: client.Counters.UDPSndbufErrors + server.Counters.UDPSndbufErrors,
-				UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
-				ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
-			}
-			s.Truncated = b.Truncated
-			if server.Blocks != nil {
-				s.Truncated += server.Blocks.Truncated
-			}
-			if all := slices.Concat(lossSendFields, lossRecvFields); client.Counters.Has(all...) && server.Counters.Has(all...) {
-				s.LossBy = lossPlaces(s.Lost, s.Truncated, both, both)
-			}
-		}
-		if server.Messages > 0 && server.Counters.HasPacketsOut() {
-			s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
-		}
+		summarizeBlocks(s, client, server)
 	}
 	if s.Sent > 0 {
 		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
@@ -107,22 +63,86 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 	perMsg := spec.Mode != ModeTCP
 	s.ClientCost = cost(client, s.Bytes, s.Messages, s.Duration, perMsg)
 	s.ServerCost = cost(server, s.Bytes, s.Messages, s.Duration, perMsg)
-	if spec.LinkRateBitsPerSec > 0 && s.MTU > 0 {
-		var eff float64
-		switch spec.Mode {
-		case ModeTCP:
-			eff = TCPWireEfficiency(s.MTU, spec.LinkOverheadBytes)
-		case ModeUDP:
-			eff = UDPWireEfficiency(spec.Len, s.MTU, spec.LinkOverheadBytes)
-		case ModeBlocks:
-			eff = UDPWireEfficiency(min(spec.Block, MaxDatagram), s.MTU, spec.LinkOverheadBytes)
+	wireLimit(spec, s)
+	return f
+}
+
+// summarizeUDP is a UDP flow's accounting: sent, lost and where, reordered,
+// flow control, and the packets each datagram took.
+func summarizeUDP(spec Spec, s *Summary, send, recv *Side) {
+	if send.UDP != nil && recv.UDP != nil {
+		s.Sent = send.UDP.Sent
+		s.Truncated, s.Joined = recv.UDP.Truncated, recv.UDP.Joined
+		s.Lost = max(s.Sent-recv.UDP.Received-recv.UDP.Joined, 0)
+		s.Reordered = recv.UDP.Reordered
+		s.Duplicates = recv.UDP.Duplicates
+		s.Jitter = recv.UDP.Jitter
+		if send.Counters.Has(lossSendFields...) && recv.Counters.Has(lossRecvFields...) {
+			s.LossBy = lossPlaces(s.Lost, 0, send.Counters, recv.Counters)
 		}
-		s.WireLimitBitsPerSec = eff * float64(spec.LinkRateBitsPerSec)
-		if s.WireLimitBitsPerSec > 0 {
-			s.PercentOfWireLimit = 100 * s.BitsPerSec / s.WireLimitBitsPerSec
+		s.Flow = summarizeFlow(send, recv)
+	}
+	switch {
+	case send.UDP != nil && send.UDP.GSO > 1 && s.MTU > 0:
+		// IP counts a segmented buffer once; only datagrams that fit the
+		// MTU are segmented, so each is one packet on the wire.
+		s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
+	case send.Messages > 0 && send.Counters.HasPacketsOut():
+		s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
+	}
+}
+
+// summarizeBlocks is a blocks flow's accounting: requests, lost blocks and
+// where (a lost block is a lost request or a lost response, so the drops
+// of both ends count), round trips, and the packets each block took.
+func summarizeBlocks(s *Summary, client, server *Side) {
+	if b := client.Blocks; b != nil {
+		s.Sent = b.Requests
+		s.Lost = b.Lost
+		s.RTT = b.RTT
+		for _, l := range server.LimitedBy {
+			s.RTTPaced = s.RTTPaced || l.Limit == LimitAgentRate
+		}
+		s.Chunks = b.Chunks
+		// A lost block is a lost request or a lost response: count the
+		// drops at both ends.
+		both := Counters{
+			UDPSndbufErrors: client.Counters.UDPSndbufErrors + server.Counters.UDPSndbufErrors,
+			UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
+			ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
+		}
+		s.Truncated = b.Truncated
+		if server.Blocks != nil {
+			s.Truncated += server.Blocks.Truncated
+		}
+		if all := slices.Concat(lossSendFields, lossRecvFields); client.Counters.Has(all...) && server.Counters.Has(all...) {
+			s.LossBy = lossPlaces(s.Lost, s.Truncated, both, both)
 		}
 	}
-	return f
+	if server.Messages > 0 && server.Counters.HasPacketsOut() {
+		s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
+	}
+}
+
+// wireLimit is what the link can carry of this traffic at its rate, and
+// the share of it the flow reached; absent without a link rate or an MTU.
+func wireLimit(spec Spec, s *Summary) {
+	if spec.LinkRateBitsPerSec <= 0 || s.MTU <= 0 {
+		return
+	}
+	var eff float64
+	switch spec.Mode {
+	case ModeTCP:
+		eff = TCPWireEfficiency(s.MTU, spec.LinkOverheadBytes)
+	case ModeUDP:
+		eff = UDPWireEfficiency(spec.Len, s.MTU, spec.LinkOverheadBytes)
+	case ModeBlocks:
+		eff = UDPWireEfficiency(min(spec.Block, MaxDatagram), s.MTU, spec.LinkOverheadBytes)
+	}
+	s.WireLimitBitsPerSec = eff * float64(spec.LinkRateBitsPerSec)
+	if s.WireLimitBitsPerSec > 0 {
+		s.PercentOfWireLimit = 100 * s.BitsPerSec / s.WireLimitBitsPerSec
+	}
 }
 
 // The counters lossPlaces reads at the sending and the receiving end:

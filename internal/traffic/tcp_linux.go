@@ -33,6 +33,17 @@ func ReceiveTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, opt Option
 	return runTCP(ctx, spec, conns, RoleReceiver, opt)
 }
 
+// tcpRun is one TCP end while it runs: its streams, what their threads
+// counted, and what the interval sampler saw last.
+type tcpRun struct {
+	spec    Spec
+	role    Role
+	ends    []tcpEnd
+	bytes   []atomic.Int64
+	started atomic.Int64 // unix ns of the first byte (receiver)
+	last    struct{ bytes, retrans int64 }
+}
+
 func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt Options) *Side {
 	side := &Side{Role: role, Intervals: []Interval{}}
 	spec, m, ok := begin(spec, side, opt)
@@ -50,32 +61,69 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt
 	stopWatch := cancelOnDone(ctx, dcs...)
 	defer stopWatch()
 
-	bytes := make([]atomic.Int64, len(conns))
-	var started atomic.Int64 // unix ns of the first byte (receiver)
+	r := &tcpRun{spec: spec, role: role, ends: make([]tcpEnd, len(conns)), bytes: make([]atomic.Int64, len(conns))}
 	start := time.Now()
 	end := start.Add(spec.Duration)
 	if role == RoleReceiver {
 		end = end.Add(drainGrace + startupTimeout)
 	}
 	results := make([]<-chan threadResult, len(conns))
-	ends := make([]tcpEnd, len(conns))
 	for i, c := range conns {
 		c.SetDeadline(end) // for a stream left to the netpoller
-		ends[i] = openTCPEnd(c)
-		defer ends[i].release()
-		e := ends[i]
+		r.ends[i] = openTCPEnd(c)
+		defer r.ends[i].release()
+		e := r.ends[i]
 		if role == RoleSender {
-			results[i] = startThread(spec.CPU, func() error { return e.write(ctx, spec.Len, end, &bytes[i], opt) })
+			results[i] = startThread(spec.CPU, func() error { return e.write(ctx, spec.Len, end, &r.bytes[i], opt) })
 		} else {
-			results[i] = startThread(spec.CPU, func() error { return e.read(ctx, end, &bytes[i], &started) })
+			results[i] = startThread(spec.CPU, func() error { return e.read(ctx, end, &r.bytes[i], &r.started) })
 		}
 	}
-
-	// Sample streams every interval on this thread; hot threads only count.
-	done := make(chan struct{})
 	side.CPU.Threads = len(conns)
 	side.CPU.Pinned = spec.CPU
-	errs := make(chan error, len(conns))
+	done, errs := collectThreads(ctx, side, results)
+	if role == RoleReceiver {
+		start = r.firstByte(start, done)
+	}
+	// Sample streams every interval on this thread; hot threads only count.
+	iv := newIntervals(start, spec.Interval, role, opt.Observer)
+	tick := time.NewTimer(time.Until(iv.next))
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-tick.C:
+			iv.close(time.Now(), r.sample())
+			tick.Reset(time.Until(iv.next))
+		}
+	}
+	tick.Stop()
+	now := time.Now()
+	iv.finish(now, r.sample())
+	side.Intervals = iv.list
+	side.Duration = now.Sub(start)
+	side.Bytes = r.last.bytes
+	if role == RoleSender {
+		side.Messages = (side.Bytes + int64(spec.Len) - 1) / int64(spec.Len)
+	}
+	r.streams(side)
+	close(errs)
+	for err := range errs {
+		if side.Error == "" {
+			side.Error = err.Error()
+		}
+	}
+	m.finish(ctx, side)
+	return side
+}
+
+// collectThreads adds each stream thread's CPU time to side as it ends
+// and passes on its error; done closes when all have ended, and errs then
+// holds their errors.
+func collectThreads(ctx context.Context, side *Side, results []<-chan threadResult) (done chan struct{}, errs chan error) {
+	done = make(chan struct{})
+	errs = make(chan error, len(results))
 	go func() {
 		for i, ch := range results {
 			r := <-ch
@@ -90,73 +138,62 @@ func runTCP(ctx context.Context, spec Spec, conns []*net.TCPConn, role Role, opt
 		}
 		close(done)
 	}()
-	if role == RoleReceiver {
-		// The receiver's clock starts with the first byte.
-		deadline := time.Now().Add(startupTimeout)
-	wait:
-		for started.Load() == 0 && time.Now().Before(deadline) {
-			select {
-			case <-done:
-				break wait
-			case <-time.After(time.Millisecond):
-			}
-		}
-		if s := started.Load(); s != 0 {
-			start = time.Unix(0, s)
-		}
-	}
-	iv := newIntervals(start, spec.Interval, role, opt.Observer)
-	var lastBytes, lastRetrans int64
-	sample := func() Interval {
-		var in Interval
-		var total int64
-		for i := range bytes {
-			total += bytes[i].Load()
-		}
-		in.Bytes = total - lastBytes
-		lastBytes = total
-		if role == RoleSender {
-			var retrans, rtt, cwnd int64
-			for _, e := range ends {
-				if ti, err := e.info(); err == nil {
-					retrans += ti.retrans
-					rtt += ti.rtt
-					cwnd += ti.cwndBytes
-				}
-			}
-			in.Retransmits = retrans - lastRetrans
-			lastRetrans = retrans
-			in.RTT = rtt / int64(len(conns))
-			in.CwndBytes = cwnd
-		}
-		return in
-	}
-	tick := time.NewTimer(time.Until(iv.next))
-loop:
-	for {
+	return done, errs
+}
+
+// firstByte waits (bounded) for the receiver's first byte, whose time
+// starts its clock; start if none came.
+func (r *tcpRun) firstByte(start time.Time, done <-chan struct{}) time.Time {
+	deadline := time.Now().Add(startupTimeout)
+wait:
+	for r.started.Load() == 0 && time.Now().Before(deadline) {
 		select {
 		case <-done:
-			break loop
-		case <-tick.C:
-			now := time.Now()
-			iv.close(now, sample())
-			tick.Reset(time.Until(iv.next))
+			break wait
+		case <-time.After(time.Millisecond):
 		}
 	}
-	tick.Stop()
-	now := time.Now()
-	iv.finish(now, sample())
-	side.Intervals = iv.list
-	side.Duration = now.Sub(start)
-	side.Bytes = lastBytes
-	if role == RoleSender {
-		side.Messages = (side.Bytes + int64(spec.Len) - 1) / int64(spec.Len)
+	if s := r.started.Load(); s != 0 {
+		return time.Unix(0, s)
 	}
-	for _, e := range ends {
+	return start
+}
+
+// sample is the interval since the last sample: bytes, and at the sender
+// the streams' retransmits, mean RTT and total congestion window.
+func (r *tcpRun) sample() Interval {
+	var in Interval
+	var total int64
+	for i := range r.bytes {
+		total += r.bytes[i].Load()
+	}
+	in.Bytes = total - r.last.bytes
+	r.last.bytes = total
+	if r.role == RoleSender {
+		var retrans, rtt, cwnd int64
+		for _, e := range r.ends {
+			if ti, err := e.info(); err == nil {
+				retrans += ti.retrans
+				rtt += ti.rtt
+				cwnd += ti.cwndBytes
+			}
+		}
+		in.Retransmits = retrans - r.last.retrans
+		r.last.retrans = retrans
+		in.RTT = rtt / int64(len(r.ends))
+		in.CwndBytes = cwnd
+	}
+	return in
+}
+
+// streams records each stream's final TCP_INFO in side (and the path MTU
+// of the first that has one).
+func (r *tcpRun) streams(side *Side) {
+	for i, e := range r.ends {
 		st := Stream{}
 		if ti, err := e.info(); err == nil {
 			st = Stream{Retransmits: ti.retrans, RTT: ti.rtt, RTTVar: ti.rttvar, MinRTT: ti.minRTT, MSS: ti.mss, PMTU: ti.pmtu, CwndBytes: ti.cwndBytes}
-			if role == RoleReceiver && bytes[len(side.Streams)].Load() > 0 {
+			if r.role == RoleReceiver && r.bytes[i].Load() > 0 {
 				// The largest IP packet that arrived: the largest segment
 				// payload plus IP and TCP headers and options.
 				st.LargestPacket = ti.rcvMSS + 40
@@ -168,19 +205,9 @@ loop:
 				side.MTU = ti.pmtu
 			}
 		}
+		st.Bytes = r.bytes[i].Load()
 		side.Streams = append(side.Streams, st)
 	}
-	for i := range side.Streams {
-		side.Streams[i].Bytes = bytes[i].Load()
-	}
-	close(errs)
-	for err := range errs {
-		if side.Error == "" {
-			side.Error = err.Error()
-		}
-	}
-	m.finish(ctx, side)
-	return side
 }
 
 func tcpWrite(ctx context.Context, c *net.TCPConn, size int, end time.Time, n *atomic.Int64, opt Options) error {

@@ -74,6 +74,10 @@ func TestPacer(t *testing.T) {
 	if n != 5 {
 		t.Errorf("after a stall released %d, want depth 5", n)
 	}
+	// It skipped the other 96 of the 101 messages due by then, and says so.
+	if p.late != 96e6 {
+		t.Errorf("late %v after a 100 ms stall, want 96ms", time.Duration(p.late))
+	}
 	// max caps a batch.
 	q := newPacer(t0, 8e6, 1000, 100)
 	if n, _ := q.due(t0.Add(50*time.Millisecond), 10); n != 10 {

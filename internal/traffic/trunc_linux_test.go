@@ -178,16 +178,24 @@ func TestGSOProbe(t *testing.T) {
 
 // TestLoopbackUDPGSOAbsent: without GSO (the probe refused) an unpaced
 // sender sends datagram by datagram, says why, and loses nothing more.
-// (On loopback both ends count in one namespace: the receiver's feedback
-// datagrams add a little to the sender's packets per datagram.)
+// Packets per datagram come from the namespace's Ip counters, so the run
+// has a loopback of its own (ownLoopback): on the host's, any other
+// loopback traffic counts too (18 of 40 runs failed so beside other test
+// packages). Both ends still count in one namespace: the receiver's
+// feedback datagrams add a little to the sender's packets per datagram.
 func TestLoopbackUDPGSOAbsent(t *testing.T) {
 	forceGSO(t, absentGSO)
-	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateSet: true, Len: 1400})
+	res, own := runOwnLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: 300 * time.Millisecond, RateSet: true, Len: 1400})
 	f := res.Flows[0]
 	s := f.Summary
-	t.Logf("1400 B unpaced without GSO: %.0f datagrams/s, sent %d lost %d, %q", s.PerSec, s.Sent, s.Lost, f.Client.UDP.NoGSO)
-	if f.Client.UDP.GSO != 0 || !strings.Contains(f.Client.UDP.NoGSO, "UDP_SEGMENT") || s.FragmentsPerMessage < 1 || s.FragmentsPerMessage > 1.1 || s.Truncated != 0 {
-		t.Errorf("gso %d %q, fragments %.2f, truncated %d", f.Client.UDP.GSO, f.Client.UDP.NoGSO, s.FragmentsPerMessage, s.Truncated)
+	t.Logf("1400 B unpaced without GSO: %.0f datagrams/s, sent %d lost %d, %.3f packets per datagram, %q", s.PerSec, s.Sent, s.Lost, s.FragmentsPerMessage, f.Client.UDP.NoGSO)
+	if f.Client.UDP.GSO != 0 || !strings.Contains(f.Client.UDP.NoGSO, "UDP_SEGMENT") || s.Truncated != 0 {
+		t.Errorf("gso %d %q, truncated %d", f.Client.UDP.GSO, f.Client.UDP.NoGSO, s.Truncated)
+	}
+	if !own {
+		t.Log("not root: no namespace of the test's own, so packets per datagram (host-wide counters) are not checked")
+	} else if s.FragmentsPerMessage < 1 || s.FragmentsPerMessage > 1.1 {
+		t.Errorf("%.3f packets per datagram sent, want 1 (up to 1.1 with the receiver's feedback)", s.FragmentsPerMessage)
 	}
 	if s.Sent == 0 || s.Messages+s.Lost != s.Sent || res.Verdict != VerdictOK {
 		t.Errorf("sent %d delivered %d lost %d, verdict %s %+v", s.Sent, s.Messages, s.Lost, res.Verdict, res.Problems)

@@ -35,11 +35,7 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	rcvbuf := receiveBuffer(conn)
 	pc, release := acquireRaw(conn)
 	defer release()
-	ms := make([]ipv4.Message, maxBatch)
-	for i := range ms {
-		ms[i].Buffers = [][]byte{make([]byte, max(spec.Len, HeaderLen))}
-		ms[i].OOB = make([]byte, oobLen)
-	}
+	ms := recvBatch(max(spec.Len, HeaderLen))
 	now := time.Now()
 	r := &udpRecv{spec: spec, off: opt.overhead(), opt: opt, hardEnd: now.Add(startupTimeout)}
 	var (
@@ -91,6 +87,31 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 			}
 		}
 	}
+	d := r.finish(side, now, rcvbuf, fb)
+	if err != nil {
+		return d, errorf("udp receive: %w", err)
+	}
+	if r.iv == nil && ctx.Err() == nil && !r.ended {
+		return 0, errorf("udp receive: no datagram within %v", startupTimeout)
+	}
+	return d, nil
+}
+
+// recvBatch is a batch of messages to read datagrams of up to size bytes
+// into, with room for their arrival time.
+func recvBatch(size int) []ipv4.Message {
+	ms := make([]ipv4.Message, maxBatch)
+	for i := range ms {
+		ms[i].Buffers = [][]byte{make([]byte, size)}
+		ms[i].OOB = make([]byte, oobLen)
+	}
+	return ms
+}
+
+// finish records what the receiver counted in side (with its socket
+// buffer's size and the feedback it sent, fb nil when none) and returns
+// how long it received, from the first datagram.
+func (r *udpRecv) finish(side *Side, now time.Time, rcvbuf int, fb *feedbackOut) time.Duration {
 	var d time.Duration
 	if r.iv != nil {
 		r.closeInterval(now, true)
@@ -105,13 +126,7 @@ func udpReceive(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, o
 	if fb != nil {
 		side.UDP.FeedbackSent = fb.sent
 	}
-	if err != nil {
-		return d, errorf("udp receive: %w", err)
-	}
-	if r.iv == nil && ctx.Err() == nil && !r.ended {
-		return 0, errorf("udp receive: no datagram within %v", startupTimeout)
-	}
-	return d, nil
+	return d
 }
 
 // take accounts one received message.
@@ -129,7 +144,9 @@ func (r *udpRecv) take(m *ipv4.Message, now time.Time) {
 		return
 	}
 	if !r.ours(pkt) {
-		r.foreign++
+		if !r.opt.hello(pkt) {
+			r.foreign++
+		}
 		return
 	}
 	switch r.h.Kind {
