@@ -339,8 +339,11 @@ func TestCheckLive(t *testing.T) {
 }
 
 // TestCheckLiveInterval samples this machine's counters over an interval:
-// the report then carries deltas and rates.
+// the report then carries deltas and rates. Parallel: it waits out the
+// intervals, and its bound (5 s for a cancelled 20 s interval) leaves room
+// for a loaded machine.
 func TestCheckLiveInterval(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := run(t, "check", "--interval", "200ms", "--json")
 	if code == ExitUnknown {
 		t.Fatal(errOut)
