@@ -115,16 +115,16 @@ func TestBenchBlocksPaced(t *testing.T) {
 	if n := r.Flows[0].Client.Blocks.Requests; r.Spec.RequestsPerSec != 50 || n < 20 || n > 51 {
 		t.Errorf("spec %v requests/s, %d requests sent in 1 s", r.Spec.RequestsPerSec, n)
 	}
-	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "300ms", "--rate", "20", "--self-test=false")
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "100ms", "--rate", "20", "--self-test=false")
 	if code != ExitOK || !strings.Contains(out, "1 outstanding, paced to 20 requests/s") {
 		t.Errorf("exit %d: %s\n%s", code, errOut, out)
 	}
 }
 
 // TestBenchAgainstAgent: a blocks run's text has its intervals, round
-// trips, CPU and the tool's floor; a paced udp run's rate comes through the
-// CLI into the JSON and the HTML. Not parallel: both are judged against
-// the clock (when an interval closes, how closely the rate was kept).
+// trips, CPU and the tool's floor; a udp run's text the agent's receiver
+// lines; a paced udp run's rate comes through the CLI into the JSON and the
+// HTML. Not parallel: intervals and rate are judged against the clock.
 func TestBenchAgainstAgent(t *testing.T) {
 	addr, tok := benchAgent(t)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "600ms", "--interval", "300ms", "--outstanding", "2")
@@ -139,6 +139,14 @@ func TestBenchAgainstAgent(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	// The agent's receiver lines and jitter, from a udp run before the one
+	// whose rate is judged, the order this test always had: with the rate
+	// run straight after the blocks run (and its self-test), it fell behind
+	// twice in full package runs on a loaded machine (68 and 74 Mbit/s).
+	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "300ms")
+	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-") || !strings.Contains(out, "jitter") {
+		t.Errorf("udp: exit %d, no agent receiver lines:\n%s%s", code, out, errOut)
 	}
 	page := filepath.Join(t.TempDir(), "bench.html")
 	code, out, errOut = runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "1s", "--json", "--html", page)
@@ -184,11 +192,10 @@ func checkUDPReport(t *testing.T, out string) {
 	}
 }
 
-// TestBenchSelfTestAndReceiver: the tool's floor is in the JSON of a
-// blocks run, and left out on request; a udp run's text has the agent's
-// receiver intervals and jitter. Parallel: it waits on runs of fixed
-// length and judges none of their figures against the clock.
-func TestBenchSelfTestAndReceiver(t *testing.T) {
+// TestBenchSelfTest: the tool's floor is in the JSON of a blocks run, and
+// left out on request. Parallel: it waits on runs of fixed length and
+// judges none of their figures against the clock.
+func TestBenchSelfTest(t *testing.T) {
 	t.Parallel()
 	addr, tok := benchAgent(t)
 	for _, on := range []bool{true, false} {
@@ -207,10 +214,6 @@ func TestBenchSelfTestAndReceiver(t *testing.T) {
 		if on != (st.SelfTest != nil) || on && (st.SelfTest.RTT == nil || st.SelfTest.RTT.P50 <= 0 || st.SelfTest.PerSec <= 0) {
 			t.Errorf("--self-test=%v: %+v", on, st.SelfTest)
 		}
-	}
-	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "udp", "--rate", "100M", "--time", "300ms")
-	if code != ExitOK || !strings.Contains(out, "agent (receiver):\n[fwd]   0.00-") || !strings.Contains(out, "jitter") {
-		t.Errorf("udp: exit %d, no agent receiver lines:\n%s%s", code, out, errOut)
 	}
 }
 
@@ -260,8 +263,11 @@ func TestBenchFlagsBeforeConnecting(t *testing.T) {
 
 // TestBenchLimited: a run the agent's send limit held back exits 1 with a
 // warning, paced round trips and limited_by in JSON; a run under the limit
-// exits 0 without them.
+// exits 0 without them. Parallel: the agent's own pacer decides whether
+// it waited, and a starved sender only waits less (it never catches up in
+// bursts), so other tests' load cannot make a run limited or not.
 func TestBenchLimited(t *testing.T) {
+	t.Parallel()
 	addr, tok := benchAgentRate(t, 20e6)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "300ms", "--outstanding", "4", "--self-test=false")
 	if code != ExitWarning || !strings.Contains(out, "WARNING: limited by agent-rate: the agent's send limit of 20.0 Mbit/s") ||
