@@ -12,8 +12,11 @@ import (
 )
 
 // TestDBBenchMySQLBadInput: each mistake is one line and exit 3, and the
-// password given never appears in what is printed.
+// password given never appears in what is printed. Parallel: most of it is
+// waiting for its own server to start. (TestDBBenchMySQL sets MYSQL_PWD,
+// so it cannot be.)
 func TestDBBenchMySQLBadInput(t *testing.T) {
+	t.Parallel()
 	s := testmaria.New(t, mariadb.Config{})
 	port, err := mariadb.FreePort()
 	if err != nil {
