@@ -12,11 +12,8 @@ import (
 )
 
 // TestDBBenchMySQLBadInput: each mistake is one line and exit 3, and the
-// password given never appears in what is printed. Parallel: most of it is
-// waiting for its own server to start. (TestDBBenchMySQL sets MYSQL_PWD,
-// so it cannot be.)
+// password given never appears in what is printed.
 func TestDBBenchMySQLBadInput(t *testing.T) {
-	t.Parallel()
 	s := testmaria.New(t, mariadb.Config{})
 	port, err := mariadb.FreePort()
 	if err != nil {
