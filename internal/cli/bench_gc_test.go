@@ -78,6 +78,7 @@ func TestBenchGCUsage(t *testing.T) {
 // AWR tables, JSON with its schema, and a named node without an agent
 // (exit 3, the others measured).
 func TestBenchGC(t *testing.T) {
+	t.Parallel() // it waits on two short runs and judges no figure against the clock
 	nodes, tok := gcAgents(t, 3)
 	page, db := filepath.Join(t.TempDir(), "gc.html"), filepath.Join(t.TempDir(), "history.db")
 	args := append([]string{"bench", "--mode", "gc", "--token-file", tok, "--time", "400ms", "--blocks", "2000", "--html", page, "--save", "--db", db}, nodes...)

@@ -50,6 +50,16 @@ func named(f *rules.Finding) string {
 // tree's /proc/sys/kernel/osrelease, directly and from a --collect bundle.
 func TestCheckKernelFacilities(t *testing.T) {
 	fixedClock(t)
+	// One copy of the fixture serves every case (they run one after the
+	// other): each writes both files the cases vary, the release and the
+	// mountstats with or without its errors column.
+	root := filepath.Join(t.TempDir(), "node")
+	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+	b, err := os.ReadFile(filepath.Join(root, "proc/self/mountstats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mountstats, noErrorsColumn := string(b), withoutErrorsColumn(t, root)
 	for _, c := range []struct {
 		release   string
 		severity  rules.Severity
@@ -78,11 +88,11 @@ func TestCheckKernelFacilities(t *testing.T) {
 		{release: "2.6.32-754.35.1.el6.x86_64", severity: rules.Warning, message: "older than 3.10, the oldest kernel interlink supports"},
 	} {
 		t.Run(c.release, func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "node")
-			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
 			fixture.Write(t, root, "/proc/sys/kernel/osrelease", c.release+"\n")
 			if c.noErrors {
-				fixture.Write(t, root, "/proc/self/mountstats", withoutErrorsColumn(t, root))
+				fixture.Write(t, root, "/proc/self/mountstats", noErrorsColumn)
+			} else {
+				fixture.Write(t, root, "/proc/self/mountstats", mountstats)
 			}
 			bundle := filepath.Join(t.TempDir(), "node.tar.gz")
 			for _, args := range [][]string{{"--root", root, "--collect", bundle}, {"--root", bundle}} {

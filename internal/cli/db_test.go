@@ -24,7 +24,11 @@ func wantBadInput(t *testing.T, args []string, want string) {
 	}
 }
 
+// TestDBBenchBadInput: each mistake is one line and exit 3, and the
+// password never appears in an error. Parallel, as TestDBBench: most of it
+// is waiting for its own server to start.
 func TestDBBenchBadInput(t *testing.T) {
+	t.Parallel()
 	pg := testpg.New(t, testpg.Config{Settings: map[string]string{"fsync": "off"}})
 	dsn := pg.DSN("postgres")
 	port, err := testpg.FreePort("127.0.0.1")
@@ -56,7 +60,11 @@ func TestDBBenchBadInput(t *testing.T) {
 	}
 }
 
+// TestDBBench: JSON and text against a server of its own, and Ctrl-C.
+// Parallel: it waits for its server, a 1 s run and the 1.5 s before the
+// cancel, and judges no figure against the clock.
 func TestDBBench(t *testing.T) {
+	t.Parallel()
 	pg := testpg.New(t, testpg.Config{Settings: map[string]string{"fsync": "off"}})
 	stdout, stderr, code := run(t, "db", "bench", "--dsn", pg.DSN("postgres"), "--init", "--clients", "2", "--time", "1s", "--json")
 	if code != ExitOK {

@@ -45,6 +45,7 @@ func meshFiles(t *testing.T, lines []string) (nodes, token string) {
 // A mesh too large for a matrix, half of it dead: each dead node named
 // once, a per-node summary instead of the matrix, a bounded report.
 func TestMeshLargeSummary(t *testing.T) {
+	t.Parallel() // its agents' addresses (127.0.0.21-32) are its own
 	lines := meshAgents(t, 21, 12)
 	var dead []string
 	for i := 1; i <= 12; i++ {
@@ -82,9 +83,11 @@ func TestMeshLargeSummary(t *testing.T) {
 }
 
 // --timeout bounds the run: an agent that accepts and never answers holds
-// the contact for 5 s, a 1 s timeout cuts it, and the report says what was
-// not measured, with exit 3.
+// the contact for 5 s, a 300 ms timeout cuts it, and the report says what
+// was not measured, with exit 3. Parallel: it waits out the timeout, and
+// its bound (4 s) leaves room for a loaded machine.
 func TestMeshTimeout(t *testing.T) {
+	t.Parallel()
 	lines := meshAgents(t, 41, 2)
 	ln, err := net.Listen("tcp", "127.0.0.43:0")
 	if err != nil {
@@ -115,15 +118,15 @@ func TestMeshTimeout(t *testing.T) {
 	lines = append(lines, "silent "+ln.Addr().String())
 	nodes, tok := meshFiles(t, lines)
 	start := time.Now()
-	out, errOut, code := mainOutput("mesh", "--nodes", nodes, "--token-file", tok, "--max", "9000", "--timeout", "1s")
+	out, errOut, code := mainOutput("mesh", "--nodes", nodes, "--token-file", tok, "--max", "9000", "--timeout", "300ms")
 	took := time.Since(start)
-	if code != ExitUnknown || !strings.Contains(errOut, "stopped early (--timeout 1s reached): 6 of 6 paths not measured") || strings.Count(errOut, "\n") != 1 {
+	if code != ExitUnknown || !strings.Contains(errOut, "stopped early (--timeout 300ms reached): 6 of 6 paths not measured") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	if !strings.Contains(out, "STOPPED EARLY: --timeout 1s reached; 6 paths not measured") || strings.Count(out, "n/m") != 6+2 {
+	if !strings.Contains(out, "STOPPED EARLY: --timeout 300ms reached; 6 paths not measured") || strings.Count(out, "n/m") != 6+2 {
 		t.Errorf("report:\n%s", out)
 	}
 	if took > 4*time.Second {
-		t.Errorf("a 1s timeout ended the run after %s", took)
+		t.Errorf("a 300ms timeout ended the run after %s", took)
 	}
 }

@@ -16,7 +16,9 @@ import (
 // Three agents on loopback and one dead node: the scraped metrics hold a
 // path MTU, verdict and loss for every path between live agents, the dead
 // agent down and its paths as problems, and handshake quantiles.
+// Parallel: it waits for the second round.
 func TestWatchMetrics(t *testing.T) {
+	t.Parallel()
 	lines := append(meshAgents(t, 61, 3), "dead 127.0.4.61:1")
 	nodes, tok := meshFiles(t, lines)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -24,7 +26,7 @@ func TestWatchMetrics(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"watch", "--nodes", nodes, "--token-file", tok, "--metrics", "127.0.0.1:0",
-			"--interval", "2s", "--max", "9000", "--expect", "9000", "--dashboard"}, &stdout, &stderr)
+			"--interval", "1s", "--max", "9000", "--expect", "9000", "--dashboard"}, &stdout, &stderr)
 	}()
 	defer func() {
 		cancel()
