@@ -38,6 +38,10 @@ type spec struct {
 	root string // the cache directory ("": $GOCACHE/interlink-testbin)
 }
 
+// buildEnv is the environment every build and cache key uses: the
+// caller's, with cgo off as in a release build.
+func buildEnv() []string { return append(os.Environ(), "CGO_ENABLED=0") }
+
 // errCompile marks a failed go build: the sources, not the cache, are at
 // fault, so building again without the cache would only fail again.
 var errCompile = errors.New("go build failed")
@@ -47,7 +51,7 @@ var errCompile = errors.New("go build failed")
 // read-only or full disk, a source tree it cannot read) falls back to a
 // build into the caller's temporary directory, as before the cache.
 func build(s spec, prefix string) (bin string, cleanup func(), built bool, err error) {
-	env := append(os.Environ(), "CGO_ENABLED=0")
+	env := buildEnv()
 	c, err := openCache(s, env)
 	if err == nil {
 		bin, cleanup, built, err = c.binary(prefix)

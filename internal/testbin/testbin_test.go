@@ -56,7 +56,7 @@ func runs(t *testing.T, bin, want string) {
 
 func key(t *testing.T, s spec) string {
 	t.Helper()
-	c, err := openCache(s, os.Environ())
+	c, err := openCache(s, buildEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
