@@ -197,7 +197,7 @@ func udpEndpointSession(t *testing.T, kind string, serve func(ep *UDPEndpoint)) 
 	type opened struct {
 		Port int `json:"port"`
 	}
-	Register(kind, func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
+	registerTest(t, kind, func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
 		ep, err := s.ListenUDP(netip.Addr{})
 		if err != nil {
 			return nil, err
@@ -284,7 +284,7 @@ func TestUDPEndpoint(t *testing.T) {
 func TestTCPEndpoint(t *testing.T) {
 	ports := make(chan netip.AddrPort, 1)
 	got := make(chan string, 2)
-	Register("test.tcp", func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
+	registerTest(t, "test.tcp", func(ctx context.Context, s *Session, _ json.RawMessage) (any, error) {
 		ep, err := s.ListenTCP(netip.Addr{})
 		if err != nil {
 			return nil, err

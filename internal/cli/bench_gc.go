@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -87,33 +86,15 @@ func parseSkew(s string) (float64, error) {
 
 // gcNodes reads the nodes from --nodes or the arguments.
 func gcNodes(file string, args []string) ([]mesh.Node, error) {
-	var nodes []mesh.Node
-	switch {
-	case file != "" && len(args) > 0:
-		return nil, usageError("bench: give the nodes either with --nodes or as arguments, not both")
-	case file != "":
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, usageError("bench: --nodes: %v", err)
-		}
-		defer f.Close()
-		if nodes, err = mesh.ParseNodes(f, file); err != nil {
-			return nil, usageError("bench: %v", err)
-		}
-	default:
-		for _, a := range args {
-			n, err := mesh.ParseNode(a)
-			if err != nil {
-				return nil, usageError("bench: %v", err)
+	nodes, err := readNodes(file, args, nodeMessages{cmd: "bench", both: "give the nodes either with --nodes or as arguments, not both",
+		argsCheck: func(nodes []mesh.Node) error {
+			if len(nodes) < 2 { // said for gc, before mesh.Check says it for a mesh
+				return usageError("bench: --mode gc needs at least 2 nodes (NODE NODE... or --nodes FILE), got %d", len(nodes))
 			}
-			nodes = append(nodes, n)
-		}
-		if len(nodes) < 2 {
-			return nil, usageError("bench: --mode gc needs at least 2 nodes (NODE NODE... or --nodes FILE), got %d", len(nodes))
-		}
-		if err := mesh.Check(nodes); err != nil {
-			return nil, usageError("bench: %v", err)
-		}
+			return nil
+		}})
+	if err != nil {
+		return nil, err
 	}
 	if len(nodes) > gc.MaxNodes {
 		return nil, usageError("bench: %d nodes: --mode gc takes at most %d", len(nodes), gc.MaxNodes)

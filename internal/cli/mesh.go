@@ -104,30 +104,48 @@ func newMeshCmd(e *env) *cobra.Command {
 
 // meshNodes reads the nodes from --nodes or the arguments.
 func meshNodes(file string, args []string) ([]mesh.Node, error) {
+	return readNodes(file, args, nodeMessages{cmd: "mesh", both: "give nodes either with --nodes or as arguments, not both"})
+}
+
+// nodeMessages words what readNodes says for one command; argsCheck, when
+// set, vets the nodes given as arguments before mesh.Check does.
+type nodeMessages struct {
+	cmd       string // prefix of every message: "mesh", "bench"
+	both      string // when both --nodes and arguments are given
+	argsCheck func([]mesh.Node) error
+}
+
+// readNodes reads the nodes of mesh and bench --mode gc from the --nodes
+// file or the arguments (not both); every problem is a usage error.
+func readNodes(file string, args []string, m nodeMessages) ([]mesh.Node, error) {
 	var nodes []mesh.Node
 	switch {
 	case file != "" && len(args) > 0:
-		return nil, usageError("mesh: give nodes either with --nodes or as arguments, not both")
+		return nil, usageError("%s: %s", m.cmd, m.both)
 	case file != "":
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, usageError("mesh: --nodes: %v", err)
+			return nil, usageError("%s: --nodes: %v", m.cmd, err)
 		}
-		nodes, err = mesh.ParseNodes(f, file)
-		f.Close()
-		if err != nil {
-			return nil, usageError("mesh: %v", err)
+		defer f.Close()
+		if nodes, err = mesh.ParseNodes(f, file); err != nil { // ParseNodes runs mesh.Check
+			return nil, usageError("%s: %v", m.cmd, err)
 		}
 	default:
 		for _, a := range args {
 			n, err := mesh.ParseNode(a)
 			if err != nil {
-				return nil, usageError("mesh: %v", err)
+				return nil, usageError("%s: %v", m.cmd, err)
 			}
 			nodes = append(nodes, n)
 		}
+		if m.argsCheck != nil {
+			if err := m.argsCheck(nodes); err != nil {
+				return nil, err
+			}
+		}
 		if err := mesh.Check(nodes); err != nil {
-			return nil, usageError("mesh: %v", err)
+			return nil, usageError("%s: %v", m.cmd, err)
 		}
 	}
 	return nodes, nil

@@ -75,10 +75,10 @@ func (l *loop) proxy(cfd int, dialTimeout time.Duration, now time.Time) {
 		l.dialFailed(p, os.NewSyscallError("connect", err))
 		return
 	}
-	// No Nagle delay before the first byte; keep-alive once that went on
-	// (connected: probes start after 15 s idle, so a few microseconds
-	// later changes nothing but the time the client's request waits).
-	setSockopts(ufd, sockopts[0])
+	// All the options before any byte can move (forwardEarly may send
+	// the client's first bytes right below): whoever sees a byte of this
+	// connection can rely on the socket being as net.Dial makes it.
+	setSockopts(ufd, sockopts[:]...)
 	for _, e := range []*end{&p.c, &p.u} {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(e.fd), Pad: e.gen}
 		if rerr := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, e.fd, &ev); rerr != nil {
@@ -180,9 +180,6 @@ func (l *loop) connected(p *pair, now time.Time) {
 	l.timers.set(p, now.Add(handshakeBound))
 	l.pump(&p.c) // what the client sent meanwhile
 	l.pump(&p.u)
-	if !p.closed {
-		setSockopts(p.u.fd, sockopts[1:]...)
-	}
 }
 
 func (l *loop) dialFailed(p *pair, err error) {

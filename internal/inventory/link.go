@@ -47,7 +47,7 @@ func gatherInterfaces(src *Source, inv *Inventory) {
 
 func readInterface(src *Source, name string) (Interface, error) {
 	dir := "/sys/class/net/" + name
-	ifc := Interface{Name: name, SysfsPath: dir, Carrier: -1}
+	ifc := Interface{Name: name, SysfsPath: dir}
 	mtu, err := src.ReadString(dir + "/mtu")
 	if err != nil {
 		return ifc, fmt.Errorf("%s: %v", name, errText(err))
@@ -58,7 +58,9 @@ func readInterface(src *Source, name string) (Interface, error) {
 	ifc.LinkTarget, _ = src.Readlink(dir)
 	ifc.OperState, _ = src.ReadString(dir + "/operstate")
 	if s, err := src.ReadString(dir + "/carrier"); err == nil {
-		ifc.Carrier = atoiOr(s, -1)
+		if c, err := strconv.Atoi(s); err == nil && c >= 0 {
+			ifc.Carrier = &c
+		}
 	}
 	if s, err := src.ReadString(dir + "/speed"); err == nil {
 		ifc.SpeedBitsPerSec = ParseSpeed(s)

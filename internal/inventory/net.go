@@ -1,13 +1,14 @@
 package inventory
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 )
 
 // Interface is one network interface as the kernel reports it in
 // /sys/class/net. A speed the kernel would not give (a virtual or down
-// link) is 0 and absent in JSON; a carrier it would not give is -1.
+// link) is 0 and absent in JSON; so is a carrier it would not give (nil).
 type Interface struct {
 	Name string `json:"name"`
 	// Kind is the interface's place in the stack: bond-slave or bridge-port
@@ -15,10 +16,12 @@ type Interface struct {
 	Kind string `json:"kind"`
 	// Type is the device itself: physical, bond, bridge, vlan, veth, tun,
 	// loopback, virtual (dummy, ifb and other software devices).
-	Type            string `json:"type"`
-	MTU             int    `json:"mtu"`
-	OperState       string `json:"operstate"`                    // up, down, lowerlayerdown, unknown, ...
-	Carrier         int    `json:"carrier"`                      // 1 link detected, 0 none, -1 unreadable (interface down)
+	Type      string `json:"type"`
+	MTU       int    `json:"mtu"`
+	OperState string `json:"operstate"` // up, down, lowerlayerdown, unknown, ...
+	// Carrier is 1 with a link detected, 0 without; nil (absent) when
+	// the kernel would not give it (an interface down refuses the read).
+	Carrier         *int   `json:"carrier,omitempty"`
 	SpeedBitsPerSec int64  `json:"speed_bits_per_sec,omitempty"` // 0 (absent) when the kernel does not know
 	Flags           uint64 `json:"flags"`                        // IFF_* from /sys/class/net/IF/flags
 	MAC             string `json:"mac,omitempty"`                // hardware address
@@ -36,6 +39,20 @@ type Interface struct {
 	SysfsPath  string   `json:"sysfs"` // /sys/class/net/IF, for evidence
 	IfIndex    int      `json:"ifindex"`
 	LinkTarget string   `json:"device_path,omitempty"` // where /sys/class/net/IF points
+}
+
+// UnmarshalJSON reads what encoding/json writes of an Interface, and the
+// results of earlier versions, which wrote an unreadable carrier as -1:
+// that is read as not known (nil), never as a carrier value.
+func (i *Interface) UnmarshalJSON(data []byte) error {
+	type plain Interface // without this method
+	if err := json.Unmarshal(data, (*plain)(i)); err != nil {
+		return err
+	}
+	if i.Carrier != nil && *i.Carrier < 0 {
+		i.Carrier = nil
+	}
+	return nil
 }
 
 // IFF flags read from /sys/class/net/IF/flags (linux/if.h).

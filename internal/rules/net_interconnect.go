@@ -63,12 +63,14 @@ func checkICDown(inv *inventory.Inventory, cfg *Config) []Finding {
 	present, _ := interconnect(inv, cfg)
 	var out []Finding
 	for _, ifc := range present {
-		if ifc.Up() && ifc.Carrier != 0 {
+		// Up with the carrier not known (a virtual link that gives none)
+		// is no finding: only a carrier the kernel says is 0 is.
+		if ifc.Up() && (ifc.Carrier == nil || *ifc.Carrier != 0) {
 			continue
 		}
 		ev := []Evidence{{What: ifc.Name + " operstate", Value: ifc.OperState, File: ifc.File("operstate")}}
-		if ifc.Carrier >= 0 {
-			ev = append(ev, Evidence{What: ifc.Name + " carrier", Value: strconv.Itoa(ifc.Carrier), File: ifc.File("carrier")})
+		if ifc.Carrier != nil {
+			ev = append(ev, Evidence{What: ifc.Name + " carrier", Value: strconv.Itoa(*ifc.Carrier), File: ifc.File("carrier")})
 		}
 		out = append(out, Finding{Severity: Critical, Object: "interface " + ifc.Name,
 			Message:  fmt.Sprintf("interconnect interface is %s: the node cannot reach the other nodes' instances over it", orUnknown(ifc.OperState)),

@@ -275,9 +275,11 @@ func withMounts(inv *inventory.Inventory, ms ...inventory.Mount) *inventory.Inve
 }
 
 func ifc(name, typ string, mtu int) inventory.Interface {
-	return inventory.Interface{Name: name, Kind: typ, Type: typ, MTU: mtu, OperState: "up", Carrier: 1,
+	return inventory.Interface{Name: name, Kind: typ, Type: typ, MTU: mtu, OperState: "up", Carrier: ptrInt(1),
 		Flags: inventory.FlagUp | inventory.FlagMulticast, SysfsPath: "/sys/class/net/" + name}
 }
+
+func ptrInt(v int) *int { return &v }
 
 func slave(name, master string, mtu int) inventory.Interface {
 	i := ifc(name, "physical", mtu)
