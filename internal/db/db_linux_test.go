@@ -231,3 +231,32 @@ func TestConnectErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPGDatabases: the tests on the shared server each get a
+// database of their own, which is gone when the test ends.
+func TestSharedPGDatabases(t *testing.T) {
+	var pg *testpg.Server
+	var names []string
+	for _, sub := range []string{"a", "b"} {
+		t.Run(sub, func(t *testing.T) {
+			var db string
+			pg, db = sharedPG.DB(t)
+			names = append(names, db)
+			// A table of the same name in each: apart, or the second fails.
+			execSQL(t, pg.DSN(db), `CREATE TABLE pgbench_accounts (aid int)`)
+		})
+	}
+	if len(names) != 2 || names[0] == names[1] {
+		t.Fatalf("databases %v, want two of their own", names)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var left int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = ANY($1)`, names).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d of the databases %v left after their tests ended (%v)", left, names, err)
+	}
+}
