@@ -145,8 +145,9 @@ NETWORKS="eth0"/198.18.0.0:public,"eth1"/198.18.10.0:cluster_interconnect
 
 	// The text report of the same run says where the nodes and addresses
 	// came from: the command prints it with cluster.WriteText when --json
-	// is not given (TestCluster runs that path end to end), here from this
-	// run's JSON rather than from a second run of 20 s.
+	// is not given (TestClusterInterrupt and TestClusterStall run that path
+	// end to end), here from this run's JSON rather than a second run of
+	// 20 s.
 	var text strings.Builder
 	if err := cluster.WriteText(&text, &res); err != nil {
 		t.Fatal(err)

@@ -185,11 +185,12 @@ func TestClusterStall(t *testing.T) {
 		e.clean(t)
 	})
 
-	// The watchdog (default 30s) has not fired when --timeout (8s) ends
-	// the run (node3's copy stalls about 4 s in): the run ends within
-	// seconds of it all the same.
+	// The watchdog (default 30s) has not fired when --timeout (12s) ends
+	// the run: the run ends within seconds of it all the same. (Not less:
+	// under load 8 s landed while node2's agent was starting, and cluster
+	// left that agent running, a race of its own, not this test's subject.)
 	t.Run("timeout", func(t *testing.T) {
-		const timeout = 8 * time.Second
+		const timeout = 12 * time.Second
 		out, code, took := e.timed(t, timeout+60*time.Second, e.stallArgs("--timeout", timeout.String(), "--json")...)
 		t.Logf("run took %s with --timeout %s", took.Round(time.Millisecond), timeout)
 		if took > timeout+8*time.Second {
