@@ -43,11 +43,7 @@ func New(t testing.TB, cfg Config) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := s.Stop(30 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
+	stopAtEnd(t, s)
 	return s
 }
 
@@ -95,10 +91,15 @@ func NewStandby(t testing.TB, primary *Server, name string, cfg Config) *Server 
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopAtEnd(t, s)
+	return s
+}
+
+// stopAtEnd stops s by PID when t ends, before t's directories go.
+func stopAtEnd(t testing.TB, s *Server) {
 	t.Cleanup(func() {
 		if err := s.Stop(30 * time.Second); err != nil {
 			t.Error(err)
 		}
 	})
-	return s
 }
