@@ -13,23 +13,23 @@ import (
 	"github.com/interlink/interlink/internal/testmaria"
 )
 
-// galeraAlone is the config of a one-member Galera cluster on loopback,
-// its group communication on a port of its own so that tests and labs
-// beside it never meet it.
-func galeraAlone(t *testing.T, name string) mariadb.Config {
+// galeraAlone starts a one-member Galera cluster on loopback, its group
+// communication on a port of its own so that tests and labs beside it
+// never meet it.
+func galeraAlone(t *testing.T, name string) *mariadb.Server {
 	t.Helper()
 	port, err := mariadb.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	lo := netip.MustParseAddr("127.0.0.1")
-	return mariadb.Config{
+	return testmaria.New(t, mariadb.Config{
 		Galera: &mariadb.Galera{Cluster: name, Node: name, Address: lo, Members: []netip.Addr{lo}, Bootstrap: true},
 		Settings: map[string]string{
 			"wsrep_provider_options": fmt.Sprintf(`"gcache.size=32M;gmcast.listen_addr=tcp://127.0.0.1:%d"`, port),
 			"wsrep_cluster_address":  fmt.Sprintf("gcomm://127.0.0.1:%d", port),
 		},
-	}
+	})
 }
 
 // TestMySQLGaleraStartUnread: a member whose wsrep status cannot be read
@@ -39,8 +39,7 @@ func galeraAlone(t *testing.T, name string) mariadb.Config {
 // would be its counts since the server started (the tables' creation
 // included). Its clients' work still counts.
 func TestMySQLGaleraStartUnread(t *testing.T) {
-	servers := testmaria.NewAll(t, galeraAlone(t, "g1"), galeraAlone(t, "g2"))
-	a, b := servers[0], servers[1]
+	a, b := galeraAlone(t, "g1"), galeraAlone(t, "g2")
 	for _, s := range []*mariadb.Server{a, b} {
 		run(t, Spec{DSN: s.DSN(), Init: true, TableSize: 1000, Clients: 1, Duration: 100 * time.Millisecond})
 	}

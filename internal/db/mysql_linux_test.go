@@ -122,8 +122,7 @@ func TestMySQLErrors(t *testing.T) {
 // mid-run: it is reported lost, its clients go on against the other, and
 // the run ends by time with transactions on both.
 func TestMySQLServerLost(t *testing.T) {
-	servers := testmaria.NewAll(t, mariadb.Config{}, mariadb.Config{})
-	a, b := servers[0], servers[1]
+	a, b := testmaria.New(t, mariadb.Config{}), testmaria.New(t, mariadb.Config{})
 	for _, s := range []*mariadb.Server{a, b} {
 		run(t, Spec{DSN: s.DSN(), Init: true, TableSize: 1000, Clients: 1, Duration: 100 * time.Millisecond})
 	}

@@ -92,7 +92,6 @@ func writePage(t *testing.T, p Page) string {
 // reads the DOM it built: every chart is there as SVG, with its cells and
 // points, and the browser logged no console message.
 func TestBrowserRendersReport(t *testing.T) {
-	t.Parallel() // the browser tests only wait for chromium: at once
 	files, _ := filepath.Glob("testdata/lab-*.json")
 	var all []any
 	for _, f := range files {
@@ -125,43 +124,35 @@ func TestBrowserRendersReport(t *testing.T) {
 // TestBrowserCatchesConsoleErrors proves the detector can fail: a page
 // with a script error and a blocked fetch is caught.
 func TestBrowserCatchesConsoleErrors(t *testing.T) {
-	t.Parallel()
-	t.Run("blocked fetch", func(t *testing.T) {
-		t.Parallel()
-		var b bytes.Buffer
-		if err := HTML(&b, Page{Title: "x", Results: []any{fixture(t, "lab-pmtu.json")}}); err != nil {
-			t.Fatal(err)
-		}
-		// The fetch goes to a reserved name that never resolves; the
-		// policy blocks it before any lookup anyway.
-		page := strings.Replace(b.String(), "</body>", `<img src="https://report.invalid/x.png"></body>`, 1)
-		f := filepath.Join(t.TempDir(), "bad.html")
-		if err := os.WriteFile(f, []byte(page), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, log := runChromium(t, f, "--dump-dom")
-		if bad := consoleErrors(log); len(bad) == 0 || !strings.Contains(strings.Join(bad, "\n"), "Content Security Policy") {
-			t.Errorf("a blocked fetch was not reported: %q", bad)
-		}
-	})
-	t.Run("script error", func(t *testing.T) {
-		t.Parallel()
-		g := filepath.Join(t.TempDir(), "script.html")
-		if err := os.WriteFile(g, []byte(`<!DOCTYPE html><html><body><script>noSuchFunction()</script></body></html>`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, log := runChromium(t, g, "--dump-dom")
-		if bad := consoleErrors(log); len(bad) == 0 || !strings.Contains(bad[0], "Uncaught ReferenceError") {
-			t.Errorf("a script error was not reported: %q", bad)
-		}
-	})
+	var b bytes.Buffer
+	if err := HTML(&b, Page{Title: "x", Results: []any{fixture(t, "lab-pmtu.json")}}); err != nil {
+		t.Fatal(err)
+	}
+	// The fetch goes to a reserved name that never resolves; the policy
+	// blocks it before any lookup anyway.
+	page := strings.Replace(b.String(), "</body>", `<img src="https://report.invalid/x.png"></body>`, 1)
+	f := filepath.Join(t.TempDir(), "bad.html")
+	if err := os.WriteFile(f, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, log := runChromium(t, f, "--dump-dom")
+	if bad := consoleErrors(log); len(bad) == 0 || !strings.Contains(strings.Join(bad, "\n"), "Content Security Policy") {
+		t.Errorf("a blocked fetch was not reported: %q", bad)
+	}
+	g := filepath.Join(t.TempDir(), "script.html")
+	if err := os.WriteFile(g, []byte(`<!DOCTYPE html><html><body><script>noSuchFunction()</script></body></html>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, log = runChromium(t, g, "--dump-dom")
+	if bad := consoleErrors(log); len(bad) == 0 || !strings.Contains(bad[0], "Uncaught ReferenceError") {
+		t.Errorf("a script error was not reported: %q", bad)
+	}
 }
 
 // TestBrowserScreenshot renders the sample report (the demo lab's mesh
 // and a blocks bench across its interconnect) to a PNG and checks its size and that the
 // heatmap's verdict colours were painted.
 func TestBrowserScreenshot(t *testing.T) {
-	t.Parallel()
 	d := fixture(t, "lab-demo.json").(*demo.Result)
 	file := writePage(t, Page{Title: "interlink report: the demo lab's interconnect", Sources: []string{"mesh.json", "blocks.json"},
 		Generated: time.Date(2026, 11, 23, 8, 24, 0, 0, time.UTC), Results: []any{d.Mesh, fixture(t, "lab-bench-blocks.json")}})
