@@ -178,7 +178,7 @@ func TestPGLab(t *testing.T) {
 
 	// db bench from the client node against the primary's DSN.
 	r = run(t, "lab", "exec", name, "client", "--", binary, "db", "bench", "--dsn", primary.DSN,
-		"--init", "--workload", "simple-update", "--clients", "4", "--time", "3s", "--json")
+		"--init", "--workload", "simple-update", "--clients", "4", "--time", "1s", "--json")
 	if r.code != 0 {
 		t.Fatalf("db bench: exit %d: %s", r.code, r.stderr)
 	}
