@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +19,21 @@ import (
 
 // fast is for servers whose durability is not under test.
 var fast = map[string]string{"fsync": "off", "full_page_writes": "off"}
+
+// sharedPG is the server of the tests that need a database of their own
+// but not a server: one initdb and start for all of them.
+var sharedPG = &testpg.Shared{Config: testpg.Config{Settings: fast}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := sharedPG.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "shared PostgreSQL server: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func run(t *testing.T, spec Spec) *Result {
 	t.Helper()
@@ -71,8 +88,8 @@ func checkRun(t *testing.T, r *Result) {
 }
 
 func TestRunLoopback(t *testing.T) {
-	pg := testpg.New(t, testpg.Config{Settings: fast})
-	dsn := pg.DSN("postgres")
+	pg, db := sharedPG.DB(t)
+	dsn := pg.DSN(db)
 	r := run(t, Spec{DSN: dsn, Init: true, Clients: 3, Duration: 2 * time.Second, Interval: 500 * time.Millisecond})
 	checkRun(t, r)
 	if r.StoppedBy != StopTime || r.Duration < 2*time.Second || r.Duration > 2*time.Second+StopGrace {
@@ -138,8 +155,8 @@ func TestRunLoopback(t *testing.T) {
 }
 
 func TestInitRefusesForeignTables(t *testing.T) {
-	pg := testpg.New(t, testpg.Config{Settings: fast})
-	dsn := pg.DSN("postgres")
+	pg, db := sharedPG.DB(t)
+	dsn := pg.DSN(db)
 	execSQL(t, dsn, `CREATE TABLE pgbench_accounts (aid int)`, `INSERT INTO pgbench_accounts VALUES (42)`)
 	_, err := Run(context.Background(), Spec{DSN: dsn, Init: true, Clients: 1, Duration: time.Second}, Observer{})
 	if !errors.Is(err, ErrTables) || !strings.Contains(err.Error(), "not created by interlink") {
@@ -197,12 +214,12 @@ func TestSynchronousStandby(t *testing.T) {
 }
 
 func TestConnectErrors(t *testing.T) {
-	pg := testpg.New(t, testpg.Config{Settings: fast})
+	pg, db := sharedPG.DB(t)
 	port, err := testpg.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrongPW := strings.Replace(pg.DSN("postgres"), pg.Password, "wrong", 1)
+	wrongPW := strings.Replace(pg.DSN(db), pg.Password, "wrong", 1)
 	for _, c := range []struct{ dsn, want string }{
 		{wrongPW, "login refused"},
 		{pg.DSN("nosuchdb"), `database "nosuchdb" does not exist`},
@@ -212,5 +229,34 @@ func TestConnectErrors(t *testing.T) {
 		if !errors.Is(err, ErrConnect) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), pg.Password) {
 			t.Errorf("%s: %v, want ErrConnect with %q", c.dsn, err, c.want)
 		}
+	}
+}
+
+// TestSharedPGDatabases: the tests on the shared server each get a
+// database of their own, which is gone when the test ends.
+func TestSharedPGDatabases(t *testing.T) {
+	var pg *testpg.Server
+	var names []string
+	for _, sub := range []string{"a", "b"} {
+		t.Run(sub, func(t *testing.T) {
+			var db string
+			pg, db = sharedPG.DB(t)
+			names = append(names, db)
+			// A table of the same name in each: apart, or the second fails.
+			execSQL(t, pg.DSN(db), `CREATE TABLE pgbench_accounts (aid int)`)
+		})
+	}
+	if len(names) != 2 || names[0] == names[1] {
+		t.Fatalf("databases %v, want two of their own", names)
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var left int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = ANY($1)`, names).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d of the databases %v left after their tests ended (%v)", left, names, err)
 	}
 }

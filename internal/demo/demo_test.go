@@ -107,7 +107,7 @@ func TestDemoVerdicts(t *testing.T) {
 	cleanupLab(t, name)
 	tmp := t.TempDir()
 	page := filepath.Join(t.TempDir(), "demo.html")
-	stdout, stderr := runDemo(t, tmp, "--name", name, "--time", "2s", "--json", "--html", page)
+	stdout, stderr := runDemo(t, tmp, "--name", name, "--time", "1s", "--json", "--html", page)
 	if stderr != "" {
 		t.Errorf("stderr in a pipe should be empty (no progress), got %q", stderr)
 	}

@@ -60,7 +60,7 @@ func openCache(s spec, env []string) (*cache, error) {
 		return nil, errors.New("testbin: not inside a module")
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "interlink-testbin v1\ngo build -buildvcs=false -o BIN %s\n", s.pkg)
+	fmt.Fprintf(h, "interlink-testbin v1\ngo build -buildvcs=false -ldflags=-s -w -o BIN %s\n", s.pkg)
 	for _, k := range keyEnv {
 		fmt.Fprintf(h, "%s=%q\n", k, goEnv[k])
 	}

@@ -36,10 +36,22 @@ func New(t testing.TB, cfg Config) *Server {
 	base := t.TempDir()
 	// t.TempDir's directories are root's, mode 0700: let the server's
 	// user through to its own subdirectories.
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Chmod(filepath.Dir(base), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	s, err := start(base, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopAtEnd(t, s)
+	return s
+}
+
+// start initialises and starts a server in base (made passable to the
+// server's user) on a free port of 127.0.0.1 unless cfg says otherwise.
+func start(base string, cfg Config) (*Server, error) {
+	if err := os.Chmod(base, 0o711); err != nil {
+		return nil, err
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(base, "data")
@@ -50,18 +62,9 @@ func New(t testing.TB, cfg Config) *Server {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := pgserver.InitDB(ctx, &cfg); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	s, err := pgserver.Start(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(30 * time.Second); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	return pgserver.Start(ctx, cfg)
 }
 
 // NewStandby makes a streaming standby of primary with pg_basebackup -R
@@ -88,10 +91,15 @@ func NewStandby(t testing.TB, primary *Server, name string, cfg Config) *Server 
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopAtEnd(t, s)
+	return s
+}
+
+// stopAtEnd stops s by PID when t ends, before t's directories go.
+func stopAtEnd(t testing.TB, s *Server) {
 	t.Cleanup(func() {
 		if err := s.Stop(30 * time.Second); err != nil {
 			t.Error(err)
 		}
 	})
-	return s
 }

@@ -130,6 +130,22 @@ func run(t *testing.T, n *lab.Node, args ...string) (string, int, time.Duration)
 	return out.String(), code, time.Since(t0)
 }
 
+// waitSummary waits up to 11 s (one summary period and a second) for a
+// line after the first `from` lines of log that summarizes unauthenticated
+// peers.
+func waitSummary(t *testing.T, log *syncBuf, from int) {
+	t.Helper()
+	for deadline := time.Now().Add(11 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if lines := strings.Split(log.String(), "\n"); len(lines) > from && strings.Contains(strings.Join(lines[from:], "\n"), "unauthenticated peers: ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("no summary of unauthenticated peers in the agent log 11 s after the garbage flood")
+			return
+		}
+	}
+}
+
 func TestAgentUnderFlood(t *testing.T) {
 	tp, err := lab.Parse("t18-flood.yaml", []byte(topo))
 	if err != nil {
@@ -229,7 +245,9 @@ func TestAgentUnderFlood(t *testing.T) {
 	}
 	took = time.Since(t0)
 	after := measure(t, pid)
-	time.Sleep(11 * time.Second) // one summary period
+	// The summary the agent writes every 10 s, the first after the
+	// garbage ended: every refusal of it is logged or counted by then.
+	waitSummary(t, log, strings.Count(log.String(), "\n"))
 	lines := strings.Split(strings.TrimSpace(log.String()), "\n")[mark-1:]
 	t.Logf("%d garbage connections in %v: %d agent log lines (%d in the whole test); agent now %v; its log since the garbage:\n%s",
 		garbage, took.Round(time.Millisecond), len(lines), strings.Count(log.String(), "\n"), after, strings.Join(lines, "\n"))

@@ -186,7 +186,9 @@ func TestClusterStall(t *testing.T) {
 	})
 
 	// The watchdog (default 30s) has not fired when --timeout (12s) ends
-	// the run: the run ends within seconds of it all the same.
+	// the run: the run ends within seconds of it all the same. (Not less:
+	// under load 8 s landed while node2's agent was starting, and cluster
+	// left that agent running, a race of its own, not this test's subject.)
 	t.Run("timeout", func(t *testing.T) {
 		const timeout = 12 * time.Second
 		out, code, took := e.timed(t, timeout+60*time.Second, e.stallArgs("--timeout", timeout.String(), "--json")...)
@@ -201,7 +203,7 @@ func TestClusterStall(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
 			t.Fatalf("cluster --json: %v", err)
 		}
-		if !strings.Contains(res.Stopped, "--timeout 12s reached") {
+		if !strings.Contains(res.Stopped, "--timeout "+timeout.String()+" reached") {
 			t.Errorf("stopped %q", res.Stopped)
 		}
 		if n3 := res.Nodes[2]; n3.Status != cluster.StatusStopped || !n3.Cleanup.Done {
@@ -230,7 +232,9 @@ func TestClusterStall(t *testing.T) {
 				t.Fatalf("node1 and node2 not set up with node3's copy under way after 90s:\n%s", out)
 			}
 		}
-		time.Sleep(3 * time.Second) // well into the stall
+		// Into the stall: node3's first full segment was dropped when its
+		// copy began, and TCP is retransmitting it.
+		time.Sleep(time.Second)
 		t0 := time.Now()
 		cmd.Process.Signal(os.Interrupt)
 		select {

@@ -84,56 +84,66 @@ func TestJumbo(t *testing.T) {
 
 func TestBlackhole(t *testing.T) {
 	l := up(t, "blackhole", "bh")
-	n1, n2, n3 := node(t, l, "node1"), node(t, l, "node2"), node(t, l, "node3")
+	// IPv4 and IPv6 at once: the losses this proves are waits (up to 3 s
+	// per family), and the two families share nothing but the links.
 	for _, v := range []int{4, 6} {
-		dst := n2.Addr("ic", v)
-		rfd, port := udpListen(t, n2, dst)
-		atPort := 1500 - ipOverhead(v == 4)
-		p := sendDF(t, n1, dst, port, rfd, atPort, time.Second)
-		if p.sendErr != nil || !p.arrived {
-			t.Fatalf("IPv%d: DF payload %d (packet = port MTU 1500) to node2: send %v, arrived %v; want it to arrive", v, atPort, p.sendErr, p.arrived)
+		t.Run(fmt.Sprintf("IPv%d", v), func(t *testing.T) {
+			t.Parallel()
+			blackholeFamily(t, l, v)
+		})
+	}
+}
+
+// blackholeFamily is TestBlackhole in IP version v.
+func blackholeFamily(t *testing.T, l *lab.Lab, v int) {
+	n1, n2, n3 := node(t, l, "node1"), node(t, l, "node2"), node(t, l, "node3")
+	dst := n2.Addr("ic", v)
+	rfd, port := udpListen(t, n2, dst)
+	atPort := 1500 - ipOverhead(v == 4)
+	p := sendDF(t, n1, dst, port, rfd, atPort, time.Second)
+	if p.sendErr != nil || !p.arrived {
+		t.Fatalf("IPv%d: DF payload %d (packet = port MTU 1500) to node2: send %v, arrived %v; want it to arrive", v, atPort, p.sendErr, p.arrived)
+	}
+	p = sendDF(t, n1, dst, port, rfd, atPort+1, 500*time.Millisecond)
+	if p.sendErr != nil {
+		t.Errorf("IPv%d: send one byte over the port MTU: %v; node1's own MTU is 9000, want the send to succeed", v, p.sendErr)
+	}
+	if p.arrived {
+		t.Errorf("IPv%d: DF packet of 1501 bytes arrived at node2 through a 1500 switch port", v)
+	}
+	if len(p.icmp) != 0 {
+		t.Errorf("IPv%d: a blackhole sends no ICMP, got %+v on the error queue", v, p.icmp)
+	}
+	// The healthy part of the switch still carries jumbo frames.
+	dst3 := n3.Addr("ic", v)
+	rfd3, port3 := udpListen(t, n3, dst3)
+	full := 9000 - ipOverhead(v == 4)
+	if p := sendDF(t, n1, dst3, port3, rfd3, full, time.Second); !p.arrived {
+		t.Errorf("IPv%d: node1 -> node3 jumbo DF datagram lost (send %v)", v, p.sendErr)
+	}
+	// The other direction is a blackhole too: node2's frames above 1500
+	// die at its own switch port, and node2 sees no error either.
+	dst1 := n1.Addr("ic", v)
+	rfd1, port1 := udpListen(t, n1, dst1)
+	if p := sendDF(t, n2, dst1, port1, rfd1, atPort, time.Second); !p.arrived || p.sendErr != nil {
+		t.Errorf("IPv%d: node2 -> node1 at the port MTU: send %v, arrived %v; want it to arrive", v, p.sendErr, p.arrived)
+	}
+	for _, over := range []int{1, 4, 5, 100, 9000 - ipOverhead(v == 4) - atPort} {
+		if p := sendDF(t, n2, dst1, port1, rfd1, atPort+over, 300*time.Millisecond); p.arrived || p.sendErr != nil || len(p.icmp) != 0 {
+			t.Errorf("IPv%d: node2 -> node1 %d bytes over the port MTU: send %v, arrived %v, icmp %v; want silent loss", v, over, p.sendErr, p.arrived, p.icmp)
 		}
-		p = sendDF(t, n1, dst, port, rfd, atPort+1, 500*time.Millisecond)
-		if p.sendErr != nil {
-			t.Errorf("IPv%d: send one byte over the port MTU: %v; node1's own MTU is 9000, want the send to succeed", v, p.sendErr)
-		}
-		if p.arrived {
-			t.Errorf("IPv%d: DF packet of 1501 bytes arrived at node2 through a 1500 switch port", v)
-		}
-		if len(p.icmp) != 0 {
-			t.Errorf("IPv%d: a blackhole sends no ICMP, got %+v on the error queue", v, p.icmp)
-		}
-		// The healthy part of the switch still carries jumbo frames.
-		dst3 := n3.Addr("ic", v)
-		rfd3, port3 := udpListen(t, n3, dst3)
-		full := 9000 - ipOverhead(v == 4)
-		if p := sendDF(t, n1, dst3, port3, rfd3, full, time.Second); !p.arrived {
-			t.Errorf("IPv%d: node1 -> node3 jumbo DF datagram lost (send %v)", v, p.sendErr)
-		}
-		// The other direction is a blackhole too: node2's frames above 1500
-		// die at its own switch port, and node2 sees no error either.
-		dst1 := n1.Addr("ic", v)
-		rfd1, port1 := udpListen(t, n1, dst1)
-		if p := sendDF(t, n2, dst1, port1, rfd1, atPort, time.Second); !p.arrived || p.sendErr != nil {
-			t.Errorf("IPv%d: node2 -> node1 at the port MTU: send %v, arrived %v; want it to arrive", v, p.sendErr, p.arrived)
-		}
-		for _, over := range []int{1, 4, 5, 100, 9000 - ipOverhead(v == 4) - atPort} {
-			if p := sendDF(t, n2, dst1, port1, rfd1, atPort+over, 300*time.Millisecond); p.arrived || p.sendErr != nil || len(p.icmp) != 0 {
-				t.Errorf("IPv%d: node2 -> node1 %d bytes over the port MTU: send %v, arrived %v, icmp %v; want silent loss", v, over, p.sendErr, p.arrived, p.icmp)
-			}
-		}
-		// TCP: jumbo segments (GSO packets included) vanish; segments
-		// that fit the port pass even when GSO bundles them.
-		const size = 1 << 20
-		if got := tcpSend(t, n1, n2, dst, 0, size, time.Second); got >= size {
-			t.Errorf("IPv%d: TCP node1 -> node2 with jumbo MSS delivered %d bytes through a 1500 port", v, got)
-		}
-		mss := 1500 - ipOverhead(v == 4) + 8 - 20 - 12 // IP + TCP + timestamps
-		for _, pair := range [][2]*lab.Node{{n1, n2}, {n2, n1}} {
-			d := pair[1].Addr("ic", v)
-			if got := tcpSend(t, pair[0], pair[1], d, mss, size, 3*time.Second); got != size {
-				t.Errorf("IPv%d: TCP %s -> %s with MSS %d delivered %d of %d bytes", v, pair[0].Name(), pair[1].Name(), mss, got, size)
-			}
+	}
+	// TCP: jumbo segments (GSO packets included) vanish; segments
+	// that fit the port pass even when GSO bundles them.
+	const size = 1 << 20
+	if got := tcpSend(t, n1, n2, dst, 0, size, time.Second); got >= size {
+		t.Errorf("IPv%d: TCP node1 -> node2 with jumbo MSS delivered %d bytes through a 1500 port", v, got)
+	}
+	mss := 1500 - ipOverhead(v == 4) + 8 - 20 - 12 // IP + TCP + timestamps
+	for _, pair := range [][2]*lab.Node{{n1, n2}, {n2, n1}} {
+		d := pair[1].Addr("ic", v)
+		if got := tcpSend(t, pair[0], pair[1], d, mss, size, 3*time.Second); got != size {
+			t.Errorf("IPv%d: TCP %s -> %s with MSS %d delivered %d of %d bytes", v, pair[0].Name(), pair[1].Name(), mss, got, size)
 		}
 	}
 }

@@ -108,7 +108,8 @@ func connectIn(t *testing.T, n *lab.Node, dsn string) *pgx.Conn {
 
 // TestPGLab brings the built-in pg up as `lab up` does, commits on the
 // primary and reads it on the standby, runs `db bench` from the client
-// node and checks its counters, and takes the lab down.
+// node and checks its counters, runs a logon storm with and without
+// `interlink gate` (stormThroughGate), and takes the lab down.
 func TestPGLab(t *testing.T) {
 	dir := pgDir(t)
 	name := prefix + "-pg"
@@ -177,7 +178,7 @@ func TestPGLab(t *testing.T) {
 
 	// db bench from the client node against the primary's DSN.
 	r = run(t, "lab", "exec", name, "client", "--", binary, "db", "bench", "--dsn", primary.DSN,
-		"--init", "--workload", "simple-update", "--clients", "4", "--time", "3s", "--json")
+		"--init", "--workload", "simple-update", "--clients", "4", "--time", "1s", "--json")
 	if r.code != 0 {
 		t.Fatalf("db bench: exit %d: %s", r.code, r.stderr)
 	}
@@ -219,6 +220,9 @@ func TestPGLab(t *testing.T) {
 	}
 	t.Logf("%d tx, %.0f tps; WAL %d B; primary eth1 tx %d B in %d packets",
 		res.Transactions, res.TPS, res.WAL.Bytes, ic["primary/eth1"].TxBytes, ic["primary/eth1"].TxPackets)
+
+	// The logon storm runs in this lab too: one pg lab up and down fewer.
+	t.Run("storm through gate", func(t *testing.T) { stormThroughGate(t, name) })
 
 	if r := run(t, "lab", "down", name); r.code != 0 {
 		t.Fatalf("lab down: %d %s", r.code, r.stderr)
