@@ -68,7 +68,6 @@ func key(t *testing.T, s spec) string {
 // key, a source or an embedded file does; a new entry evicts the old one
 // and abandoned temporary builds, not one in progress.
 func TestCacheBuildsOnce(t *testing.T) {
-	t.Parallel()
 	s := spec{dir: module(t), pkg: ".", root: filepath.Join(t.TempDir(), "cache")}
 	bin, cleanup, built, err := build(s, "tb-")
 	if err != nil || !built {
@@ -145,7 +144,6 @@ func readFile(t *testing.T, dir, name string) string {
 // TestCacheConcurrent: test packages starting together each get a whole
 // binary, and one whose entry was removed under it builds it again.
 func TestCacheConcurrent(t *testing.T) {
-	t.Parallel()
 	s := spec{dir: module(t), pkg: ".", root: filepath.Join(t.TempDir(), "cache")}
 	var wg sync.WaitGroup
 	for i := 0; i < 3; i++ {
@@ -180,7 +178,6 @@ func TestCacheConcurrent(t *testing.T) {
 // build into the caller's directory; sources that do not compile are an
 // error either way.
 func TestCacheUnusable(t *testing.T) {
-	t.Parallel()
 	blocker := filepath.Join(t.TempDir(), "file")
 	write(t, filepath.Dir(blocker), "file", "not a directory")
 	s := spec{dir: module(t), pkg: ".", root: filepath.Join(blocker, "cache")}
