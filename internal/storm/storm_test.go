@@ -116,7 +116,7 @@ func TestStormErrorsByKind(t *testing.T) {
 // fair share for every source.
 func TestStormThroughGate(t *testing.T) {
 	up, arrivals := echo(t)
-	const rate = 200.0
+	const rate = 300.0
 	g, err := gate.New([]gate.Route{{Name: "db", Listen: "127.0.0.1:0", Upstream: up,
 		Limits: gate.Limits{RatePerSec: rate, Burst: 1, Queue: 1000, PerSource: 100}}}, nil)
 	if err != nil {
@@ -143,7 +143,7 @@ func TestStormThroughGate(t *testing.T) {
 		t.Errorf("fairness %v, want >= 0.9", r.Fairness)
 	}
 	// The last client waited about its position over the rate.
-	if want := int64(float64(300-1) / rate * 1e9); r.Logon.Max < want*8/10 || r.Logon.Max > want*3 {
+	if want := (300 - 1) * int64(time.Second) / int64(rate); r.Logon.Max < want*8/10 || r.Logon.Max > want*3 {
 		t.Errorf("last logon after %s, want about %s", time.Duration(r.Logon.Max), time.Duration(want))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/subtests"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -26,9 +27,11 @@ func sessionGuards(run uint64) (client, agent guard) {
 // run's hello, before the first data and among the data, however late
 // (beyond the replay window); a hello for another run, one whose tag does
 // not verify, and a hello in-process (no session) are refused as before.
+//
+// The cases wait on their runs and time nothing: they run at once.
 func TestLateHello(t *testing.T) {
 	const run = 7
-	for _, c := range []struct {
+	cases := []struct {
 		name string
 		spec Spec
 		// the agent's end and the client's, as RunRemote pairs them
@@ -37,62 +40,62 @@ func TestLateHello(t *testing.T) {
 		{"receiver", Spec{Mode: ModeUDP, Duration: 400 * time.Millisecond, RateBitsPerSec: 50e6}, ReceiveUDP, SendUDP},
 		{"flow-controlled sender", Spec{Mode: ModeUDP, Duration: 400 * time.Millisecond, RateSet: true, Len: 1400}, SendUDP, ReceiveUDP},
 		{"responder", Spec{Mode: ModeBlocks, Duration: 400 * time.Millisecond}, Respond, Request},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			cg, ag := sessionGuards(run)
-			cconn, aconn := connectedPair(t)
-			hello := func(g guard, ref uint64) []byte {
-				b := make([]byte, wire.HeaderLen)
-				if _, err := g.seal.SealPacket(b, wire.KindHello, ref); err != nil {
-					t.Fatal(err)
-				}
-				return b
-			}
-			// The client's hello loop writes on the data socket, which the
-			// client's end takes over (and closes: acquireRaw): write on a
-			// descriptor of the same socket.
-			dup, err := cconn.File()
-			if err != nil {
+	}
+	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+		c := cases[i]
+		cg, ag := sessionGuards(run)
+		cconn, aconn := connectedPair(t)
+		hello := func(g guard, ref uint64) []byte {
+			b := make([]byte, wire.HeaderLen)
+			if _, err := g.seal.SealPacket(b, wire.KindHello, ref); err != nil {
 				t.Fatal(err)
 			}
-			defer dup.Close()
-			write := func(b []byte) {
-				if _, err := dup.Write(b); err != nil {
-					t.Error(err)
-				}
+			return b
+		}
+		// The client's hello loop writes on the data socket, which the
+		// client's end takes over (and closes: acquireRaw): write on a
+		// descriptor of the same socket.
+		dup, err := cconn.File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dup.Close()
+		write := func(b []byte) {
+			if _, err := dup.Write(b); err != nil {
+				t.Error(err)
 			}
-			old := hello(cg, run) // sealed first: behind all the data by the end
-			bad := hello(cg, run)
-			bad[wire.HeaderLen-1] ^= 1
-			// The hello that started the run, and one more before the data.
+		}
+		old := hello(cg, run) // sealed first: behind all the data by the end
+		bad := hello(cg, run)
+		bad[wire.HeaderLen-1] ^= 1
+		// The hello that started the run, and one more before the data.
+		write(hello(cg, run))
+		write(hello(cg, run))
+		var wg sync.WaitGroup
+		var as, cs *Side
+		wg.Add(2)
+		go func() { defer wg.Done(); as = c.agent(context.Background(), c.spec, aconn, Options{Guard: ag}) }()
+		go func() { defer wg.Done(); cs = c.client(context.Background(), c.spec, cconn, Options{Guard: cg}) }()
+		// Late repeats among the data, as the client's hello loop
+		// sends them; then the two the agent must refuse.
+		for i := 0; i < 3; i++ {
+			time.Sleep(10 * time.Millisecond)
 			write(hello(cg, run))
-			write(hello(cg, run))
-			var wg sync.WaitGroup
-			var as, cs *Side
-			wg.Add(2)
-			go func() { defer wg.Done(); as = c.agent(context.Background(), c.spec, aconn, Options{Guard: ag}) }()
-			go func() { defer wg.Done(); cs = c.client(context.Background(), c.spec, cconn, Options{Guard: cg}) }()
-			// Late repeats among the data, as the client's hello loop
-			// sends them; then the two the agent must refuse.
-			for i := 0; i < 3; i++ {
-				time.Sleep(10 * time.Millisecond)
-				write(hello(cg, run))
-			}
-			write(old)
-			write(hello(cg, run+1))
-			write(bad)
-			wg.Wait()
-			if as.Error != "" || cs.Error != "" {
-				t.Fatalf("agent %q, client %q", as.Error, cs.Error)
-			}
-			if got := foreign(as); got != 2 || as.Messages == 0 {
-				t.Errorf("agent's end refused %d datagrams, want 2 (another run's hello, a bad tag); %d messages", got, as.Messages)
-			}
-			if got := foreign(cs); got != 0 {
-				t.Errorf("client's end refused %d datagrams", got)
-			}
-		})
-	}
+		}
+		write(old)
+		write(hello(cg, run+1))
+		write(bad)
+		wg.Wait()
+		if as.Error != "" || cs.Error != "" {
+			t.Fatalf("agent %q, client %q", as.Error, cs.Error)
+		}
+		if got := foreign(as); got != 2 || as.Messages == 0 {
+			t.Errorf("agent's end refused %d datagrams, want 2 (another run's hello, a bad tag); %d messages", got, as.Messages)
+		}
+		if got := foreign(cs); got != 0 {
+			t.Errorf("client's end refused %d datagrams", got)
+		}
+	})
 	// In-process there is no session and no hello to skip; a hello the
 	// agent sealed itself is not the client's.
 	var none Options

@@ -27,19 +27,20 @@ func (g *stallGuard) Wait(ctx context.Context, _ int) error {
 	return nil
 }
 
-// TestPacedSenderLate: a paced sender held 40 ms every 200 ms skips the
+// TestPacedSenderLate: a paced sender held 40 ms every 100 ms skips the
 // schedule it missed beyond its 10 ms of catch-up, says how much
 // (UDPStats.LateNs), and the result is limited by it; what it sent is its
-// schedule less that (checkPaced). One that is not held is not late.
+// schedule less that (checkPaced). One that is not held is not late. Half
+// a second is enough: 5 stalls make 30 % of it late, far past lateShare.
 func TestPacedSenderLate(t *testing.T) {
 	const rate = 100e6
 	for _, c := range []struct {
 		name  string
 		guard Guard
 		late  bool
-	}{{"held", &stallGuard{stall: 40 * time.Millisecond, period: 200 * time.Millisecond}, true}, {"free", nil, false}} {
+	}{{"held", &stallGuard{stall: 40 * time.Millisecond, period: 100 * time.Millisecond}, true}, {"free", nil, false}} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400}
+			spec := Spec{Mode: ModeUDP, Duration: 500 * time.Millisecond, RateBitsPerSec: rate, Len: 1400}
 			send, recv := connectedPair(t)
 			var ss, rs *Side
 			var wg sync.WaitGroup

@@ -93,21 +93,26 @@ func TestFramesCutShort(t *testing.T) {
 		}
 	}
 	// A frame whose bytes come slowly, each well within the timeout but
-	// the whole taking several times it, is whole.
-	partialFrameTimeout = 500 * time.Millisecond
+	// the whole taking several times it, is whole: some 60 bytes 8 ms
+	// apart, against 200 ms (a writer held 190 ms still makes it).
+	partialFrameTimeout = 200 * time.Millisecond
 	go func() {
 		for _, c := range whole(3) {
 			if _, err := host.Write([]byte{c}); err != nil {
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(8 * time.Millisecond)
 		}
 	}()
 	start := time.Now()
 	if f, err := r.next(); err != nil || f.id != 3 {
 		t.Errorf("a slow frame: %d %v, want frame 3", f.id, err)
 	}
-	t.Logf("slow frame after %s", time.Since(start))
+	took := time.Since(start)
+	t.Logf("slow frame after %s", took)
+	if took < 2*partialFrameTimeout {
+		t.Errorf("the slow frame took %s, not several timeouts of %s: it tested nothing", took, partialFrameTimeout)
+	}
 	guest.Close()
 	if _, err := r.next(); !errors.Is(err, errShortRead) {
 		t.Errorf("after the line closed: %v, want errShortRead", err)
