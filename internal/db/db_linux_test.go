@@ -235,6 +235,9 @@ func TestConnectErrors(t *testing.T) {
 // TestSharedPGDatabases: the tests on the shared server each get a
 // database of their own, which is gone when the test ends.
 func TestSharedPGDatabases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test uses a PostgreSQL server")
+	}
 	var pg *testpg.Server
 	var names []string
 	for _, sub := range []string{"a", "b"} {
