@@ -82,15 +82,23 @@ func (n *node) prepare(ctx context.Context, bin []byte, binSum string, token []b
 // takes seconds to start a 30 MB binary).
 const agentStart = 30 * time.Second
 
+// The agent's PID file and stop mark in the run's temp dir. The process
+// that becomes the agent writes its PID first and execs the agent only if
+// the mark is absent; the cleanup makes the mark first and reads the PID
+// after. Whatever the order on the node, the cleanup then knows the PID
+// of an agent that starts, even when the run ended before the start
+// command's answer (the PID) came back.
+const (
+	agentPIDFile  = "agent.pid"
+	agentStopMark = "agent.stop"
+)
+
 // startAgent starts `interlink agent` in the background, wrapped in
 // timeout(1) when the node has it so that an agent outlives a killed run
 // by at most lifetime, and waits until it listens.
 func (n *node) startAgent(ctx context.Context, listen string, lifetime time.Duration) error {
 	d := n.dir
-	cmd := fmt.Sprintf(`T=; command -v timeout >/dev/null 2>&1 && T="timeout %d"
-$T %s agent --listen %s --token-file %s >%s 2>&1 </dev/null &
-echo $!`, int(lifetime.Seconds()), shq(n.bin), shq(listen), shq(d+"/token"), shq(d+"/agent.log"))
-	out, err := n.must(ctx, "start agent", cmd, nil)
+	out, err := n.must(ctx, "start agent", n.startSh(listen, lifetime), nil)
 	if err != nil {
 		return err
 	}
@@ -115,6 +123,16 @@ sleep 0.1; done; tail -n 3 %[1]s >&2; exit 2`, shq(d+"/agent.log"), pid, int(age
 		return &remoteError{step: "start agent", msg: fmt.Sprintf("agent not listening after %s: %s", agentStart, lastLine(stderr))}
 	}
 	return nil
+}
+
+// startSh is the agent's start command: it prints the PID of the process
+// that becomes the agent (see agentPIDFile).
+func (n *node) startSh(listen string, lifetime time.Duration) string {
+	d := n.dir
+	return fmt.Sprintf(`T=; command -v timeout >/dev/null 2>&1 && T="timeout %d"
+sh -c 'echo $$ >"$1" && [ ! -e "$2" ] && shift 2 && exec "$@"' sh %s %s $T %s agent --listen %s --token-file %s >%s 2>&1 </dev/null &
+echo $!`, int(lifetime.Seconds()), shq(d+"/"+agentPIDFile), shq(d+"/"+agentStopMark),
+		shq(n.bin), shq(listen), shq(d+"/token"), shq(d+"/agent.log"))
 }
 
 // check runs `interlink check --json` (with --collect into the temp dir
@@ -187,28 +205,48 @@ func (n *node) cleanup(ctx context.Context) {
 		n.link.Close()
 		n.link, n.res.Cleanup.Reconnected = l, true
 	}
-	var b strings.Builder
-	if n.pid > 0 {
-		fmt.Fprintf(&b, aliveSh+`kill %[1]d 2>/dev/null; i=0
-while alive %[1]d && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
-alive %[1]d && { kill -9 %[1]d 2>/dev/null; sleep 0.2; }
-if alive %[1]d; then echo "agent PID %[1]d still running" >&2; exit 1; fi
-`, n.pid)
-	}
-	if n.dir != "" {
-		fmt.Fprintf(&b, "rm -rf %[1]s; if [ -e %[1]s ]; then echo \"%[1]s not removed\" >&2; exit 1; fi\n", shq(n.dir))
-	}
-	_, err := n.must(ctx, "clean up", b.String(), nil)
+	out, err := n.must(ctx, "clean up", n.cleanupSh(), nil)
 	n.res.Cleanup.Done = err == nil
 	if err != nil {
 		n.res.Cleanup.Error = err.Error()
 		return
 	}
-	if n.pid > 0 {
-		n.res.Cleanup.Stopped = fmt.Sprintf("agent PID %d", n.pid)
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && pid > 1 {
+		n.res.Cleanup.Stopped = fmt.Sprintf("agent PID %d", pid)
+		if n.res.AgentPID == 0 {
+			n.res.AgentPID = pid
+		}
 	}
 	n.res.Cleanup.Removed = n.dir
 	n.pid, n.dir = 0, ""
+}
+
+// cleanupSh is the cleanup's command: it stops the agent by PID (TERM,
+// then KILL after 3 s) and prints that PID when one was running, then
+// removes the temp dir. The PID is n.pid, or, when the start's answer
+// never came back (the run ended while the agent was starting), the one
+// the agent's PID file holds, read after the stop mark is made (see
+// agentPIDFile).
+func (n *node) cleanupSh() string {
+	var b strings.Builder
+	b.WriteString(aliveSh)
+	if n.pid > 0 {
+		fmt.Fprintf(&b, "p=%d\n", n.pid)
+	} else {
+		fmt.Fprintf(&b, `p=; if [ -d %[1]s ]; then mkdir %[2]s 2>/dev/null; p=$(cat %[3]s 2>/dev/null); fi
+case $p in ""|*[!0-9]*) p=;; esac
+`, shq(n.dir), shq(n.dir+"/"+agentStopMark), shq(n.dir+"/"+agentPIDFile))
+	}
+	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ] && alive "$p"; then echo "$p"; kill "$p" 2>/dev/null; i=0
+while alive "$p" && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+alive "$p" && { kill -9 "$p" 2>/dev/null; sleep 0.2; }
+if alive "$p"; then echo "agent PID $p still running" >&2; exit 1; fi
+fi
+`)
+	if n.dir != "" {
+		fmt.Fprintf(&b, "rm -rf %[1]s; if [ -e %[1]s ]; then echo \"%[1]s not removed\" >&2; exit 1; fi\n", shq(n.dir))
+	}
+	return b.String()
 }
 
 // agentAddr is the address the node's agent is reached at: the address

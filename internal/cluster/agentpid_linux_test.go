@@ -1,0 +1,102 @@
+//go:build linux
+
+package cluster
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sh runs a command as the node's shell would, here.
+func sh(t *testing.T, cmd string) string {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", cmd).Output()
+	if err != nil {
+		t.Fatalf("sh: %v\n%s", err, cmd)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// running says whether pid is a process that has not exited (a zombie
+// has).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+func fakeAgentNode(t *testing.T) *node {
+	bin, err := filepath.Abs("testdata/fake-agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &node{dir: t.TempDir(), bin: bin}
+}
+
+// The start's answer (the PID) never came back, as when the run ends
+// while the agent starts: the cleanup finds the agent by its PID file,
+// stops it, reports it, and removes the temp dir.
+func TestCleanupStopsAgentWhosePIDWasLost(t *testing.T) {
+	n := fakeAgentNode(t)
+	started, err := strconv.Atoi(sh(t, n.startSh("127.0.0.1:1", time.Minute)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stopped by PID should this test fail before the cleanup does it.
+	t.Cleanup(func() { syscall.Kill(started, syscall.SIGKILL) })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log")); strings.Contains(string(b), "listening on") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("fake agent not listening after 10s")
+		}
+	}
+	dir := n.dir // the PID is not known to the cleanup: n.pid is 0
+	if got := sh(t, n.cleanupSh()); got != strconv.Itoa(started) {
+		t.Errorf("cleanup printed %q, want the agent's PID %d", got, started)
+	}
+	if running(started) {
+		t.Errorf("agent PID %d still running after the cleanup", started)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("temp dir %s not removed: %v", dir, err)
+	}
+}
+
+// The cleanup's stop mark came first: the process that would become the
+// agent writes its PID, sees the mark, and exits without running it.
+func TestStopMarkPreventsAgent(t *testing.T) {
+	n := fakeAgentNode(t)
+	if err := os.Mkdir(filepath.Join(n.dir, agentStopMark), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(sh(t, n.startSh("127.0.0.1:1", time.Minute)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	for deadline := time.Now().Add(10 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("PID %d still running 10s after the start saw the stop mark", pid)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log")); strings.Contains(string(b), "listening") {
+		t.Errorf("the agent ran despite the stop mark: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(n.dir, agentPIDFile)); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Errorf("PID file holds %q, want %d", b, pid)
+	}
+	if got := sh(t, n.cleanupSh()); got != "" {
+		t.Errorf("cleanup printed %q: nothing ran to stop", got)
+	}
+}
