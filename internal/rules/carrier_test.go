@@ -29,10 +29,13 @@ func TestICDownCarrier(t *testing.T) {
 		{"up, carrier unreadable", "up", "", false, ""},
 		{"up, carrier 1", "up", "1", false, ""},
 	}
+	// One copy, restored to the fixture before each case, as TestTargeted.
+	const node = fixtures + "ol8-rac-bond-jumbo"
+	root := t.TempDir()
+	fixture.Copy(t, node, root)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := t.TempDir()
-			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+			fixture.Restore(t, node, root)
 			fixture.Edit(t, root, bond1+"operstate", "up", c.operstate)
 			if c.carrier == "" {
 				if err := os.Remove(filepath.Join(root, bond1+"carrier")); err != nil {
