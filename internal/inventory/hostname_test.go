@@ -39,9 +39,12 @@ func TestParseHostname(t *testing.T) {
 // read up to 4 KiB at most, gives no hostname, and says why in one line of
 // the "node" section; a bad kernel hostname gives way to /etc/hostname.
 func TestHostnameBadFile(t *testing.T) {
+	// One copy, restored to the fixture before each case.
+	const node = fixtures + "ol8-rac-bond-jumbo"
+	dir := t.TempDir()
+	fixture.Copy(t, node, dir)
 	tree := func(t *testing.T, kernelHost, etcHost string) string {
-		dir := t.TempDir()
-		fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+		fixture.Restore(t, node, dir)
 		if kernelHost == "" {
 			os.Remove(filepath.Join(dir, "proc/sys/kernel/hostname"))
 		} else {
