@@ -105,14 +105,15 @@ func vmServiceStatus(st *state, n *NodeSpec, ss ServiceStatus, g *guestAnswer) S
 		return ss
 	}
 	ss.State = ServiceStopped
-	if !st.vmRunning(n.Name) {
+	if g == nil {
+		// askGuests asked every VM node whose qemu runs.
 		ss.Reason = "its VM is not running"
 		return ss
 	}
-	if g == nil || g.err != nil {
+	if g.err != nil {
 		ss.State = ServiceUnknown
 		ss.Reason = fmt.Sprintf("guest not answering within %s", GuestTimeout)
-		if g != nil && !errors.Is(g.err, vm.ErrNotAnswering) {
+		if !errors.Is(g.err, vm.ErrNotAnswering) {
 			ss.Reason = "guest not answering: " + g.err.Error()
 		}
 		return ss
