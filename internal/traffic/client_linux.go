@@ -227,16 +227,8 @@ func collectAgentSides(ctx context.Context, c *agent.Client, res *Result, flows 
 			f.ss = &side
 		}
 		res.Flows = append(res.Flows, Summarize(spec, f.dir, f.cs, f.ss))
-		for _, sd := range []*Side{f.cs, f.ss} {
-			for _, l := range sd.LimitedBy {
-				res.LimitedBy = addLimit(res.LimitedBy, l)
-			}
-			if sd.Cut {
-				res.LimitedBy = addLimit(res.LimitedBy, Limit{Limit: LimitDeadline, Detail: fmt.Sprintf(
-					"the %s was still running %v after --time %v and was cut there", sd.Role, RunGrace(spec), spec.Duration)})
-			}
-		}
 	}
+	collectLimits(res)
 }
 
 // LinkRate reads the speed of the interface that holds addr (the local end

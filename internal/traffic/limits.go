@@ -42,7 +42,8 @@ func lateLimit(late, d time.Duration) *Limit {
 		late.Round(time.Millisecond), 100*float64(late)/float64(d))}
 }
 
-// collectLimits adds the limits of every end of res's flows to res's own.
+// collectLimits adds the limits of every end of res's flows to res's own,
+// and the deadline's for an end cut at it.
 func collectLimits(res *Result) {
 	for _, f := range res.Flows {
 		for _, sd := range []*Side{f.Client, f.Server} {
@@ -51,6 +52,10 @@ func collectLimits(res *Result) {
 			}
 			for _, l := range sd.LimitedBy {
 				res.LimitedBy = addLimit(res.LimitedBy, l)
+			}
+			if sd.Cut {
+				res.LimitedBy = addLimit(res.LimitedBy, Limit{Limit: LimitDeadline, Detail: fmt.Sprintf(
+					"the %s was still running %v after --time %v and was cut there", sd.Role, RunGrace(res.Spec), res.Spec.Duration)})
 			}
 		}
 	}
