@@ -195,19 +195,13 @@ func (t *nfsTree) create(ctx context.Context, name string) (treeFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nfsTreeFile{fs: t.w.fs, f: f}, nil
+	return nfsTreeFile{nfsSeq: nfsSeq{f}, fs: t.w.fs}, nil
 }
 
+// nfsTreeFile writes as nfsSeq does.
 type nfsTreeFile struct {
+	nfsSeq
 	fs *nfs.FS
-	f  *nfs.File
-}
-
-func (n nfsTreeFile) write(ctx context.Context, b []byte) (int, error) {
-	if err := n.f.Write(ctx, b); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
 
 func (n nfsTreeFile) close(ctx context.Context) error { return n.f.Close(ctx) }

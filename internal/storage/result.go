@@ -26,8 +26,9 @@ type Result struct {
 	// CPU is this process's user and system time over the run.
 	CPUUserNs int64 `json:"cpu_user_ns"`
 	CPUSysNs  int64 `json:"cpu_system_ns"`
-	// CPUNsPerIO is CPU time over every I/O of every step.
-	CPUNsPerIO float64 `json:"cpu_ns_per_io"`
+	// CPUNsPerIO is CPU time over every I/O of every step; absent (0) in
+	// a run that made none, such as one Ctrl-C ended before its first.
+	CPUNsPerIO float64 `json:"cpu_ns_per_io,omitempty"`
 	// LimitedBy names limits that cut the run: "time" when the time ran
 	// out before the profile's size was written, "size".
 	LimitedBy   []string `json:"limited_by,omitempty"`

@@ -48,7 +48,11 @@ func WriteText(out io.Writer, r *Result) error {
 	if r.Emulation != nil {
 		writeEmulation(w, r.Emulation)
 	}
-	fmt.Fprintf(w, "\n  CPU: %.1f us per I/O (user %.2f s, system %.2f s)\n", r.CPUNsPerIO/1e3,
+	perIO := "no I/O made" // no per-I/O figure, not a 0
+	if r.CPUNsPerIO > 0 {
+		perIO = fmt.Sprintf("%.1f us per I/O", r.CPUNsPerIO/1e3)
+	}
+	fmt.Fprintf(w, "\n  CPU: %s (user %.2f s, system %.2f s)\n", perIO,
 		time.Duration(r.CPUUserNs).Seconds(), time.Duration(r.CPUSysNs).Seconds())
 	for _, l := range r.LimitedBy {
 		fmt.Fprintf(w, "WARNING: limited by %s\n", l)
