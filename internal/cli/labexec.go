@@ -36,7 +36,7 @@ func newLabExecCmd(e *env) *cobra.Command {
 				args = append(args[:2:2], args[3:]...)
 			}
 			if len(args) < 3 {
-				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmd.CommandPath())
+				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmdPath(cmd))
 			}
 			return nil
 		},
