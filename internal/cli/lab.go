@@ -117,7 +117,7 @@ func newLabDownCmd(e *env) *cobra.Command {
 		Short: "Remove a lab: its processes, namespaces, links and state",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if all && len(args) > 0 || !all && len(args) != 1 {
-				return usageError("%s: expected a lab NAME or --all", cmd.CommandPath())
+				return usageError("%s: expected a lab NAME or --all", cmdPath(cmd))
 			}
 			return nil
 		},
@@ -158,7 +158,7 @@ Exit 0 when every lab shown is up as described, 1 when one is incomplete or
 damaged, 3 when there is no such lab.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usageError("%s: expected at most one lab NAME", cmd.CommandPath())
+				return usageError("%s: expected at most one lab NAME", cmdPath(cmd))
 			}
 			return nil
 		},

@@ -32,27 +32,30 @@ func newLabExecCmd(e *env) *cobra.Command {
 		Short: "Run a command inside a lab node, with the node's own interfaces, /proc/net and /sys/class/net",
 		Long:  labExecLong,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) >= 3 && args[2] == "--" {
-				args = append(args[:2:2], args[3:]...)
-			}
-			if len(args) < 3 {
-				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmd.CommandPath())
+			if len(labExecArgs(args)) < 3 {
+				return usageError("%s: expected NAME NODE -- CMD [ARGS...]", cmdPath(cmd))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runLabExec(e, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runLabExec(e, labExecArgs(args)) },
 	}
 	// Everything after NAME NODE belongs to CMD, flags included.
 	c.Flags().SetInterspersed(false)
 	return c
 }
 
-// runLabExec finds the lab's node and runs CMD in it: in the guest of a
-// VM node, else in the node's namespaces.
-func runLabExec(e *env, args []string) error {
-	if args[2] == "--" {
-		args = append(args[:2:2], args[3:]...)
+// labExecArgs is NAME NODE CMD [ARGS...]: args without the "--" after
+// NODE, where one is given (args itself is left as it is).
+func labExecArgs(args []string) []string {
+	if len(args) >= 3 && args[2] == "--" {
+		return append(args[:2:2], args[3:]...)
 	}
+	return args
+}
+
+// runLabExec finds the lab's node and runs CMD in it: in the guest of a
+// VM node, else in the node's namespaces. args is labExecArgs's.
+func runLabExec(e *env, args []string) error {
 	if err := lab.CheckPrivilege(); err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ Examples:
 Prints the lab's status afterwards; exit 0 when the lab is up as described.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 3 {
-				return usageError("%s: expected NAME, a SWITCH or NODE:LINK, and KEY=VALUE settings", cmd.CommandPath())
+				return usageError("%s: expected NAME, a SWITCH or NODE:LINK, and KEY=VALUE settings", cmdPath(cmd))
 			}
 			return nil
 		},

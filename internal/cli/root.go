@@ -72,7 +72,7 @@ func outputLost(cmd *cobra.Command, err, werr error) error {
 	}
 	name := ""
 	if cmd != nil && cmd.HasParent() {
-		name = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") + ": "
+		name = cmdPath(cmd) + ": "
 	}
 	return fmt.Errorf("%swrite output: %w", name, werr)
 }
@@ -134,7 +134,7 @@ func flagError(c *cobra.Command, err error) error {
 		msg += suggestFlag(c, name)
 	}
 	if c.HasParent() {
-		path := strings.TrimPrefix(c.CommandPath(), "interlink ")
+		path := cmdPath(c)
 		return usageError("%s: %s (see 'interlink %s --help')", path, msg, path)
 	}
 	return usageError("%s (see 'interlink --help')", msg)
@@ -146,9 +146,15 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		if cmd.HasSubCommands() {
 			return usageError("%s: unknown subcommand %q (see '%s --help')", cmd.Name(), args[0], cmd.CommandPath())
 		}
-		return usageError("%s: unexpected argument %q", cmd.CommandPath(), args[0])
+		return usageError("%s: unexpected argument %q", cmdPath(cmd), args[0])
 	}
 	return nil
+}
+
+// cmdPath names cmd as its usage errors do, without the program (which
+// Execute's "interlink: " prefix already gives): "bench", "lab exec".
+func cmdPath(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 // exactArgs is cobra.ExactArgs with an error that marks bad usage and names
@@ -156,7 +162,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageError("%s: expected %s, got %d argument(s)", cmd.CommandPath(), what, len(args))
+			return usageError("%s: expected %s, got %d argument(s)", cmdPath(cmd), what, len(args))
 		}
 		return nil
 	}

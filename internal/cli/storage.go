@@ -19,6 +19,9 @@ func newStorageCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "storage",
 		Short: "Database-shaped I/O on a filesystem path: redo, datafile, backup, install, mkfile",
+		// Runnable, as lab is, so that noArgs refuses an unknown
+		// subcommand (one line, exit 3) rather than cobra printing help.
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	c.AddCommand(newStorageBenchCmd(e))
 	return c

@@ -124,8 +124,12 @@ func runWatch(e *env, f *watchFlags) error {
 // watchRound prints a round's line on stderr and, with --dashboard, the
 // dashboard on stdout (redrawn in place on a terminal).
 func watchRound(e *env, f *watchFlags, r watch.Round) {
-	line := fmt.Sprintf("round %d: %d paths, %d with a problem, %d agents unreachable, lowest path MTU %d (%s), %s",
-		r.N, r.Paths, r.Problems, r.Unreachable, r.LowestPathMTU, termtext.Clean(r.LowestPathMTUFrom), r.Elapsed.Round(time.Millisecond))
+	lowest := "n/a" // no path measured this round: there is no lowest
+	if r.LowestPathMTU > 0 {
+		lowest = fmt.Sprintf("%d (%s)", r.LowestPathMTU, termtext.Clean(r.LowestPathMTUFrom))
+	}
+	line := fmt.Sprintf("round %d: %d paths, %d with a problem, %d agents unreachable, lowest path MTU %s, %s",
+		r.N, r.Paths, r.Problems, r.Unreachable, lowest, r.Elapsed.Round(time.Millisecond))
 	if r.Stopped != "" {
 		line += "; cut short: " + r.Stopped
 	}

@@ -11,6 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/interlink/interlink/internal/watch"
 )
 
 // Three agents on loopback and one dead node: the scraped metrics hold a
@@ -209,6 +211,24 @@ func TestWatchUsage(t *testing.T) {
 		code, stdout, stderr := runCLI(context.Background(), append([]string{"watch"}, tc.args...)...)
 		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("watch %v: exit %d, stderr %q; want exit 3 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// A round that measured no path has no lowest path MTU: its stderr line
+// says n/a, not 0; one that did names the path.
+func TestWatchRoundLowest(t *testing.T) {
+	for _, c := range []struct {
+		r    watch.Round
+		want string
+	}{
+		{watch.Round{N: 1, Unreachable: 3}, "lowest path MTU n/a,"},
+		{watch.Round{N: 2, Paths: 2, LowestPathMTU: 1500, LowestPathMTUFrom: "a -> b"}, "lowest path MTU 1500 (a -> b),"},
+	} {
+		var out, errOut strings.Builder
+		watchRound(&env{stdout: &out, stderr: &errOut}, &watchFlags{}, c.r)
+		if !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("round %d: %q, want %q in it", c.r.N, errOut.String(), c.want)
 		}
 	}
 }
