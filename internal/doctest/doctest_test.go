@@ -67,7 +67,7 @@ func TestCheckCommand(t *testing.T) {
 		"bench 198.18.10.2 --len 8Q",                   // a size that does not parse
 		"agent --listen :7471 --max-rate fast",         // a rate that does not parse
 		"lab upp jumbo",                                // no such command
-		"storage",                                      // a group, not a command
+		"storage bogus",                                // no such subcommand of a group
 		"lab up",                                       // a missing argument
 		"lab exec demo node1 -- interlink mesh --nope", // nested in lab exec
 		"ab --a-prepare 'interlink lab set x ic mtu=1500' --b 'true' --a 'interlink bench --bogus'", // nested in ab
