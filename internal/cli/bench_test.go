@@ -88,6 +88,9 @@ func TestBenchUsage(t *testing.T) {
 // TestBenchBlocksPaced: --rate in blocks mode sends that many requests a
 // second, each alone (sockperf's --mps), and says so.
 func TestBenchBlocksPaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 1 s of paced requests judged against the clock")
+	}
 	addr, tok := benchAgent(t)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "1s", "--rate", "50", "--outstanding", "4", "--json", "--self-test=false")
 	if code != ExitOK {
@@ -127,6 +130,9 @@ func TestBenchBlocksPaced(t *testing.T) {
 // lines; a paced udp run's rate comes through the CLI into the JSON and the
 // HTML. Not parallel: intervals and rate are judged against the clock.
 func TestBenchAgainstAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs paced against the clock, 2.8 s")
+	}
 	addr, tok := benchAgent(t)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "600ms", "--interval", "300ms", "--outstanding", "2")
 	if code != ExitOK {
@@ -276,6 +282,9 @@ func okOrSenderLate(code int, out string) bool {
 // under a 20 Mbit/s limit wait that long (1 s run, load ~10). The runs
 // above the limit wait most of the time, and 300 ms shows it as well.
 func TestBenchLimited(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs held by a rate limit, judged against the clock, 2.2 s")
+	}
 	addr, tok := benchAgentRate(t, 20e6)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "300ms", "--outstanding", "4", "--self-test=false")
 	if code != ExitWarning || !strings.Contains(out, "WARNING: limited by agent-rate: the agent's send limit of 20.0 Mbit/s") ||

@@ -73,6 +73,9 @@ func (g *lossyGuard) Open([]byte) error {
 // than flowGiveUp in all, probes at most its budget, then sends unpaced and
 // says so.
 func TestFlowFeedbackLostLoopback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: flow feedback lost and timed, 1.2 s")
+	}
 	// 400 ms: twice flowGiveUp, so that the sender whose feedback is all
 	// lost sends unpaced for the second half.
 	spec, _ := Spec{Mode: ModeUDP, Duration: 2 * flowGiveUp, RateSet: true, Len: 8 << 10}.Normalize()

@@ -28,8 +28,10 @@ func sessionGuards(run uint64) (client, agent guard) {
 // (beyond the replay window); a hello for another run, one whose tag does
 // not verify, and a hello in-process (no session) are refused as before.
 //
-// The cases wait on their runs and time nothing: they run at once.
+// The cases wait on their runs and time nothing: they run at once, and in
+// parallel with the package's other untimed tests.
 func TestLateHello(t *testing.T) {
+	t.Parallel()
 	const run = 7
 	cases := []struct {
 		name string

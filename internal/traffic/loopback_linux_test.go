@@ -72,6 +72,9 @@ func TestLoopbackTCPBidir(t *testing.T) {
 // TestLoopbackUDPPaced holds the pacer's rate: serial and a whole second,
 // so that a scheduling delay weighs less.
 func TestLoopbackUDPPaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the pacer held to its rate for 1 s")
+	}
 	const rate = 100e6
 	res := runLo(t, context.Background(), Spec{Mode: ModeUDP, Duration: time.Second, RateBitsPerSec: rate, Len: 1400})
 	s := res.Flows[0].Summary

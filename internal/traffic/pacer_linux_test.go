@@ -33,6 +33,9 @@ func (g *stallGuard) Wait(ctx context.Context, _ int) error {
 // schedule less that (checkPaced). One that is not held is not late. Half
 // a second is enough: 5 stalls make 30 % of it late, far past lateShare.
 func TestPacedSenderLate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a paced sender held against the clock, 1.4 s")
+	}
 	const rate = 100e6
 	for _, c := range []struct {
 		name  string
