@@ -34,13 +34,16 @@ func running(pid int) bool {
 	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
 
-func fakeAgentNode(t *testing.T) *node {
-	bin, err := filepath.Abs("testdata/fake-agent.sh")
+// agentNode is a node here whose interlink is testdata's script.
+func agentNode(t *testing.T, script string) *node {
+	bin, err := filepath.Abs(filepath.Join("testdata", script))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &node{dir: t.TempDir(), bin: bin}
 }
+
+func fakeAgentNode(t *testing.T) *node { return agentNode(t, "fake-agent.sh") }
 
 // The start's answer (the PID) never came back, as when the run ends
 // while the agent starts: the cleanup finds the agent by its PID file,
@@ -53,17 +56,14 @@ func TestCleanupStopsAgentWhosePIDWasLost(t *testing.T) {
 	}
 	// Stopped by PID should this test fail before the cleanup does it.
 	t.Cleanup(func() { syscall.Kill(started, syscall.SIGKILL) })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log")); strings.Contains(string(b), "listening on") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("fake agent not listening after 10s")
-		}
-	}
+	waitListening(t, n.dir)
 	dir := n.dir // the PID is not known to the cleanup: n.pid is 0
-	if got := sh(t, n.cleanupSh()); got != strconv.Itoa(started) {
-		t.Errorf("cleanup printed %q, want the agent's PID %d", got, started)
+	want := strconv.Itoa(started)
+	if _, pg, _ := procIDs(started); pg == started {
+		want = "-" + want // timeout(1)'s PID, leading the agent's group
+	}
+	if got := sh(t, n.cleanupSh()); got != want {
+		t.Errorf("cleanup printed %q, want %q, the agent's PID", got, want)
 	}
 	if running(started) {
 		t.Errorf("agent PID %d still running after the cleanup", started)

@@ -186,8 +186,16 @@ func fileName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 const aliveSh = `alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(ps -o stat= -p "$1" 2>/dev/null) || return 0; case $s in *Z*) return 1;; esac; return 0; }
 `
 
-// cleanup stops the agent by PID (TERM, then KILL after 3 s), removes the
-// temp dir, and checks that both are gone.
+// upSh defines up ID, where ID is a PID or -PGID (as kill takes it): a
+// process that is not a zombie runs with that PID, or in that process
+// group. It reads POSIX ps -A -o, which busybox's ps (no -p) has too;
+// without ps it counts what kill -0 finds, zombies too.
+const upSh = `up() { kill -0 $1 2>/dev/null || return 1; s=$(ps -A -o pid= -o pgid= -o stat= 2>/dev/null) || return 0
+echo "$s" | { while read a b c; do case $c in *Z*) continue; esac; [ "$a" = "$1" ] || [ "-$b" = "$1" ] && exit 0; done; exit 1; }; }
+`
+
+// cleanup stops the agent (see cleanupSh), removes the temp dir, and
+// checks that both are gone.
 //
 // A link that was cut (a stalled transfer, the run's end) is replaced
 // first: a new connection, if the node answers in time, removes what the
@@ -211,8 +219,13 @@ func (n *node) cleanup(ctx context.Context) {
 		n.res.Cleanup.Error = err.Error()
 		return
 	}
-	if pid, err := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && pid > 1 {
+	// The PID it stopped, "-PID" when it stopped the PID's process group.
+	s := strings.TrimSpace(string(out))
+	if pid, err := strconv.Atoi(strings.TrimPrefix(s, "-")); err == nil && pid > 1 {
 		n.res.Cleanup.Stopped = fmt.Sprintf("agent PID %d", pid)
+		if strings.HasPrefix(s, "-") {
+			n.res.Cleanup.Stopped += " and its process group"
+		}
 		if n.res.AgentPID == 0 {
 			n.res.AgentPID = pid
 		}
@@ -221,30 +234,52 @@ func (n *node) cleanup(ctx context.Context) {
 	n.pid, n.dir = 0, ""
 }
 
-// cleanupSh is the cleanup's command: it stops the agent by PID (TERM,
-// then KILL after 3 s) and prints that PID when one was running, then
-// removes the temp dir. The PID is n.pid, or, when the start's answer
-// never came back (the run ended while the agent was starting), the one
-// the agent's PID file holds, read after the stop mark is made (see
-// agentPIDFile).
+// cleanupSh is the cleanup's command: it stops the agent (TERM, then
+// KILL after 3 s, then waits at most 2 s for it to be gone), prints what
+// it stopped when something ran (the PID, or -PID for the PID's process
+// group), and removes the temp dir. The PID is n.pid, or, when the
+// start's answer never came back (the run ended while the agent was
+// starting), the one the agent's PID file holds, read after the stop mark
+// is made (see agentPIDFile).
+//
+// Under GNU timeout(1) the PID is timeout's, which leads its own process
+// group (setpgid unless --foreground) with the agent, its child, in it:
+// KILL is not passed on, so signalling timeout alone left an agent that
+// had not ended on TERM running, orphaned, its port held. The cleanup
+// therefore signals and waits for the whole group when the PID leads its
+// group, or when the PID is gone and its group is not (timeout killed,
+// the agent left: a group's ID is not given to a new process while the
+// group has members). Otherwise (no timeout(1), or busybox's, which
+// execs the agent itself) the PID is the agent's and its group the start
+// session's, not the run's to kill: it signals the PID alone. Groups are
+// signalled as kill -SIG -PGID, the form dash, bash and busybox sh all
+// take (dash's kill takes no "--" after -SIG, busybox's none after -s).
+//
+// The command stays short (TestCleanupCommandFitsOneSegment): where a
+// path MTU blackhole stalled the run, it has to pass in one segment.
 func (n *node) cleanupSh() string {
 	var b strings.Builder
-	b.WriteString(aliveSh)
+	b.WriteString(upSh)
+	if n.dir != "" {
+		fmt.Fprintf(&b, "d=%s\n", shq(n.dir))
+	}
 	if n.pid > 0 {
 		fmt.Fprintf(&b, "p=%d\n", n.pid)
 	} else {
-		fmt.Fprintf(&b, `p=; if [ -d %[1]s ]; then mkdir %[2]s 2>/dev/null; p=$(cat %[3]s 2>/dev/null); fi
+		b.WriteString(`p=; if [ -d "$d" ]; then mkdir "$d/` + agentStopMark + `" 2>/dev/null; p=$(cat "$d/` + agentPIDFile + `" 2>/dev/null); fi
 case $p in ""|*[!0-9]*) p=;; esac
-`, shq(n.dir), shq(n.dir+"/"+agentStopMark), shq(n.dir+"/"+agentPIDFile))
+`)
 	}
-	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ] && alive "$p"; then echo "$p"; kill "$p" 2>/dev/null; i=0
-while alive "$p" && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
-alive "$p" && { kill -9 "$p" 2>/dev/null; sleep 0.2; }
-if alive "$p"; then echo "agent PID $p still running" >&2; exit 1; fi
-fi
+	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ]; then t=$p m="PID $p"
+{ [ "$(ps -A -o pid= -o pgid= 2>/dev/null | while read a b; do [ "$a" = $p ] && echo $b; done)" = $p ] || { ! up $p && up -$p; }; } && t=-$p m="process group $p"
+if up $t; then echo $t; kill -TERM $t 2>/dev/null; i=0
+while up $t && [ $i -lt 50 ]; do [ $i = 30 ] && kill -KILL $t 2>/dev/null; sleep 0.1; i=$((i+1)); done
+if up $t; then echo "agent $m still running after KILL" >&2; exit 1; fi
+fi; fi
 `)
 	if n.dir != "" {
-		fmt.Fprintf(&b, "rm -rf %[1]s; if [ -e %[1]s ]; then echo \"%[1]s not removed\" >&2; exit 1; fi\n", shq(n.dir))
+		b.WriteString(`rm -rf "$d"; if [ -e "$d" ]; then echo "$d not removed" >&2; exit 1; fi
+`)
 	}
 	return b.String()
 }

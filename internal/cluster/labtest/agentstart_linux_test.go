@@ -58,17 +58,7 @@ func TestClusterEndsWhileAgentStarts(t *testing.T) {
 	write(t, ak, fmt.Sprintf("command=%q %s\n", wrapper, e.client.Authorized()), 0o600)
 	kh := e.knownHosts(t, "known_hosts", e.hostLine(1, e.hostKeys[0]), e.hostLine(2, e.hostKeys[1]))
 
-	stdout, stderr := &syncBuf{}, &syncBuf{}
-	cmd := exec.Command(bin, "cluster", "198.18.0.1", "198.18.0.2", "--ssh-config", "none", "--known-hosts", kh,
-		"--identity", filepath.Join(e.dir, "id"), "--timeout", "10m", "--json")
-	cmd.Stdout, cmd.Stderr, cmd.Env = stdout, stderr, noAgentEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := e.ops.Start(cmd); err != nil {
-		t.Fatalf("start interlink cluster in ops: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	run := startJSONRun(t, e, kh)
 	// node1's agent listens with its start held, and node2's listens (its
 	// PID file written, so its cleanup has an agent to stop either way).
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -77,21 +67,12 @@ func TestClusterEndsWhileAgentStarts(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after 60s: node1's start not held with its agent listening (%v), or node2's agent not listening:\n%s", err, stderr)
+			t.Fatalf("after 60s: node1's start not held with its agent listening (%v), or node2's agent not listening:\n%s", err, run.stderr)
 		}
 	}
-	cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("cluster did not exit 60s after Ctrl-C:\n%s", stderr)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 3 {
-		t.Errorf("exit %d, want 3 (stopped early): %s", code, stderr)
-	}
-	var res cluster.Result
-	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
-		t.Fatalf("cluster --json: %v\n%s", err, stderr)
+	code, res := run.interrupt(t)
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (stopped early): %s", code, run.stderr)
 	}
 	// Ctrl-C ends the run's context with the signal as its cause (Go's
 	// signal.NotifyContext: "interrupt signal received").
@@ -116,6 +97,48 @@ func TestClusterEndsWhileAgentStarts(t *testing.T) {
 	if l := listening(t, e, 0, wire.DefaultPort); l != "" {
 		t.Errorf("node1's agent port %d still held: %s", wire.DefaultPort, l)
 	}
+}
+
+// jsonRun is interlink cluster --json on node1 and node2, run in ops.
+type jsonRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr *syncBuf
+	done           chan struct{}
+}
+
+// startJSONRun starts interlink cluster --json on node1 and node2 with
+// known_hosts kh and a --timeout that leaves ending the run to the test;
+// the run is killed when the test ends.
+func startJSONRun(t *testing.T, e *env, kh string) *jsonRun {
+	t.Helper()
+	r := &jsonRun{stdout: &syncBuf{}, stderr: &syncBuf{}, done: make(chan struct{})}
+	r.cmd = exec.Command(bin, "cluster", "198.18.0.1", "198.18.0.2", "--ssh-config", "none", "--known-hosts", kh,
+		"--identity", filepath.Join(e.dir, "id"), "--timeout", "10m", "--json")
+	r.cmd.Stdout, r.cmd.Stderr, r.cmd.Env = r.stdout, r.stderr, noAgentEnv()
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := e.ops.Start(r.cmd); err != nil {
+		t.Fatalf("start interlink cluster in ops: %v", err)
+	}
+	go func() { r.cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() { r.cmd.Process.Kill(); <-r.done })
+	return r
+}
+
+// interrupt sends the run Ctrl-C and returns its exit code and result
+// once it has exited (at most 60 s).
+func (r *jsonRun) interrupt(t *testing.T) (int, cluster.Result) {
+	t.Helper()
+	r.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-r.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("cluster did not exit 60s after Ctrl-C:\n%s", r.stderr)
+	}
+	var res cluster.Result
+	if err := json.Unmarshal([]byte(r.stdout.String()), &res); err != nil {
+		t.Fatalf("cluster --json: %v\n%s", err, r.stderr)
+	}
+	return r.cmd.ProcessState.ExitCode(), res
 }
 
 // agentListens reports whether the agent of this run on node i has
