@@ -267,3 +267,37 @@ func TestCleanupCommandFitsOneSegment(t *testing.T) {
 		}
 	}
 }
+
+// The PID did not lead a group when the cleanup began, as timeout(1)'s
+// just before its setpgid (a PID from the PID file, the run ending while
+// the agent starts), and TERM did not end it: before KILL the cleanup
+// looks again and kills the group the PID has made since, agent and all.
+func TestCleanupKillsAGroupMadeAfterItBegan(t *testing.T) {
+	n := stubbornNode(t)
+	// TERM ignored until timeout(1) installs its handler; timeout runs
+	// (and makes its group) 1 s after the start, before the KILL at 3 s.
+	c := exec.Command("sh", "-c", `trap '' TERM; sleep 1; exec timeout 60 "$0" agent --listen 127.0.0.1:1`, n.bin)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Process.Pid
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	if _, pg, _ := procIDs(p); pg == p {
+		t.Fatalf("PID %d leads its group before timeout(1) ran", p)
+	}
+	n.pid = p
+	got := sh(t, n.cleanupSh())
+	if want := fmt.Sprintf("-%d", p); got != want {
+		t.Errorf("cleanup printed %q, want %q (the group found before KILL)", got, want)
+	}
+	c.Wait() // reap timeout, then look for what was in its group
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && running(pid) {
+			if _, pg, ok := procIDs(pid); ok && pg == p {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Errorf("PID %d (%s) of timeout's group %d still running after the cleanup", pid, cmdlineOf(pid), p)
+			}
+		}
+	}
+}

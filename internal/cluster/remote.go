@@ -249,7 +249,8 @@ func (n *node) cleanup(ctx context.Context) {
 // therefore signals and waits for the whole group when the PID leads its
 // group, or when the PID is gone and its group is not (timeout killed,
 // the agent left: a group's ID is not given to a new process while the
-// group has members). Otherwise (no timeout(1), or busybox's, which
+// group has members). Before KILL it looks again, as a PID read from the
+// PID file may be timeout's just before its setpgid. Otherwise (no timeout(1), or busybox's, which
 // execs the agent itself) the PID is the agent's and its group the start
 // session's, not the run's to kill: it signals the PID alone. Groups are
 // signalled as kill -SIG -PGID, the form dash, bash and busybox sh all
@@ -270,12 +271,12 @@ func (n *node) cleanupSh() string {
 case $p in ""|*[!0-9]*) p=;; esac
 `)
 	}
-	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ]; then t=$p m="PID $p"
-{ [ "$(ps -A -o pid= -o pgid= 2>/dev/null | while read a b; do [ "$a" = $p ] && echo $b; done)" = $p ] || { ! up $p && up -$p; }; } && t=-$p m="process group $p"
-if up $t; then echo $t; kill -TERM $t 2>/dev/null; i=0
-while up $t && [ $i -lt 50 ]; do [ $i = 30 ] && kill -KILL $t 2>/dev/null; sleep 0.1; i=$((i+1)); done
-if up $t; then echo "agent $m still running after KILL" >&2; exit 1; fi
-fi; fi
+	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ]; then t=$p m="PID $p"; g() { t=-$p m="process group $p"; }
+{ [ "$(ps -A -o pid= -o pgid= 2>/dev/null | while read a b; do [ "$a" = $p ] && echo $b; done)" = $p ] || { ! up $p && up -$p; }; } && g
+if up $t; then kill -TERM $t 2>/dev/null; i=0
+while up $t && [ $i -lt 50 ]; do [ $i = 30 ] && { up -$p && g; kill -KILL $t 2>/dev/null; }; sleep 0.1; i=$((i+1)); done
+if up $t || up -$p; then echo "agent $m still running after KILL" >&2; exit 1; fi
+echo $t; fi; fi
 `)
 	if n.dir != "" {
 		b.WriteString(`rm -rf "$d"; if [ -e "$d" ]; then echo "$d not removed" >&2; exit 1; fi
