@@ -5,14 +5,18 @@ package cluster
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/subtests"
 )
 
 // The cleanup of an agent that does not end on TERM (stuck, or too slow on
@@ -101,30 +105,29 @@ func cmdlineOf(pid int) string {
 // runs in each shell a node may have: dash, bash, and busybox's sh with
 // busybox's ps (no -p, so the process group comes from /proc).
 func TestCleanupKillsTheAgentUnderTimeout(t *testing.T) {
-	for name, shell := range nodeShells(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			n := stubbornNode(t)
-			tpid, agent := startUnderTimeout(t, n)
-			n.pid = tpid
-			t0 := time.Now()
-			got := shell(t, n.cleanupSh())
-			took := time.Since(t0)
-			if want := fmt.Sprintf("-%d", tpid); got != want {
-				t.Errorf("cleanup printed %q, want %q (timeout's PID, its group stopped)", got, want)
-			}
-			if running(agent) {
-				t.Errorf("agent PID %d (%s), timeout's child, still running after the cleanup", agent, cmdlineOf(agent))
-			}
-			if running(tpid) {
-				t.Errorf("timeout PID %d still running after the cleanup", tpid)
-			}
-			// TERM ignored: 3 s of waiting, then KILL; the waits are bounded.
-			if took < 2*time.Second || took > 15*time.Second {
-				t.Errorf("cleanup took %s, want the 3 s TERM wait then KILL", took)
-			}
-		})
-	}
+	t.Parallel()
+	eachShell(t, func(t *testing.T, shell func(*testing.T, string) string) {
+		n := stubbornNode(t)
+		tpid, agent := startUnderTimeout(t, n)
+		n.pid = tpid
+		t0 := time.Now()
+		got := shell(t, n.cleanupSh())
+		took := time.Since(t0)
+		if want := fmt.Sprintf("-%d", tpid); got != want {
+			t.Errorf("cleanup printed %q, want %q (timeout's PID, its group stopped)", got, want)
+		}
+		if running(agent) {
+			t.Errorf("agent PID %d (%s), timeout's child, still running after the cleanup", agent, cmdlineOf(agent))
+		}
+		if running(tpid) {
+			t.Errorf("timeout PID %d still running after the cleanup", tpid)
+		}
+		// TERM ignored: the grace waited out, then KILL; the waits
+		// are bounded.
+		if took < n.grace || took > n.grace+12*time.Second {
+			t.Errorf("cleanup took %s, want the %s TERM wait then KILL", took, n.grace)
+		}
+	})
 }
 
 // nodeShells runs a command as each kind of node's shell would: the
@@ -164,10 +167,19 @@ func nodeShells(t *testing.T) map[string]func(*testing.T, string) string {
 	return shells
 }
 
+// eachShell runs f once for each of nodeShells, all at once: the cases
+// wait on processes and time nothing closely.
+func eachShell(t *testing.T, f func(t *testing.T, shell func(*testing.T, string) string)) {
+	shells := nodeShells(t)
+	names := slices.Sorted(maps.Keys(shells))
+	subtests.AtOnce(t, len(names), func(i int) string { return names[i] }, func(t *testing.T, i int) { f(t, shells[names[i]]) })
+}
+
 // timeout(1) was killed on its own (as the cleanup used to kill it) and
 // left the agent running in its group: the cleanup still stops the group
 // and says so, rather than finding nothing at the PID and leaving it.
 func TestCleanupKillsTheGroupTimeoutLeft(t *testing.T) {
+	t.Parallel()
 	n := stubbornNode(t)
 	tpid, agent := startUnderTimeout(t, n)
 	syscall.Kill(tpid, syscall.SIGKILL)
@@ -190,6 +202,7 @@ func TestCleanupKillsTheGroupTimeoutLeft(t *testing.T) {
 // agent and nothing else of that group (here a process that leads it
 // stands in for the session).
 func TestCleanupWithoutTimeoutSparesTheGroup(t *testing.T) {
+	t.Parallel()
 	path := t.TempDir() // the commands the start uses, no timeout
 	for _, c := range []string{"sh", "cat", "sleep"} {
 		p, err := exec.LookPath(c)
@@ -200,23 +213,20 @@ func TestCleanupWithoutTimeoutSparesTheGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, shell := range nodeShells(t) {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			n := stubbornNode(t)
-			leader, agent := startWithoutTimeout(t, n, path)
-			n.pid = agent
-			if got := shell(t, n.cleanupSh()); got != strconv.Itoa(agent) {
-				t.Errorf("cleanup printed %q, want the agent's PID %d alone", got, agent)
-			}
-			if running(agent) {
-				t.Errorf("agent PID %d still running after the cleanup", agent)
-			}
-			if !running(leader) {
-				t.Errorf("PID %d, the leader of the agent's process group, was killed with it", leader)
-			}
-		})
-	}
+	eachShell(t, func(t *testing.T, shell func(*testing.T, string) string) {
+		n := stubbornNode(t)
+		leader, agent := startWithoutTimeout(t, n, path)
+		n.pid = agent
+		if got := shell(t, n.cleanupSh()); got != strconv.Itoa(agent) {
+			t.Errorf("cleanup printed %q, want the agent's PID %d alone", got, agent)
+		}
+		if running(agent) {
+			t.Errorf("agent PID %d still running after the cleanup", agent)
+		}
+		if !running(leader) {
+			t.Errorf("PID %d, the leader of the agent's process group, was killed with it", leader)
+		}
+	})
 }
 
 // startWithoutTimeout starts the stubborn agent as the run does with
@@ -273,10 +283,12 @@ func TestCleanupCommandFitsOneSegment(t *testing.T) {
 // the agent starts), and TERM did not end it: before KILL the cleanup
 // looks again and kills the group the PID has made since, agent and all.
 func TestCleanupKillsAGroupMadeAfterItBegan(t *testing.T) {
+	t.Parallel()
 	n := stubbornNode(t)
+	n.grace = time.Second
 	// TERM ignored until timeout(1) installs its handler; timeout runs
-	// (and makes its group) 1 s after the start, before the KILL at 3 s.
-	c := exec.Command("sh", "-c", `trap '' TERM; sleep 1; exec timeout 60 "$0" agent --listen 127.0.0.1:1`, n.bin)
+	// (and makes its group) 0.2 s after the start, before the KILL at 1 s.
+	c := exec.Command("sh", "-c", `trap '' TERM; sleep 0.2; exec timeout 60 "$0" agent --listen 127.0.0.1:1`, n.bin)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

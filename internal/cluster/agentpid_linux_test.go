@@ -40,7 +40,9 @@ func agentNode(t *testing.T, script string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &node{dir: t.TempDir(), bin: bin}
+	// The stubborn agent ignores TERM however long it is given: 0.3 s of
+	// grace tests the same path as the run's 3 s.
+	return &node{dir: t.TempDir(), bin: bin, grace: 300 * time.Millisecond}
 }
 
 func fakeAgentNode(t *testing.T) *node { return agentNode(t, "fake-agent.sh") }

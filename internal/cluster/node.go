@@ -24,9 +24,12 @@ type node struct {
 	// ends first, to be reported as a stall (0: stallNote). A field so a
 	// test can wait less than stallNote for the same check.
 	note time.Duration
-	dir  string // the run's temp dir on the node; "" before it exists
-	bin  string // the interlink the node runs
-	pid  int    // the agent's PID; 0 when none runs
+	// grace is how long the cleanup gives the agent between TERM and KILL
+	// (0: termGrace), a field for the same reason.
+	grace time.Duration
+	dir   string // the run's temp dir on the node; "" before it exists
+	bin   string // the interlink the node runs
+	pid   int    // the agent's PID; 0 when none runs
 }
 
 // maxOutput bounds what a remote command may send back (check --json of a

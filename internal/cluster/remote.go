@@ -93,6 +93,10 @@ const (
 	agentStopMark = "agent.stop"
 )
 
+// termGrace is how long the cleanup waits for the agent to end on TERM
+// before it sends KILL.
+const termGrace = 3 * time.Second
+
 // startAgent starts `interlink agent` in the background, wrapped in
 // timeout(1) when the node has it so that an agent outlives a killed run
 // by at most lifetime, and waits until it listens.
@@ -235,7 +239,7 @@ func (n *node) cleanup(ctx context.Context) {
 }
 
 // cleanupSh is the cleanup's command: it stops the agent (TERM, then
-// KILL after 3 s, then waits at most 2 s for it to be gone), prints what
+// KILL after termGrace, then waits at most 2 s for it to be gone), prints what
 // it stopped when something ran (the PID, or -PID for the PID's process
 // group), and removes the temp dir. The PID is n.pid, or, when the
 // start's answer never came back (the run ended while the agent was
@@ -271,10 +275,16 @@ func (n *node) cleanupSh() string {
 case $p in ""|*[!0-9]*) p=;; esac
 `)
 	}
+	grace := n.grace
+	if grace <= 0 {
+		grace = termGrace
+	}
+	k := int(grace / (100 * time.Millisecond)) // in the loop's 0.1 s steps
+	fmt.Fprintf(&b, "k=%d\n", k)
 	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ]; then t=$p m="PID $p"; g() { t=-$p m="process group $p"; }
 { [ "$(ps -A -o pid= -o pgid= 2>/dev/null | while read a b; do [ "$a" = $p ] && echo $b; done)" = $p ] || { ! up $p && up -$p; }; } && g
 if up $t; then kill -TERM $t 2>/dev/null; i=0
-while up $t && [ $i -lt 50 ]; do [ $i = 30 ] && { up -$p && g; kill -KILL $t 2>/dev/null; }; sleep 0.1; i=$((i+1)); done
+while up $t && [ $i -lt $((k+20)) ]; do [ $i = $k ] && { up -$p && g; kill -KILL $t 2>/dev/null; }; sleep 0.1; i=$((i+1)); done
 if up $t || up -$p; then echo "agent $m still running after KILL" >&2; exit 1; fi
 echo $t; fi; fi
 `)
