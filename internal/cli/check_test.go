@@ -164,6 +164,10 @@ func TestCheckBadInput(t *testing.T) {
 	emptyDir := filepath.Join(dir, "empty")
 	os.Mkdir(emptyDir, 0o755)
 	bundle := filepath.Join(dir, "b.tar.gz")
+	pipe := filepath.Join(dir, "pipe.tar.gz")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := run(t, "check", "--root", fixtures+"ol8-rac-bond-jumbo", "--collect", bundle); code != ExitOK {
 		t.Fatalf("collect: exit %d %s", code, errOut)
 	}
@@ -182,6 +186,9 @@ func TestCheckBadInput(t *testing.T) {
 		"bundle name":        {"--collect", filepath.Join(dir, "x.zip")},
 		"bundle dir missing": {"--collect", filepath.Join(dir, "no/such/dir/x.tar.gz")},
 		"interval on bundle": {"--root", bundle, "--interval", "1s"},
+		"html to a pipe":     {"--root", bundle, "--html", pipe},
+		"html to /dev/null":  {"--root", bundle, "--html", os.DevNull},
+		"collect to a pipe":  {"--root", bundle, "--collect", pipe},
 		"unknown flag":       {"--colour"},
 		"extra argument":     {"eth1"},
 	}
@@ -198,6 +205,12 @@ func TestCheckBadInput(t *testing.T) {
 				t.Errorf("stdout not empty: %q", out)
 			}
 		})
+	}
+	if fi, err := os.Lstat(pipe); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe is now %v (%v)", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (%v)", os.DevNull, fi.Mode(), err)
 	}
 }
 

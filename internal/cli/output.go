@@ -14,6 +14,7 @@ import (
 
 	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/drift"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/store"
 	"github.com/interlink/interlink/internal/termtext"
@@ -149,11 +150,14 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	return nil
 }
 
-// writableDir checks that path's directory exists and path is not a
-// directory itself.
+// writableDir checks that path's directory exists and path, if it
+// exists, is a regular file: the file is replaced by a rename, which
+// would put a regular file in the place of a directory, /dev/null or a
+// named pipe (atomicfile refuses that too; here it is bad input, found
+// before any work).
 func writableDir(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
 	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {
