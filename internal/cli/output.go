@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/drift"
@@ -150,11 +151,11 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	return nil
 }
 
-// writableDir checks that path's directory exists and path, if it
-// exists, is a regular file: the file is replaced by a rename, which
-// would put a regular file in the place of a directory, /dev/null or a
-// named pipe (atomicfile refuses that too; here it is bad input, found
-// before any work).
+// writableDir checks that path's directory exists and is writable, and
+// that path, if it exists, is a regular file: the file is replaced by a
+// rename, which would put a regular file in the place of a directory,
+// /dev/null or a named pipe (atomicfile refuses that too; here it is bad
+// input, found before any work).
 func writableDir(path string) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
@@ -165,6 +166,11 @@ func writableDir(path string) error {
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	// A directory this process may not write (its mode, a read-only
+	// mount) is found now, not after the run whose result it would hold.
+	if err := unix.Access(filepath.Dir(path), unix.W_OK); err != nil {
+		return fmt.Errorf("directory %s: %w", filepath.Dir(path), err)
 	}
 	return nil
 }

@@ -53,6 +53,49 @@ func tinyDisk(t *testing.T, full bool) string {
 	return dir
 }
 
+// readOnlyDisk mounts an empty read-only tmpfs under a temporary
+// directory and unmounts it in Cleanup.
+func readOnlyDisk(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("a read-only mount needs root; run the tests as root")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=4k,nr_inodes=16"); err != nil {
+		t.Fatalf("mount a read-only tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// TestOutputToReadOnlyPlace: a file to write on a read-only mount is bad
+// input found before the run: one line naming it, exit 3, no result
+// printed whose report could not be kept.
+func TestOutputToReadOnlyPlace(t *testing.T) {
+	ro := readOnlyDisk(t)
+	node := fixtures + "ol8-rac-bond-jumbo"
+	awr := "../awr/testdata/19c-awrrpt-rac-mtu9000.txt"
+	for _, args := range [][]string{
+		{"check", "--root", node, "--html", filepath.Join(ro, "check.html")},
+		{"check", "--root", node, "--collect", filepath.Join(ro, "node.tar.gz")},
+		{"awr", awr, "--html", filepath.Join(ro, "awr.html")},
+		{"awr", "diff", "--html", filepath.Join(ro, "diff.html"), awr, "--", awr},
+		{"report", "-o", filepath.Join(ro, "r.html"), "../report/testdata/lab-check.json"},
+	} {
+		out, errOut, code := run(t, args...)
+		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, ro+": read-only file system") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want 3, nothing printed, one line naming %s", args, code, len(out), errOut, ro)
+		}
+	}
+}
+
 // runTo runs bin with stdout to the file out (created), within 30 s.
 func runTo(t *testing.T, bin, out string, args ...string) (stderr string, code int) {
 	t.Helper()
