@@ -85,7 +85,7 @@ func runDiff(ctx context.Context, e *env, db string, asJSON bool, args []string)
 	history := func() (*store.Store, error) {
 		if st == nil {
 			var err error
-			if st, err = openStore("diff", db); err != nil {
+			if st, err = openStore("diff", db, store.OpenRead); err != nil {
 				return nil, err
 			}
 		}

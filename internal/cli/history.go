@@ -55,7 +55,7 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 				}
 				f.Labels[k] = v
 			}
-			st, err := openStore("history", db)
+			st, err := openStore("history", db, store.OpenRead)
 			if err != nil {
 				return err
 			}

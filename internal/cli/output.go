@@ -73,11 +73,15 @@ func (o *outputFlags) check(cmd string) error {
 		}
 	}
 	if o.saving() {
-		st, err := openStore(cmd, o.db)
+		// Checked, not opened: a run refused later for bad input must
+		// not leave a new, empty history behind.
+		db, err := historyPath(cmd, o.db)
 		if err != nil {
 			return err
 		}
-		st.Close()
+		if err := store.Check(db); err != nil {
+			return usageError("%s: --db %s: %s", cmd, termtext.Clean(db), termtext.Clean(err.Error()))
+		}
 	}
 	return nil
 }
@@ -91,16 +95,27 @@ func cutLabel(l string) (string, string, bool) {
 	return l, "", false
 }
 
-// openStore opens the history at db (or the default), as bad input (exit
-// 3, one line) when the file is not a history.
-func openStore(cmd, db string) (*store.Store, error) {
-	if db == "" {
-		var err error
-		if db, err = store.DefaultPath(); err != nil {
-			return nil, usageError("%s: %v", cmd, err)
-		}
+// historyPath is --db, or the default history when it is empty.
+func historyPath(cmd, db string) (string, error) {
+	if db != "" {
+		return db, nil
 	}
-	st, err := store.Open(db)
+	db, err := store.DefaultPath()
+	if err != nil {
+		return "", usageError("%s: %v", cmd, err)
+	}
+	return db, nil
+}
+
+// openStore opens the history at db (or the default) with open
+// (store.Open to save, store.OpenRead to read), as bad input (exit 3, one
+// line) when the file is not a history.
+func openStore(cmd, db string, open func(string) (*store.Store, error)) (*store.Store, error) {
+	db, err := historyPath(cmd, db)
+	if err != nil {
+		return nil, err
+	}
+	st, err := open(db)
 	if err != nil {
 		return nil, usageError("%s: --db %s: %s", cmd, termtext.Clean(db), termtext.Clean(err.Error()))
 	}
@@ -135,7 +150,7 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	host, _ := os.Hostname()
 	rec := &store.Record{Time: time.Now(), Host: host, Command: cmd, Schema: head.Schema, Args: e.args, Labels: labels,
 		Name: o.saveAs, Summary: drift.Summary(res), Doc: doc}
-	st, err := openStore(cmd, o.db)
+	st, err := openStore(cmd, o.db, store.Open)
 	if err != nil {
 		return err
 	}

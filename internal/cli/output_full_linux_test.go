@@ -88,6 +88,8 @@ func TestOutputToReadOnlyPlace(t *testing.T) {
 		{"awr", awr, "--html", filepath.Join(ro, "awr.html")},
 		{"awr", "diff", "--html", filepath.Join(ro, "diff.html"), awr, "--", awr},
 		{"report", "-o", filepath.Join(ro, "r.html"), "../report/testdata/lab-check.json"},
+		{"check", "--root", node, "--save", "--db", filepath.Join(ro, "history.db")},
+		{"awr", awr, "--save", "--db", filepath.Join(ro, "sub", "history.db")},
 	} {
 		out, errOut, code := run(t, args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, ro+": read-only file system") {
