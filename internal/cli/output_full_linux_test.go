@@ -98,6 +98,25 @@ func TestOutputToReadOnlyPlace(t *testing.T) {
 	}
 }
 
+// TestStorageOnFullDisk: storage bench on a full file system is one line
+// saying so, exit 3, no result with nothing measured in it, and its
+// working directory removed.
+func TestStorageOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("TestStorageOnFullDisk needs root (it mounts a tmpfs); run the tests as root")
+	}
+	full := tinyDisk(t, true)
+	for _, p := range []string{"redo", "datafile", "backup", "install", "mkfile"} {
+		out, errOut, code := run(t, "storage", "bench", full, "--profile", p, "--size", "1M", "--time", "2s")
+		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no space left on device") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 3, one line, nothing printed", p, code, out, errOut)
+		}
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 1 {
+		t.Errorf("left behind in %s: %v", full, ents)
+	}
+}
+
 // runTo runs bin with stdout to the file out (created), within 30 s.
 func runTo(t *testing.T, bin, out string, args ...string) (stderr string, code int) {
 	t.Helper()
