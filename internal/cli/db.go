@@ -23,7 +23,7 @@ func newDBCmd(e *env) *cobra.Command {
 		// The README's command table is generated from this line; it
 		// changes with the README (see docs/galera.md for MySQL).
 		Short: "Database workloads (PostgreSQL, MySQL/MariaDB Galera) with the interconnect's cost during the run",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
@@ -113,7 +113,7 @@ func newDBBenchCmd(e *env) *cobra.Command {
 		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
 		Short: "Run an OLTP load (pgbench-like, or sysbench oltp_read_write on MySQL) and measure TPS, latency, replication and network cost",
 		Long:  dbBenchLong,
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDBBench(e, &f, cmd.Flags().Changed("lab"))
 		},
