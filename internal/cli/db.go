@@ -13,6 +13,7 @@ import (
 	"github.com/interlink/interlink/internal/db"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 func init() { commands = append(commands, newDBCmd) }
@@ -146,14 +147,16 @@ func runDBBench(e *env, f *dbBenchFlags, labSet bool) error {
 	if _, err := spec.Normalize(); err != nil {
 		return usageError("db bench: %v", err)
 	}
-	labName := f.labName
+	labName, from := f.labName, "--lab "
 	if !labSet {
-		labName = os.Getenv("INTERLINK_LAB") // set by lab exec
+		// Set by lab exec; named as such when it is wrong, since the
+		// command line has no --lab to blame.
+		labName, from = os.Getenv("INTERLINK_LAB"), "$INTERLINK_LAB="
 	}
 	if labName != "" {
 		probes, err := labProbes(labName)
 		if err != nil {
-			return usageError("db bench: --lab %s: %v", labName, err)
+			return usageError("db bench: %s%s: %v", from, termtext.Clean(labName), err)
 		}
 		spec.Nodes = probes
 	}

@@ -62,6 +62,16 @@ func TestDBBenchBadInput(t *testing.T) {
 	}
 }
 
+// TestDBBenchLabFromEnv: a lab named by $INTERLINK_LAB (lab exec sets it)
+// that does not exist is blamed on the variable, not on a --lab the
+// command line does not have; --lab given wins over it.
+func TestDBBenchLabFromEnv(t *testing.T) {
+	t.Setenv("INTERLINK_LAB", "nosuchlab")
+	dsn := "postgres://u@127.0.0.1:1/x"
+	wantBadInput(t, []string{"db", "bench", "--dsn", dsn}, "db bench: $INTERLINK_LAB=nosuchlab: lab nosuchlab: no such lab")
+	wantBadInput(t, []string{"db", "bench", "--dsn", dsn, "--lab", "otherlab"}, "db bench: --lab otherlab: lab otherlab: no such lab")
+}
+
 // TestDBBench: JSON and text against a server of its own, and Ctrl-C.
 // Parallel: it waits for its server, a 1 s run and the 1.5 s before the
 // cancel, and judges no figure against the clock.
