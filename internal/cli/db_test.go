@@ -42,6 +42,7 @@ func TestDBBenchBadInput(t *testing.T) {
 		{[]string{"db", "bench"}, "--dsn is required"},
 		{[]string{"db", "bench", "extra", "--dsn", dsn}, `db bench: unexpected argument "extra"`},
 		{[]string{"db", "bogus"}, `db: unknown subcommand "bogus"`},
+		{[]string{"db", "bench", "--dsn", dsn, "--connect-timeout", "-1s"}, "--connect-timeout -1s"},
 		{[]string{"db", "bench", "--dsn", dsn, "--clients", "0"}, "--clients 0"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "0"}, "--time 0s"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "2h"}, "at most 1h"},
