@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +24,39 @@ func wantBadInput(t *testing.T, args []string, want string) {
 	if strings.Contains(stderr, "goroutine") {
 		t.Errorf("%v: stack trace: %s", args, stderr)
 	}
+}
+
+// silentServer listens on a free port of loopback and accepts
+// connections without ever answering, until the test ends; it returns
+// the address.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
 
 // TestDBBenchBadInput: each mistake is one line and exit 3, and the
@@ -43,6 +78,8 @@ func TestDBBenchBadInput(t *testing.T) {
 		{[]string{"db", "bench", "extra", "--dsn", dsn}, `db bench: unexpected argument "extra"`},
 		{[]string{"db", "bogus"}, `db: unknown subcommand "bogus"`},
 		{[]string{"db", "bench", "--dsn", dsn, "--connect-timeout", "-1s"}, "--connect-timeout -1s"},
+		// A port that accepts and never answers.
+		{[]string{"db", "bench", "--dsn", "postgres://u:p@" + silentServer(t) + "/x", "--connect-timeout", "500ms"}, "no answer within 500ms (connect timeout; is a PostgreSQL server listening there?)"},
 		{[]string{"db", "bench", "--dsn", dsn, "--clients", "0"}, "--clients 0"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "0"}, "--time 0s"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "2h"}, "at most 1h"},
