@@ -66,6 +66,8 @@ func TestHistoryAndDiff(t *testing.T) {
 	}{
 		{[]string{"diff", "nosuch"}, `no result named "nosuch" in the history (and no file nosuch)`},
 		{[]string{"diff", "99"}, "no result 99 in the history"},
+		{[]string{"diff", "1", t.TempDir()}, "is a directory, not a result file)"},
+		{[]string{"diff", ""}, "diff: an empty argument: want a result id"},
 		{[]string{"diff", "1", reportFixtures + "lab-mesh.json"}, "the baseline is a check result and the result a mesh one"},
 		{[]string{"diff", "1", "2", "3"}, "expected at most BASELINE and RESULT"},
 		{[]string{"history", "--since", "yesterday"}, "--since \"yesterday\": want a duration"},
