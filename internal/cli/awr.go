@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -156,6 +157,9 @@ func newAWRDiffCmd(e *env) *cobra.Command {
 func runAWRDiff(ctx context.Context, e *env, f *awrDiffFlags, dash int, args []string) error {
 	if dash < 1 || dash >= len(args) {
 		return usageError("awr diff: expected BEFORE... -- AFTER... (reports before the change, '--', reports after it)")
+	}
+	if slices.Contains(args[dash:], "--") { // cobra takes the first only; the next read as a file
+		return usageError("awr diff: '--' given twice: expected BEFORE... -- AFTER..., one '--' between the two sides")
 	}
 	if len(args) > maxAWRFiles {
 		return usageError("awr diff: %d files; at most %d at once", len(args), maxAWRFiles)

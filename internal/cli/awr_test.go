@@ -60,6 +60,7 @@ func TestAWRBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"awr", notAWR}, {"awr", "/nonexistent/awr.txt"}, {"awr", t.TempDir()}, {"awr"},
 		{"awr", "diff", notAWR}, {"awr", "diff", "--", notAWR},
+		{"awr", "diff", filepath.Join(awrData, "19c-awrrpt-rac-mtu1500.txt"), "--", filepath.Join(awrData, "19c-awrrpt-rac-mtu9000.txt"), "--", notAWR},
 	} {
 		out, errs, code := runAWR(t, args...)
 		if code != ExitUnknown || out != "" || strings.Count(errs, "\n") != 1 {
@@ -68,6 +69,11 @@ func TestAWRBadInput(t *testing.T) {
 	}
 	_, errs, _ := runAWR(t, "awr", notAWR)
 	if !strings.Contains(errs, "is not an AWR report") {
+		t.Errorf("stderr %q", errs)
+	}
+	// The second '--' was read as a file named "--".
+	_, errs, _ = runAWR(t, "awr", "diff", notAWR, "--", notAWR, "--", notAWR)
+	if !strings.Contains(errs, "'--' given twice") {
 		t.Errorf("stderr %q", errs)
 	}
 }
