@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 			if limit < 1 {
 				return usageError("history: --limit %d: want 1 or more", limit)
 			}
+			if saving := savingCommands(cmd.Root()); command != "" && !slices.Contains(saving, command) {
+				// A typo listed "no saved results", as if none were saved.
+				return usageError("history: --command %q: no command saves results by that name (%s)", termtext.Clean(command), strings.Join(saving, ", "))
+			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
 				if err != nil {
@@ -79,6 +84,20 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 	fs.IntVar(&limit, "limit", 50, "at most this many results")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.history/v1)")
 	return c
+}
+
+// savingCommands names, as the history records them ("lab demo"), the
+// commands that can save a result: those with a --save flag.
+func savingCommands(c *cobra.Command) []string {
+	var out []string
+	if c.HasParent() && c.Flags().Lookup("save") != nil {
+		out = append(out, cmdPath(c))
+	}
+	for _, sub := range c.Commands() {
+		out = append(out, savingCommands(sub)...)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // parseSince reads a duration back from now (with d for days) or a date.
