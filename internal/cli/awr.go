@@ -72,6 +72,9 @@ at once, exit 3).`,
 			if err := out.check("awr"); err != nil {
 				return err
 			}
+			if err := notInput("awr", "--html", out.html, args); err != nil {
+				return err
+			}
 			reps, err := readAWR(cmd.Context(), "awr", args)
 			if err != nil {
 				return err
@@ -168,6 +171,9 @@ func runAWRDiff(ctx context.Context, e *env, f *awrDiffFlags, dash int, args []s
 		return usageError("awr diff: --confidence %g: want a level between 0.5 and 1 (0.95 for 95 %%)", f.conf)
 	}
 	if err := f.out.check("awr diff"); err != nil {
+		return err
+	}
+	if err := notInput("awr diff", "--html", f.out.html, args); err != nil {
 		return err
 	}
 	before, err := readAWR(ctx, "awr diff", args[:dash])

@@ -126,6 +126,9 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 	if err := f.out.check("check"); err != nil {
 		return cfg, err
 	}
+	if err := notInput("check", "--html", f.out.html, []string{f.root}); err != nil {
+		return cfg, err
+	}
 	if f.collect != "" && !strings.HasSuffix(f.collect, ".tar.gz") && !strings.HasSuffix(f.collect, ".tgz") {
 		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
 	}

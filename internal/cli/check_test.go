@@ -191,6 +191,7 @@ func TestCheckBadInput(t *testing.T) {
 		"html to a pipe":      {"--root", bundle, "--html", pipe},
 		"html to /dev/null":   {"--root", bundle, "--html", os.DevNull},
 		"collect to a pipe":   {"--root", bundle, "--collect", pipe},
+		"html onto the root":  {"--root", bundle, "--html", bundle},
 		"unknown flag":        {"--colour"},
 		"extra argument":      {"eth1"},
 	}

@@ -190,6 +190,23 @@ func writableDir(path string) error {
 	return nil
 }
 
+// notInput refuses an output path that names one of the inputs (by
+// os.SameFile, so a link or another spelling counts too): 'awr
+// awrrpt.html --html awrrpt.html' replaced the AWR report with the page
+// made from it, 'report r.json -o r.json' the result.
+func notInput(cmd, flag, out string, inputs []string) error {
+	ofi, err := os.Stat(out)
+	if out == "" || err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); err == nil && os.SameFile(ofi, fi) {
+			return usageError("%s: %s %s is also an input; write the report to another file", cmd, flag, termtext.Clean(out))
+		}
+	}
+	return nil
+}
+
 // writeHTML renders p into a temporary file beside path and renames it
 // into place, so a failure leaves no half-written report behind.
 func writeHTML(path string, p report.Page) error {
