@@ -100,10 +100,18 @@ func savingCommands(c *cobra.Command) []string {
 	return out
 }
 
+// maxSinceDays bounds --since Nd: a hundred years.
+const maxSinceDays = 36525
+
 // parseSince reads a duration back from now (with d for days) or a date.
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			// A count of days near the int limit wrapped the date into
+			// the future: nothing matched, silently.
+			if days > maxSinceDays {
+				return time.Time{}, fmt.Errorf("more than %d days (100 years) back; leave --since out to list everything", maxSinceDays)
+			}
 			return now.AddDate(0, 0, -days), nil
 		}
 	}

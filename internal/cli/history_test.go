@@ -71,6 +71,7 @@ func TestHistoryAndDiff(t *testing.T) {
 		{[]string{"diff", "1", reportFixtures + "lab-mesh.json"}, "the baseline is a check result and the result a mesh one"},
 		{[]string{"diff", "1", "2", "3"}, "expected at most BASELINE and RESULT"},
 		{[]string{"history", "--since", "yesterday"}, "--since \"yesterday\": want a duration"},
+		{[]string{"history", "--since", "9223372036854775807d"}, "more than 36525 days (100 years) back"},
 		{[]string{"history", "--command", "chekc"}, `--command "chekc": no command saves results by that name (ab, awr, awr diff, bench, check, lab demo, mesh, pmtu`},
 		{[]string{"check", "--root", fixtures + "ol7-everything-wrong", "--save-as", "12"}, "--save-as \"12\": want a name"},
 		{[]string{"check", "--root", fixtures + "ol7-everything-wrong", "--label", "a=b"}, "--label goes with --save"},
