@@ -7,6 +7,10 @@
 // flushed to disk, renamed over the target, and the directory is flushed
 // so that the rename itself survives a power cut. On any error the
 // temporary file is removed and the target is left as it was.
+//
+// Only a regular file (or nothing) is replaced: a rename over /dev/null,
+// a named pipe or a socket would put a regular file in its place, so such
+// a target is refused with ErrNotRegular before anything is written.
 package atomicfile
 
 import (
@@ -17,7 +21,24 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
+
+// ErrNotRegular marks a target that exists and is not a regular file: a
+// device, a named pipe, a socket or a directory (a link is followed).
+var ErrNotRegular = errors.New("not a regular file")
+
+// checkTarget refuses a path that exists and is not a regular file. It
+// follows links, so /dev/stdout (a link to the process's descriptor) is
+// judged by what it points at.
+func checkTarget(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // absent, or the rename will say why not
+	}
+	return fmt.Errorf("%s is %s: %w", path, readfile.Kind(fi.Mode()), ErrNotRegular)
+}
 
 // Options says how Write makes its file. The zero value writes a 0644
 // file under a random temporary name.
@@ -86,6 +107,9 @@ func Write(path string, opt Options, write func(w io.Writer) error) (err error) 
 	if mode == 0 {
 		mode = 0o644
 	}
+	if err := checkTarget(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := fs.create(dir, "."+filepath.Base(path)+".*", opt.Temp)
 	if err != nil {
@@ -117,6 +141,10 @@ func Write(path string, opt Options, write func(w io.Writer) error) (err error) 
 		if err = opt.BeforeRename(); err != nil {
 			return err
 		}
+	}
+	// Again: a pipe or device may have taken the name while we wrote.
+	if err = checkTarget(path); err != nil {
+		return err
 	}
 	if err = fs.rename(tmp, path); err != nil {
 		return fmt.Errorf("rename to %s: %w", path, cause(err))

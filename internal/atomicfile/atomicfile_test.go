@@ -155,3 +155,47 @@ func TestFailure(t *testing.T) {
 		t.Errorf("missing directory: %v", err)
 	}
 }
+
+// TestNotRegular: a named pipe, a device or a link to one is never
+// renamed over (as root, /dev/null became a regular file), nothing is
+// written beside it, and the error names it.
+func TestNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "null")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{fifo, link} {
+		log := record(t)
+		err := WriteFile(target, []byte("x"), Options{})
+		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), target) {
+			t.Errorf("%s: %v", target, err)
+		}
+		if len(*log) != 0 {
+			t.Errorf("%s: operations %v, want none", target, *log)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe is now %v (%v)", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (%v)", os.DevNull, fi.Mode(), err)
+	}
+	if got := leftovers(t, dir, "pipe", "null"); len(got) != 0 {
+		t.Errorf("left behind %v", got)
+	}
+	// A pipe that takes the name while the file is written is not
+	// replaced either.
+	path := filepath.Join(dir, "late")
+	err := Write(path, Options{BeforeRename: func() error { return syscall.Mkfifo(path, 0o644) }}, func(w io.Writer) error { return nil })
+	if !errors.Is(err, ErrNotRegular) {
+		t.Errorf("late pipe: %v", err)
+	}
+	if got := leftovers(t, dir, "pipe", "null", "late"); len(got) != 0 {
+		t.Errorf("left behind %v", got)
+	}
+}

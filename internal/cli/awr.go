@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -69,6 +70,9 @@ at once, exit 3).`,
 				return awrRules(e, asJSON)
 			}
 			if err := out.check("awr"); err != nil {
+				return err
+			}
+			if err := notInput("awr", "--html", out.html, args); err != nil {
 				return err
 			}
 			reps, err := readAWR(cmd.Context(), "awr", args)
@@ -157,6 +161,9 @@ func runAWRDiff(ctx context.Context, e *env, f *awrDiffFlags, dash int, args []s
 	if dash < 1 || dash >= len(args) {
 		return usageError("awr diff: expected BEFORE... -- AFTER... (reports before the change, '--', reports after it)")
 	}
+	if slices.Contains(args[dash:], "--") { // cobra takes the first only; the next read as a file
+		return usageError("awr diff: '--' given twice: expected BEFORE... -- AFTER..., one '--' between the two sides")
+	}
 	if len(args) > maxAWRFiles {
 		return usageError("awr diff: %d files; at most %d at once", len(args), maxAWRFiles)
 	}
@@ -164,6 +171,9 @@ func runAWRDiff(ctx context.Context, e *env, f *awrDiffFlags, dash int, args []s
 		return usageError("awr diff: --confidence %g: want a level between 0.5 and 1 (0.95 for 95 %%)", f.conf)
 	}
 	if err := f.out.check("awr diff"); err != nil {
+		return err
+	}
+	if err := notInput("awr diff", "--html", f.out.html, args); err != nil {
 		return err
 	}
 	before, err := readAWR(ctx, "awr diff", args[:dash])

@@ -60,6 +60,7 @@ func TestAWRBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"awr", notAWR}, {"awr", "/nonexistent/awr.txt"}, {"awr", t.TempDir()}, {"awr"},
 		{"awr", "diff", notAWR}, {"awr", "diff", "--", notAWR},
+		{"awr", "diff", filepath.Join(awrData, "19c-awrrpt-rac-mtu1500.txt"), "--", filepath.Join(awrData, "19c-awrrpt-rac-mtu9000.txt"), "--", notAWR},
 	} {
 		out, errs, code := runAWR(t, args...)
 		if code != ExitUnknown || out != "" || strings.Count(errs, "\n") != 1 {
@@ -68,6 +69,27 @@ func TestAWRBadInput(t *testing.T) {
 	}
 	_, errs, _ := runAWR(t, "awr", notAWR)
 	if !strings.Contains(errs, "is not an AWR report") {
+		t.Errorf("stderr %q", errs)
+	}
+	// --html onto a report read replaced the AWR report with the page.
+	mine := filepath.Join(t.TempDir(), "awrrpt.html")
+	orig, err := os.ReadFile(filepath.Join(awrData, "19c-awrrpt-rac-mtu9000.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mine, orig, 0o644)
+	for _, args := range [][]string{{"awr", mine, "--html", mine}, {"awr", "diff", "--html", mine, mine, "--", mine}} {
+		out, errs, code := runAWR(t, args...)
+		if code != ExitUnknown || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "--html "+mine+" is also an input") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+		if b, _ := os.ReadFile(mine); !bytes.Equal(b, orig) {
+			t.Fatalf("%q: the AWR report was replaced", args)
+		}
+	}
+	// The second '--' was read as a file named "--".
+	_, errs, _ = runAWR(t, "awr", "diff", notAWR, "--", notAWR, "--", notAWR)
+	if !strings.Contains(errs, "'--' given twice") {
 		t.Errorf("stderr %q", errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -71,7 +72,7 @@ Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 could not run.`,
 	fl.StringVar(&f.root, "root", "/", "audit the tree under DIR, or a bundle written by --collect")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON (schema interlink.check/v1)")
 	fl.DurationVar(&f.interval, "interval", 0, "sample the kernel counters twice this far apart and judge their rates (e.g. 5s)")
-	fl.StringSliceVar(&f.interconnect, "interconnect", nil, "the private interconnect interfaces, IF[,IF] (default: from the GPnP profile)")
+	fl.Var((*commaList)(&f.interconnect), "interconnect", "the private interconnect interfaces, IF[,IF] (default: from the GPnP profile)")
 	fl.StringArrayVar(&f.mountRoles, "mount-role", nil, "what an NFS mount holds, PATH=ROLE (datafiles, redo, crs, home, backup, other); repeatable")
 	fl.StringVar(&f.platform, "platform", "linux", "platform row of the NFS option table: linux, solaris, aix, hpux")
 	fl.StringVar(&f.collect, "collect", "", "also write the files read to FILE.tar.gz (a bundle --root accepts)")
@@ -92,7 +93,9 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 	cfg.Platform = p
 	for _, ic := range f.interconnect {
 		ic = strings.TrimSpace(ic)
-		if ic == "" || strings.ContainsAny(ic, "/ \t") || len(ic) > 15 {
+		// The kernel refuses '/' and white space in a name; a control
+		// character is a pasted line break or escape, not a name.
+		if ic == "" || len(ic) > 15 || strings.ContainsFunc(ic, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }) {
 			return cfg, usageError("check: --interconnect: %q is not an interface name", ic)
 		}
 		cfg.Interconnect = append(cfg.Interconnect, ic)
@@ -123,10 +126,29 @@ func checkConfig(f checkFlags) (rules.Config, error) {
 	if err := f.out.check("check"); err != nil {
 		return cfg, err
 	}
+	if err := notInput("check", "--html", f.out.html, []string{f.root}); err != nil {
+		return cfg, err
+	}
 	if f.collect != "" && !strings.HasSuffix(f.collect, ".tar.gz") && !strings.HasSuffix(f.collect, ".tgz") {
 		return cfg, usageError("check: --collect %s: the bundle name must end in .tar.gz", f.collect)
 	}
 	return cfg, nil
+}
+
+// commaList is a flag of comma-separated values, repeatable. Unlike
+// pflag's string slice it is not read as CSV, whose reader keeps only
+// the first line: "bond1<newline>bond2" (a file pasted with $(cat ...))
+// lost bond2 without a word. Here the line break stays in the value and
+// is refused as no interface name.
+type commaList []string
+
+func (l *commaList) String() string { return strings.Join(*l, ",") }
+func (l *commaList) Type() string   { return "strings" }
+func (l *commaList) Set(v string) error {
+	if v != "" { // as pflag's: an empty value adds nothing
+		*l = append(*l, strings.Split(v, ",")...)
+	}
+	return nil
 }
 
 func cleanHomes(homes []string) []string {

@@ -16,7 +16,7 @@ func TestCollectBadPlace(t *testing.T) {
 	}
 	missing := filepath.Join(dir, "no", "rac1.tar.gz")
 	for path, want := range map[string]string{
-		onto:    onto + ": is a directory",
+		onto:    onto + ": is a directory, not a file to write",
 		missing: missing + ": directory " + filepath.Dir(missing) + ": no such file or directory",
 	} {
 		code, _, stderr := runMain(t, "check", "--root", fixtures+"ol8-rac-bond-jumbo", "--collect", path)

@@ -164,26 +164,36 @@ func TestCheckBadInput(t *testing.T) {
 	emptyDir := filepath.Join(dir, "empty")
 	os.Mkdir(emptyDir, 0o755)
 	bundle := filepath.Join(dir, "b.tar.gz")
+	pipe := filepath.Join(dir, "pipe.tar.gz")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := run(t, "check", "--root", fixtures+"ol8-rac-bond-jumbo", "--collect", bundle); code != ExitOK {
 		t.Fatalf("collect: exit %d %s", code, errOut)
 	}
 	cases := map[string][]string{
-		"missing root":       {"--root", filepath.Join(dir, "nope")},
-		"root not a bundle":  {"--root", notBundle},
-		"root not a tree":    {"--root", emptyDir},
-		"unknown role":       {"--mount-role", "/u02/oradata=datafile"},
-		"role without path":  {"--mount-role", "datafiles"},
-		"relative role path": {"--mount-role", "u02=datafiles"},
-		"unknown platform":   {"--platform", "vms"},
-		"negative interval":  {"--interval", "-1s"},
-		"huge interval":      {"--interval", "2h"},
-		"bad interval":       {"--interval", "fast"},
-		"bad interconnect":   {"--interconnect", "eth 1"},
-		"bundle name":        {"--collect", filepath.Join(dir, "x.zip")},
-		"bundle dir missing": {"--collect", filepath.Join(dir, "no/such/dir/x.tar.gz")},
-		"interval on bundle": {"--root", bundle, "--interval", "1s"},
-		"unknown flag":       {"--colour"},
-		"extra argument":     {"eth1"},
+		"missing root":        {"--root", filepath.Join(dir, "nope")},
+		"root not a bundle":   {"--root", notBundle},
+		"root not a tree":     {"--root", emptyDir},
+		"unknown role":        {"--mount-role", "/u02/oradata=datafile"},
+		"role without path":   {"--mount-role", "datafiles"},
+		"relative role path":  {"--mount-role", "u02=datafiles"},
+		"unknown platform":    {"--platform", "vms"},
+		"negative interval":   {"--interval", "-1s"},
+		"huge interval":       {"--interval", "2h"},
+		"bad interval":        {"--interval", "fast"},
+		"bad interconnect":    {"--interconnect", "eth 1"},
+		"interconnect lines":  {"--interconnect", "bond1\neth0"}, // eth0 was dropped silently
+		"interconnect escape": {"--interconnect", "eth\x1b[31m1"},
+		"bundle name":         {"--collect", filepath.Join(dir, "x.zip")},
+		"bundle dir missing":  {"--collect", filepath.Join(dir, "no/such/dir/x.tar.gz")},
+		"interval on bundle":  {"--root", bundle, "--interval", "1s"},
+		"html to a pipe":      {"--root", bundle, "--html", pipe},
+		"html to /dev/null":   {"--root", bundle, "--html", os.DevNull},
+		"collect to a pipe":   {"--root", bundle, "--collect", pipe},
+		"html onto the root":  {"--root", bundle, "--html", bundle},
+		"unknown flag":        {"--colour"},
+		"extra argument":      {"eth1"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -198,6 +208,12 @@ func TestCheckBadInput(t *testing.T) {
 				t.Errorf("stdout not empty: %q", out)
 			}
 		})
+	}
+	if fi, err := os.Lstat(pipe); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe is now %v (%v)", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (%v)", os.DevNull, fi.Mode(), err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/interlink/interlink/internal/db"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 func init() { commands = append(commands, newDBCmd) }
@@ -23,7 +24,7 @@ func newDBCmd(e *env) *cobra.Command {
 		// The README's command table is generated from this line; it
 		// changes with the README (see docs/galera.md for MySQL).
 		Short: "Database workloads (PostgreSQL, MySQL/MariaDB Galera) with the interconnect's cost during the run",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
@@ -113,7 +114,7 @@ func newDBBenchCmd(e *env) *cobra.Command {
 		Use:   "bench --dsn DSN [--clients N] [--time D] [--init [--scale S]]",
 		Short: "Run an OLTP load (pgbench-like, or sysbench oltp_read_write on MySQL) and measure TPS, latency, replication and network cost",
 		Long:  dbBenchLong,
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDBBench(e, &f, cmd.Flags().Changed("lab"))
 		},
@@ -146,14 +147,16 @@ func runDBBench(e *env, f *dbBenchFlags, labSet bool) error {
 	if _, err := spec.Normalize(); err != nil {
 		return usageError("db bench: %v", err)
 	}
-	labName := f.labName
+	labName, from := f.labName, "--lab "
 	if !labSet {
-		labName = os.Getenv("INTERLINK_LAB") // set by lab exec
+		// Set by lab exec; named as such when it is wrong, since the
+		// command line has no --lab to blame.
+		labName, from = os.Getenv("INTERLINK_LAB"), "$INTERLINK_LAB="
 	}
 	if labName != "" {
 		probes, err := labProbes(labName)
 		if err != nil {
-			return usageError("db bench: --lab %s: %v", labName, err)
+			return usageError("db bench: %s%s: %v", from, termtext.Clean(labName), err)
 		}
 		spec.Nodes = probes
 	}

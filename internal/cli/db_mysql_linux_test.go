@@ -32,6 +32,7 @@ func TestDBBenchMySQLBadInput(t *testing.T) {
 		{[]string{"db", "bench", "--dsn", dsn, "--init", "--tables", "100"}, "--tables 100"},
 		{[]string{"db", "bench", "--dsn", "mysql://interlink:" + s.Password + "@[::1"}, "missing ']'"},
 		{[]string{"db", "bench", "--dsn", dsn, "--dsn", "postgres://localhost/x"}, "mixed"},
+		{[]string{"db", "bench", "--dsn", "mysql://u:p@" + silentServer(t) + "/x", "--connect-timeout", "500ms"}, "no answer from the server in time (is a MySQL or MariaDB server listening there?)"},
 	} {
 		wantBadInput(t, c.args, c.want)
 		if _, stderr, _ := run(t, c.args...); strings.Contains(stderr, s.Password) {

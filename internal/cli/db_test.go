@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +26,39 @@ func wantBadInput(t *testing.T, args []string, want string) {
 	}
 }
 
+// silentServer listens on a free port of loopback and accepts
+// connections without ever answering, until the test ends; it returns
+// the address.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
 // TestDBBenchBadInput: each mistake is one line and exit 3, and the
 // password never appears in an error. Parallel, as TestDBBench: most of it
 // is waiting for its own server to start.
@@ -40,6 +75,11 @@ func TestDBBenchBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"db", "bench"}, "--dsn is required"},
+		{[]string{"db", "bench", "extra", "--dsn", dsn}, `db bench: unexpected argument "extra"`},
+		{[]string{"db", "bogus"}, `db: unknown subcommand "bogus"`},
+		{[]string{"db", "bench", "--dsn", dsn, "--connect-timeout", "-1s"}, "--connect-timeout -1s"},
+		// A port that accepts and never answers.
+		{[]string{"db", "bench", "--dsn", "postgres://u:p@" + silentServer(t) + "/x", "--connect-timeout", "500ms"}, "no answer within 500ms (connect timeout; is a PostgreSQL server listening there?)"},
 		{[]string{"db", "bench", "--dsn", dsn, "--clients", "0"}, "--clients 0"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "0"}, "--time 0s"},
 		{[]string{"db", "bench", "--dsn", dsn, "--time", "2h"}, "at most 1h"},
@@ -58,6 +98,16 @@ func TestDBBenchBadInput(t *testing.T) {
 	if strings.Contains(stderr, "hunter2") {
 		t.Errorf("password in the error: %s", stderr)
 	}
+}
+
+// TestDBBenchLabFromEnv: a lab named by $INTERLINK_LAB (lab exec sets it)
+// that does not exist is blamed on the variable, not on a --lab the
+// command line does not have; --lab given wins over it.
+func TestDBBenchLabFromEnv(t *testing.T) {
+	t.Setenv("INTERLINK_LAB", "nosuchlab")
+	dsn := "postgres://u@127.0.0.1:1/x"
+	wantBadInput(t, []string{"db", "bench", "--dsn", dsn}, "db bench: $INTERLINK_LAB=nosuchlab: lab nosuchlab: no such lab")
+	wantBadInput(t, []string{"db", "bench", "--dsn", dsn, "--lab", "otherlab"}, "db bench: --lab otherlab: lab otherlab: no such lab")
 }
 
 // TestDBBench: JSON and text against a server of its own, and Ctrl-C.

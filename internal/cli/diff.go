@@ -85,7 +85,7 @@ func runDiff(ctx context.Context, e *env, db string, asJSON bool, args []string)
 	history := func() (*store.Store, error) {
 		if st == nil {
 			var err error
-			if st, err = openStore("diff", db); err != nil {
+			if st, err = openStore("diff", db, store.OpenRead); err != nil {
 				return nil, err
 			}
 		}
@@ -166,7 +166,11 @@ func diffRefs(ctx context.Context, args []string, history func() (*store.Store, 
 // resolveRef reads a file when arg names one, else looks up an id or a
 // baseline name in the history.
 func resolveRef(ctx context.Context, arg string, history func() (*store.Store, error)) (drift.Ref, error) {
-	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+	if arg == "" {
+		return drift.Ref{}, usageError("diff: an empty argument: want a result id, a name given with --save-as, or a --json file")
+	}
+	fi, err := os.Stat(arg)
+	if err == nil && !fi.IsDir() {
 		data, err := readResult(ctx, arg, new(bool))
 		if err != nil {
 			return drift.Ref{}, usageError("diff: %s", strings.TrimPrefix(err.Error(), "report: "))
@@ -192,7 +196,11 @@ func resolveRef(ctx context.Context, arg string, history func() (*store.Store, e
 		r, err = st.ByName(arg)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		return drift.Ref{}, usageError("diff: %s (and no file %s)", termtext.Clean(err.Error()), termtext.Clean(arg))
+		file := "no file " + termtext.Clean(arg)
+		if fi != nil && fi.IsDir() { // it was not "no file": say what it is
+			file = termtext.Clean(arg) + " is a directory, not a result file"
+		}
+		return drift.Ref{}, usageError("diff: %s (and %s)", termtext.Clean(err.Error()), file)
 	}
 	if err != nil {
 		return drift.Ref{}, usageError("diff: %s", termtext.Clean(err.Error()))

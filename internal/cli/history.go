@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 			if limit < 1 {
 				return usageError("history: --limit %d: want 1 or more", limit)
 			}
+			if saving := savingCommands(cmd.Root()); command != "" && !slices.Contains(saving, command) {
+				// A typo listed "no saved results", as if none were saved.
+				return usageError("history: --command %q: no command saves results by that name (%s)", termtext.Clean(command), strings.Join(saving, ", "))
+			}
 			if since != "" {
 				t, err := parseSince(since, time.Now())
 				if err != nil {
@@ -55,7 +60,7 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 				}
 				f.Labels[k] = v
 			}
-			st, err := openStore("history", db)
+			st, err := openStore("history", db, store.OpenRead)
 			if err != nil {
 				return err
 			}
@@ -81,10 +86,32 @@ RFC 3339). Exit 0; 3 when the file is not an interlink history (it is left as it
 	return c
 }
 
+// savingCommands names, as the history records them ("lab demo"), the
+// commands that can save a result: those with a --save flag.
+func savingCommands(c *cobra.Command) []string {
+	var out []string
+	if c.HasParent() && c.Flags().Lookup("save") != nil {
+		out = append(out, cmdPath(c))
+	}
+	for _, sub := range c.Commands() {
+		out = append(out, savingCommands(sub)...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxSinceDays bounds --since Nd: a hundred years.
+const maxSinceDays = 36525
+
 // parseSince reads a duration back from now (with d for days) or a date.
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		if days, err := strconv.Atoi(n); err == nil && days >= 0 {
+			// A count of days near the int limit wrapped the date into
+			// the future: nothing matched, silently.
+			if days > maxSinceDays {
+				return time.Time{}, fmt.Errorf("more than %d days (100 years) back; leave --since out to list everything", maxSinceDays)
+			}
 			return now.AddDate(0, 0, -days), nil
 		}
 	}

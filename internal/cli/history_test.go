@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/interlink/interlink/internal/drift"
@@ -65,9 +66,13 @@ func TestHistoryAndDiff(t *testing.T) {
 	}{
 		{[]string{"diff", "nosuch"}, `no result named "nosuch" in the history (and no file nosuch)`},
 		{[]string{"diff", "99"}, "no result 99 in the history"},
+		{[]string{"diff", "1", t.TempDir()}, "is a directory, not a result file)"},
+		{[]string{"diff", ""}, "diff: an empty argument: want a result id"},
 		{[]string{"diff", "1", reportFixtures + "lab-mesh.json"}, "the baseline is a check result and the result a mesh one"},
 		{[]string{"diff", "1", "2", "3"}, "expected at most BASELINE and RESULT"},
 		{[]string{"history", "--since", "yesterday"}, "--since \"yesterday\": want a duration"},
+		{[]string{"history", "--since", "9223372036854775807d"}, "more than 36525 days (100 years) back"},
+		{[]string{"history", "--command", "chekc"}, `--command "chekc": no command saves results by that name (ab, awr, awr diff, bench, check, lab demo, mesh, pmtu`},
 		{[]string{"check", "--root", fixtures + "ol7-everything-wrong", "--save-as", "12"}, "--save-as \"12\": want a name"},
 		{[]string{"check", "--root", fixtures + "ol7-everything-wrong", "--label", "a=b"}, "--label goes with --save"},
 	} {
@@ -104,6 +109,58 @@ func TestHistoryCorrupt(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(db)); len(ents) != 1 {
 		t.Errorf("%d files beside the corrupt history (a journal left behind?)", len(ents)-1)
+	}
+}
+
+// TestHistoryNothingCreated: history and diff only read, and a run
+// refused for bad input saves nothing: none of them creates a history,
+// its directory or a journal, nor writes into an empty file; a --db that
+// is a named pipe or a device is one line naming what it is.
+func TestHistoryNothingCreated(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "new", "history.db")
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pipe := filepath.Join(dir, "pipe.db")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // in stdout for exit 0, in the one line of stderr for 3
+	}{
+		{[]string{"history", "--db", db}, ExitOK, "no saved results match in " + db},
+		{[]string{"history", "--db", empty, "--json"}, ExitOK, `"results": []`},
+		{[]string{"diff", "--db", db}, ExitUnknown, "nothing saved yet"},
+		{[]string{"diff", "good", "--db", empty}, ExitUnknown, `no result named "good"`},
+		{[]string{"check", "--root", filepath.Join(dir, "nope"), "--save", "--db", db}, ExitUnknown, "--root"},
+		{[]string{"check", "--root", filepath.Join(dir, "nope"), "--save", "--db", empty}, ExitUnknown, "--root"},
+		{[]string{"history", "--db", pipe}, ExitUnknown, "--db " + pipe + ": " + pipe + " is a named pipe (FIFO), not a history file"},
+		{[]string{"check", "--root", fixtures + "ol8-dnfs", "--save", "--db", pipe}, ExitUnknown, "is a named pipe (FIFO), not a history file"},
+		{[]string{"check", "--root", fixtures + "ol8-dnfs", "--save", "--db", os.DevNull}, ExitUnknown, "is a character device, not a history file"},
+	} {
+		code, out, stderr := runMain(t, c.args...)
+		switch {
+		case code != c.code:
+			t.Errorf("%v: exit %d, want %d (stderr %q)", c.args, code, c.code, stderr)
+		case code == ExitOK && (stderr != "" || !strings.Contains(out, c.want)):
+			t.Errorf("%v: stdout %q, stderr %q; want %q", c.args, out, stderr, c.want)
+		case code == ExitUnknown && (out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want)):
+			t.Errorf("%v: stdout %q, stderr %q; want one line with %q", c.args, out, stderr, c.want)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%d entries in %s, want the empty file and the pipe: %v", len(ents), dir, ents)
+	}
+	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
+		t.Errorf("the empty file was written: %v %v", fi.Size(), err)
+	}
+	if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (%v)", os.DevNull, fi.Mode(), err)
 	}
 }
 

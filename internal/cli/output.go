@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/drift"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/store"
 	"github.com/interlink/interlink/internal/termtext"
@@ -71,11 +73,15 @@ func (o *outputFlags) check(cmd string) error {
 		}
 	}
 	if o.saving() {
-		st, err := openStore(cmd, o.db)
+		// Checked, not opened: a run refused later for bad input must
+		// not leave a new, empty history behind.
+		db, err := historyPath(cmd, o.db)
 		if err != nil {
 			return err
 		}
-		st.Close()
+		if err := store.Check(db); err != nil {
+			return usageError("%s: --db %s: %s", cmd, termtext.Clean(db), termtext.Clean(err.Error()))
+		}
 	}
 	return nil
 }
@@ -89,16 +95,27 @@ func cutLabel(l string) (string, string, bool) {
 	return l, "", false
 }
 
-// openStore opens the history at db (or the default), as bad input (exit
-// 3, one line) when the file is not a history.
-func openStore(cmd, db string) (*store.Store, error) {
-	if db == "" {
-		var err error
-		if db, err = store.DefaultPath(); err != nil {
-			return nil, usageError("%s: %v", cmd, err)
-		}
+// historyPath is --db, or the default history when it is empty.
+func historyPath(cmd, db string) (string, error) {
+	if db != "" {
+		return db, nil
 	}
-	st, err := store.Open(db)
+	db, err := store.DefaultPath()
+	if err != nil {
+		return "", usageError("%s: %v", cmd, err)
+	}
+	return db, nil
+}
+
+// openStore opens the history at db (or the default) with open
+// (store.Open to save, store.OpenRead to read), as bad input (exit 3, one
+// line) when the file is not a history.
+func openStore(cmd, db string, open func(string) (*store.Store, error)) (*store.Store, error) {
+	db, err := historyPath(cmd, db)
+	if err != nil {
+		return nil, err
+	}
+	st, err := open(db)
 	if err != nil {
 		return nil, usageError("%s: --db %s: %s", cmd, termtext.Clean(db), termtext.Clean(err.Error()))
 	}
@@ -133,7 +150,7 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	host, _ := os.Hostname()
 	rec := &store.Record{Time: time.Now(), Host: host, Command: cmd, Schema: head.Schema, Args: e.args, Labels: labels,
 		Name: o.saveAs, Summary: drift.Summary(res), Doc: doc}
-	st, err := openStore(cmd, o.db)
+	st, err := openStore(cmd, o.db, store.Open)
 	if err != nil {
 		return err
 	}
@@ -149,11 +166,14 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	return nil
 }
 
-// writableDir checks that path's directory exists and path is not a
-// directory itself.
+// writableDir checks that path's directory exists and is writable, and
+// that path, if it exists, is a regular file: the file is replaced by a
+// rename, which would put a regular file in the place of a directory,
+// /dev/null or a named pipe (atomicfile refuses that too; here it is bad
+// input, found before any work).
 func writableDir(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
 	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {
@@ -161,6 +181,28 @@ func writableDir(path string) error {
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+	}
+	// A directory this process may not write (its mode, a read-only
+	// mount) is found now, not after the run whose result it would hold.
+	if err := unix.Access(filepath.Dir(path), unix.W_OK); err != nil {
+		return fmt.Errorf("directory %s: %w", filepath.Dir(path), err)
+	}
+	return nil
+}
+
+// notInput refuses an output path that names one of the inputs (by
+// os.SameFile, so a link or another spelling counts too): 'awr
+// awrrpt.html --html awrrpt.html' replaced the AWR report with the page
+// made from it, 'report r.json -o r.json' the result.
+func notInput(cmd, flag, out string, inputs []string) error {
+	ofi, err := os.Stat(out)
+	if out == "" || err != nil {
+		return nil
+	}
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); err == nil && os.SameFile(ofi, fi) {
+			return usageError("%s: %s %s is also an input; write the report to another file", cmd, flag, termtext.Clean(out))
+		}
 	}
 	return nil
 }

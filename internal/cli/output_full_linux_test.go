@@ -53,6 +53,70 @@ func tinyDisk(t *testing.T, full bool) string {
 	return dir
 }
 
+// readOnlyDisk mounts an empty read-only tmpfs under a temporary
+// directory and unmounts it in Cleanup.
+func readOnlyDisk(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("a read-only mount needs root; run the tests as root")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=4k,nr_inodes=16"); err != nil {
+		t.Fatalf("mount a read-only tmpfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// TestOutputToReadOnlyPlace: a file to write on a read-only mount is bad
+// input found before the run: one line naming it, exit 3, no result
+// printed whose report could not be kept.
+func TestOutputToReadOnlyPlace(t *testing.T) {
+	ro := readOnlyDisk(t)
+	node := fixtures + "ol8-rac-bond-jumbo"
+	awr := "../awr/testdata/19c-awrrpt-rac-mtu9000.txt"
+	for _, args := range [][]string{
+		{"check", "--root", node, "--html", filepath.Join(ro, "check.html")},
+		{"check", "--root", node, "--collect", filepath.Join(ro, "node.tar.gz")},
+		{"awr", awr, "--html", filepath.Join(ro, "awr.html")},
+		{"awr", "diff", "--html", filepath.Join(ro, "diff.html"), awr, "--", awr},
+		{"report", "-o", filepath.Join(ro, "r.html"), "../report/testdata/lab-check.json"},
+		{"check", "--root", node, "--save", "--db", filepath.Join(ro, "history.db")},
+		{"awr", awr, "--save", "--db", filepath.Join(ro, "sub", "history.db")},
+	} {
+		out, errOut, code := run(t, args...)
+		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, ro+": read-only file system") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want 3, nothing printed, one line naming %s", args, code, len(out), errOut, ro)
+		}
+	}
+}
+
+// TestStorageOnFullDisk: storage bench on a full file system is one line
+// saying so, exit 3, no result with nothing measured in it, and its
+// working directory removed.
+func TestStorageOnFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("TestStorageOnFullDisk needs root (it mounts a tmpfs); run the tests as root")
+	}
+	full := tinyDisk(t, true)
+	for _, p := range []string{"redo", "datafile", "backup", "install", "mkfile"} {
+		out, errOut, code := run(t, "storage", "bench", full, "--profile", p, "--size", "1M", "--time", "2s")
+		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no space left on device") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 3, one line, nothing printed", p, code, out, errOut)
+		}
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 1 {
+		t.Errorf("left behind in %s: %v", full, ents)
+	}
+}
+
 // runTo runs bin with stdout to the file out (created), within 30 s.
 func runTo(t *testing.T, bin, out string, args ...string) (stderr string, code int) {
 	t.Helper()

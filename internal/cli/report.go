@@ -55,6 +55,9 @@ interlink result (nothing is written then).`,
 			if err := writableDir(out); err != nil {
 				return usageError("report: -o %s: %v", termtext.Clean(out), err)
 			}
+			if err := notInput("report", "-o", out, args); err != nil {
+				return err
+			}
 			p := report.Page{Title: title, Generated: time.Now()}
 			stdin := false
 			for _, name := range args {

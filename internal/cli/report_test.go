@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -45,6 +46,17 @@ func TestReportBadInput(t *testing.T) {
 	}
 	good := reportFixtures + "lab-pmtu.json"
 	out := filepath.Join(dir, "out.html")
+	// Targets a rename would replace with a regular file: a named pipe,
+	// and a link to /dev/null (as root, -o /dev/null replaced the device).
+	fifo := filepath.Join(dir, "pipe.html")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mine := write("mine.json", mustRead(t, good)) // -o onto an input replaced it
+	null := filepath.Join(dir, "null.html")
+	if err := os.Symlink(os.DevNull, null); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -58,6 +70,9 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", good}, "-o FILE is required"},
 		{[]string{"report", "-o", filepath.Join(dir, "nodir", "x.html"), good}, "no such file or directory"},
 		{[]string{"report", "-o", out}, "expected one or more RESULT.json"},
+		{[]string{"report", "-o", fifo, good}, "pipe.html: is a named pipe (FIFO), not a file to write"},
+		{[]string{"report", "-o", mine, good, mine}, "-o " + mine + " is also an input"},
+		{[]string{"report", "-o", null, good}, "null.html: is a character device, not a file to write"},
 	} {
 		code, stdout, stderr := runMain(t, tc.args...)
 		if code != ExitUnknown || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
@@ -66,6 +81,15 @@ func TestReportBadInput(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Fatalf("%v: a report was written despite the error", tc.args[1:])
 		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe is now %v (%v)", fi.Mode(), err)
+	}
+	if got := mustRead(t, mine); got != mustRead(t, good) {
+		t.Errorf("the input given as -o was changed: %.60q", got)
+	}
+	if fi, err := os.Stat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s is now %v (%v)", null, fi.Mode(), err)
 	}
 }
 
@@ -88,4 +112,13 @@ func TestCheckHTML(t *testing.T) {
 	if code != ExitUnknown || !strings.HasPrefix(stderr, "interlink: check: --html /nonexistent/dir/check.html: directory /nonexistent/dir") {
 		t.Errorf("--html into a missing directory: exit %d, %q", code, stderr)
 	}
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

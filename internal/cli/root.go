@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/textout"
 )
 
@@ -56,7 +57,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) {
-			fmt.Fprintf(stderr, "interlink: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(stderr, "interlink: %s\n", termtext.Clean(oneLine(err.Error())))
 		}
 	}
 	return exitCode(err)
@@ -169,6 +170,9 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 }
 
 // oneLine keeps an error on one line: the contract is one clear line.
+// Main also cleans it (termtext.Clean): an error quotes what the user
+// gave (a path, a DSN, a flag), and an escape sequence in it must not
+// reach the terminal, whichever command forgot to clean it.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")

@@ -17,10 +17,19 @@ func runMain(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestBadUsageIsOneLineExit3(t *testing.T) {
+	// Escape sequences in what was typed come back escaped, whichever
+	// command quotes it (these reached the terminal raw).
+	esc := "\x1b[2J\x1b]0;owned\a"
 	cases := [][]string{
 		{"bogus"},
 		{"version", "--nope"},
 		{"version", "extra"},
+		{"check", "--" + esc},
+		{"check", "--root", "../../testdata/nodes/ol8-dnfs", "--collect", esc + ".zip"},
+		{"check", "--root", "../../testdata/nodes/ol8-dnfs", "--html", "/nonexistent" + esc + "/x.html"},
+		{"storage", "bench", esc, "--profile", "redo"},
+		{"db", "bench", "--dsn", esc},
+		{"report", "-o", "/nonexistent" + esc + "/x.html", "x.json"},
 	}
 	for _, args := range cases {
 		code, _, stderr := runMain(t, args...)
@@ -29,6 +38,9 @@ func TestBadUsageIsOneLineExit3(t *testing.T) {
 		}
 		if n := strings.Count(strings.TrimRight(stderr, "\n"), "\n"); n != 0 || !strings.HasPrefix(stderr, "interlink: ") {
 			t.Errorf("%v: stderr not one 'interlink: ' line: %q", args, stderr)
+		}
+		if strings.ContainsAny(strings.TrimSuffix(stderr, "\n"), "\x1b\a") {
+			t.Errorf("%q: a control character reached stderr: %q", args, stderr)
 		}
 	}
 }

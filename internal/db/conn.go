@@ -47,9 +47,15 @@ func connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 // fix: the server's message for refused logins and missing databases.
 func connectHint(cfg *pgx.ConnConfig, err error) string {
 	var pe *pgconn.PgError
+	where := fmt.Sprintf("database %q as user %q on %s", cfg.Database, cfg.User, net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
 	if errors.As(err, &pe) {
-		where := fmt.Sprintf("database %q as user %q on %s", cfg.Database, cfg.User, net.JoinHostPort(cfg.Host, fmt.Sprint(cfg.Port)))
 		return where + ": " + serverHint(pe)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A port that accepts and never answers: pgx lists "tls error:
+		// timeout" and "dial error: timeout" for the two attempts of
+		// sslmode=prefer, which reads as a TLS or network fault.
+		return fmt.Sprintf("%s: no answer within %s (connect timeout; is a PostgreSQL server listening there?)", where, cfg.ConnectTimeout)
 	}
 	// pgx tries each address (and with sslmode=prefer, TLS then plain)
 	// and lists every attempt on its own line: keep each distinct one.

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -156,6 +157,11 @@ func splitHost(h string) (string, int, error) {
 // mysqlHint turns a connect error into one line that says what to fix.
 func mysqlHint(t mysqlTarget, err error) string {
 	var me *mysql.MySQLError
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The bare "context deadline exceeded" said neither what was
+		// waited for nor where.
+		return t.addr + ": no answer from the server in time"
+	}
 	if !errors.As(err, &me) {
 		msg := cleanErr(err)
 		if !strings.Contains(msg, t.addr) { // dial errors name it already

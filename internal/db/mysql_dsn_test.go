@@ -86,6 +86,8 @@ func TestNormalizeMySQL(t *testing.T) {
 		{Spec{DSNs: []string{"postgres://h/a", "mysql://u@h/b"}, Clients: 1, Duration: time.Second}, "mixed"},
 		{Spec{DSN: "postgres://h/a", Workload: OLTPReadWrite, Clients: 1, Duration: time.Second}, "is for MySQL"},
 		{Spec{DSN: "postgres://h/a", Init: true, Tables: 2, Clients: 1, Duration: time.Second}, "--tables and --table-size are for MySQL"},
+		// A negative timeout was taken silently as the default.
+		{Spec{DSN: "postgres://h/a", Clients: 1, Duration: time.Second, ConnectTimeout: -time.Second}, "--connect-timeout -1s: want a positive duration"},
 	} {
 		if _, err := c.spec.Normalize(); !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.spec, err, c.want)

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -155,7 +156,12 @@ func memberInfo(ctx context.Context, m *member, r *Member) error {
 	defer cancel()
 	var host string
 	if err := m.db.QueryRowContext(qctx, "SELECT VERSION(), @@hostname").Scan(&r.Version, &host); err != nil {
-		return errorf(ErrConnect, "%s", mysqlHint(m.target, err))
+		hint := mysqlHint(m.target, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The first contact: a port that accepts and never greets.
+			hint += " (is a MySQL or MariaDB server listening there?)"
+		}
+		return errorf(ErrConnect, "%s", hint)
 	}
 	r.Name = host
 	st, err := wsrepStatus(qctx, m.db)

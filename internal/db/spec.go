@@ -108,7 +108,8 @@ type Spec struct {
 	TableSize int           `json:"table_size,omitempty"`
 	Interval  time.Duration `json:"interval_ns"`
 	// ConnectTimeout bounds each connection attempt unless the DSN sets
-	// connect_timeout.
+	// connect_timeout; zero means DefaultConnectTimeout, a negative one
+	// is refused.
 	ConnectTimeout time.Duration `json:"connect_timeout_ns"`
 	// Nodes are read before and after the load (Result.Nodes).
 	Nodes []NodeProbe `json:"-"`
@@ -242,7 +243,10 @@ func (s Spec) normalizeCommon() (Spec, error) {
 	if s.Interval < MinInterval {
 		return s, errorf(ErrSpec, "--interval %v: want at least %v", s.Interval, MinInterval)
 	}
-	if s.ConnectTimeout <= 0 {
+	if s.ConnectTimeout < 0 {
+		return s, errorf(ErrSpec, "--connect-timeout %v: want a positive duration (0 for the default, %v)", s.ConnectTimeout, DefaultConnectTimeout)
+	}
+	if s.ConnectTimeout == 0 {
 		s.ConnectTimeout = DefaultConnectTimeout
 	}
 	return s, nil

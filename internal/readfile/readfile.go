@@ -81,12 +81,32 @@ func Open(name string) (*os.File, error) {
 // ReadAll reads the regular file name whole, at most limit bytes; a larger
 // file is an error wrapping ErrTooLarge.
 func ReadAll(name string, limit int64) ([]byte, error) {
-	f, err := Open(name)
+	f, err := openLimited(name, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return ReadLimited(f, name, limit)
+}
+
+// openLimited is Open that refuses, unread, a file already larger than
+// limit: reading one to the limit first cost a buffer of up to twice the
+// limit (180 MB of memory to refuse a 200 MB file against 64 MiB). A file
+// that grows while it is read is still cut by ReadLimited.
+func openLimited(name string, limit int64) (*os.File, error) {
+	f, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		f.Close()
+		return nil, tooLarge(name, limit)
+	}
+	return f, nil
+}
+
+func tooLarge(name string, limit int64) error {
+	return fmt.Errorf("%s is larger than %d bytes: %w", name, limit, ErrTooLarge)
 }
 
 // ReadLimited reads r whole, at most limit bytes (name is for the error);
@@ -97,7 +117,7 @@ func ReadLimited(r io.Reader, name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes: %w", name, limit, ErrTooLarge)
+		return nil, tooLarge(name, limit)
 	}
 	return data, nil
 }
@@ -128,7 +148,7 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 // The read goes on in its own goroutine, which stops at its next read and
 // closes the file.
 func ReadAllContext(ctx context.Context, name string, limit int64) ([]byte, error) {
-	f, err := Open(name)
+	f, err := openLimited(name, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,14 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
 	}
 	if err != nil && !res.Interrupted {
-		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		err = fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		if len(res.Steps) == 0 {
+			// Nothing measured (a full disk before the first step
+			// ended): a result would only show the size asked for
+			// "in 0.00 s".
+			return nil, err
+		}
+		return res, err
 	}
 	return res, nil
 }

@@ -82,6 +82,14 @@ func TestInstallLimitedByTime(t *testing.T) {
 	if len(res.LimitedBy) != 1 || !strings.HasPrefix(res.LimitedBy[0], "time: wrote") {
 		t.Errorf("8 GiB in 200ms: limited by %v", res.LimitedBy)
 	}
+	// The first line does not say "8.00 GiB in 0.2 s" of a run cut short.
+	var b strings.Builder
+	if err := WriteText(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if head, _, _ := strings.Cut(b.String(), "\n"); !strings.HasSuffix(head, "stopped before the 8.00 GiB asked (see below)") {
+		t.Errorf("first line %q", head)
+	}
 }
 
 func TestRefusals(t *testing.T) {

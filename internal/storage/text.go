@@ -15,8 +15,15 @@ import (
 func WriteText(out io.Writer, r *Result) error {
 	w := textout.New(out)
 	fs := r.Filesystem
-	fmt.Fprintf(w, "interlink storage bench %s --profile %s: %s in %.2f s", termtext.Clean(r.Spec.Path), r.Spec.Profile,
-		units.FormatBytes(float64(r.Spec.SizeBytes)), time.Duration(r.Duration).Seconds())
+	fmt.Fprintf(w, "interlink storage bench %s --profile %s: ", termtext.Clean(r.Spec.Path), r.Spec.Profile)
+	size, secs := units.FormatBytes(float64(r.Spec.SizeBytes)), time.Duration(r.Duration).Seconds()
+	if len(r.LimitedBy) > 0 || r.Interrupted {
+		// "64.00 GiB in 1.47 s" read as done when the time limit cut
+		// the run at 1.3 GiB: the size is what was asked.
+		fmt.Fprintf(w, "%.2f s, stopped before the %s asked (see below)", secs, size)
+	} else {
+		fmt.Fprintf(w, "%s in %.2f s", size, secs)
+	}
 	if r.Spec.Direct {
 		fmt.Fprint(w, ", O_DIRECT")
 	}

@@ -22,6 +22,9 @@ type Filter struct {
 
 // List returns the results that match f, newest first.
 func (s *Store) List(f Filter) ([]Record, error) {
+	if s.db == nil { // OpenRead's empty history
+		return nil, nil
+	}
 	var where []string
 	var args []any
 	if f.Command != "" {
@@ -122,6 +125,9 @@ func (s *Store) ByName(name string) (*Record, error) {
 }
 
 func (s *Store) one(where string, arg any, what string) (*Record, error) {
+	if s.db == nil {
+		return nil, fmt.Errorf("%w: no %s in the history", ErrNotFound, what)
+	}
 	rows, err := s.db.Query("SELECT id, time, host, command, schema, args, coalesce(name, ''), summary, doc FROM results WHERE "+where, arg)
 	if err != nil {
 		return nil, notHistory(err)

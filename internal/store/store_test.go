@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -204,5 +205,68 @@ func TestNotHistory(t *testing.T) {
 		if sha256.Sum256(before) != sha256.Sum256(after) {
 			t.Errorf("%s was changed by a failed open", filepath.Base(p))
 		}
+	}
+}
+
+// TestOpenReadChangesNothing: reading a history that is not there, or an
+// empty file, finds nothing and creates nothing; Check creates nothing
+// either and names what stands in the way.
+func TestOpenReadChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	absent := filepath.Join(dir, "a", "b", "history.db")
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{absent, empty} {
+		s, err := OpenRead(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if rs, err := s.List(Filter{}); err != nil || len(rs) != 0 {
+			t.Errorf("%s: List %v %v", p, rs, err)
+		}
+		if _, err := s.Latest(""); !IsNotFound(err) {
+			t.Errorf("%s: Latest: %v", p, err)
+		}
+		if _, err := s.ByName("x"); !IsNotFound(err) {
+			t.Errorf("%s: ByName: %v", p, err)
+		}
+		if err := s.Save(rec("mesh", "h", nil, time.Now())); err == nil {
+			t.Errorf("%s: Save on a history opened to read", p)
+		}
+		if err := Check(p); err != nil {
+			t.Errorf("Check(%s): %v", p, err)
+		}
+		s.Close()
+	}
+	// A history with results reads as it is.
+	good := filepath.Join(dir, "good.db")
+	s := open(t, good)
+	if err := s.Save(rec("mesh", "h", nil, time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	r, err := OpenRead(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := r.List(Filter{}); err != nil || len(rs) != 1 {
+		t.Errorf("good: List %v %v", rs, err)
+	}
+	r.Close()
+	if err := Check(good); err != nil {
+		t.Errorf("Check(good): %v", err)
+	}
+	// A file where a directory should be.
+	if err := Check(filepath.Join(empty, "history.db")); err == nil || !strings.Contains(err.Error(), empty+" is not a directory") {
+		t.Errorf("Check under a file: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%d entries in %s, want the two files: %v", len(ents), dir, ents)
+	}
+	if fi, _ := os.Stat(empty); fi.Size() != 0 {
+		t.Errorf("the empty file holds %d bytes", fi.Size())
 	}
 }
