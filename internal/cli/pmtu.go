@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -30,19 +31,38 @@ type probeFlags struct {
 	out                    outputFlags
 }
 
+// add binds the search flags and those of a command with one result:
+// --json, --timeout and the output flags (pmtu, mesh).
 func (f *probeFlags) add(c *cobra.Command) {
 	fs := c.Flags()
-	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the agents' shared token")
-	fs.StringVar(&f.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
-	fs.StringVar(&f.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
-	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
+	f.addSearch(fs)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "give up after this long")
 	f.out.add(fs)
 }
 
-// parse checks the shared flags; cmd names the command for messages.
+// addSearch binds the search flags alone (watch: its rounds are bounded
+// by --interval and served as metrics, not printed or saved).
+func (f *probeFlags) addSearch(fs *pflag.FlagSet) {
+	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the agents' shared token")
+	fs.StringVar(&f.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
+	fs.StringVar(&f.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
+	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
+}
+
+// parse checks the flags add binds; cmd names the command for messages.
 func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.ProbeOptions, err error) {
+	if f.timeout <= 0 {
+		return nil, opt, usageError("%s: --timeout must be positive", cmd)
+	}
+	if err := f.out.check(cmd); err != nil {
+		return nil, opt, err
+	}
+	return f.parseSearch(cmd, needToken)
+}
+
+// parseSearch checks the flags addSearch binds.
+func (f *probeFlags) parseSearch(cmd string, needToken bool) (tok []byte, opt agent.ProbeOptions, err error) {
 	if f.expect != "" {
 		v, err := units.ParseSize(f.expect)
 		if err != nil || v < 68 || v > 65535 {
@@ -61,12 +81,6 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 		return nil, opt, usageError("%s: --tries must be 1 to 10", cmd)
 	}
 	opt.Tries = f.tries
-	if f.timeout <= 0 {
-		return nil, opt, usageError("%s: --timeout must be positive", cmd)
-	}
-	if err := f.out.check(cmd); err != nil {
-		return nil, opt, err
-	}
 	if needToken {
 		if f.tokenFile == "" {
 			hint := ""

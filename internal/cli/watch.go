@@ -69,10 +69,8 @@ func newWatchCmd(e *env) *cobra.Command {
 }
 
 func (f *watchFlags) bind(c *cobra.Command) {
-	f.probe.add(c)
 	fl := c.Flags()
-	fl.Lookup("timeout").Hidden = true // a round is bounded by --interval
-	fl.Lookup("json").Hidden = true
+	f.probe.addSearch(fl) // no --timeout (--interval bounds a round), --json or output flags: rounds are served as metrics
 	fl.StringVar(&f.nodesFile, "nodes", "", "mesh nodes file: NAME AGENT[:PORT] [ADDR ...] per line")
 	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory or YAML list of nodes (as for interlink cluster)")
 	fl.StringVar(&f.metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
@@ -84,7 +82,7 @@ func (f *watchFlags) bind(c *cobra.Command) {
 // runWatch checks the flags and nodes, serves the metrics and runs a
 // mesh round every --interval until the context ends.
 func runWatch(e *env, f *watchFlags) error {
-	tok, opt, err := f.probe.parse("watch", true)
+	tok, opt, err := f.probe.parseSearch("watch", true)
 	if err != nil {
 		return err
 	}

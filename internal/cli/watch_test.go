@@ -207,6 +207,14 @@ func TestWatchUsage(t *testing.T) {
 	}{
 		{[]string{"--metrics", ":0", "--token-file", "/nonexistent"}, "token file"},
 		{[]string{"--metrics", ":0"}, "--token-file FILE is required"},
+		// Rounds are served as metrics: the flags of a command with one
+		// result are refused, not taken and ignored.
+		{[]string{"--metrics", ":0", "--save"}, "unknown flag: --save"},
+		{[]string{"--metrics", ":0", "--save-as", "x"}, "unknown flag: --save-as"},
+		{[]string{"--metrics", ":0", "--html", "x.html"}, "unknown flag: --html"},
+		{[]string{"--metrics", ":0", "--label", "a=b"}, "unknown flag: --label"},
+		{[]string{"--metrics", ":0", "--json"}, "unknown flag: --json"},
+		{[]string{"--metrics", ":0", "--timeout", "5s"}, "unknown flag: --timeout"},
 	} {
 		code, stdout, stderr := runCLI(context.Background(), append([]string{"watch"}, tc.args...)...)
 		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
