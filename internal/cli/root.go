@@ -115,6 +115,7 @@ Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (bad usage or input, tool fai
 	// --version without cobra's -v shorthand: -v means verbose to operators.
 	root.Flags().Bool("version", false, "print the version and exit")
 	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(newHelpCmd(root))
 	for _, newCmd := range commands {
 		c := newCmd(e)
 		c.SilenceUsage = true
@@ -125,6 +126,39 @@ Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (bad usage or input, tool fai
 		root.AddCommand(c)
 	}
 	return root
+}
+
+// newHelpCmd is cobra's help command, except that a command it does not
+// know is bad usage (one line, exit 3), as everywhere else: cobra's
+// printed the root's usage and exited 0.
+func newHelpCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help provides help for any command in the application.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := root.Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError("help: unknown command %q; run 'interlink --help'", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // flagError names the command (never the program twice), the flag, and

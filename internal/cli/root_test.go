@@ -30,6 +30,9 @@ func TestBadUsageIsOneLineExit3(t *testing.T) {
 		{"storage", "bench", esc, "--profile", "redo"},
 		{"db", "bench", "--dsn", esc},
 		{"report", "-o", "/nonexistent" + esc + "/x.html", "x.json"},
+		// cobra's help printed the root's usage for these and exited 0.
+		{"help", "nonesuch"},
+		{"help", "lab", "nonesuch"},
 	}
 	for _, args := range cases {
 		code, _, stderr := runMain(t, args...)
@@ -41,6 +44,17 @@ func TestBadUsageIsOneLineExit3(t *testing.T) {
 		}
 		if strings.ContainsAny(strings.TrimSuffix(stderr, "\n"), "\x1b\a") {
 			t.Errorf("%q: a control character reached stderr: %q", args, stderr)
+		}
+	}
+}
+
+// TestHelpCommand: help on a command prints its help to stdout, exit 0;
+// help alone, the root's.
+func TestHelpCommand(t *testing.T) {
+	for args, want := range map[string]string{"help": "Available Commands:", "help lab up": "interlink lab up", "help bench": "--mode"} {
+		code, stdout, stderr := runMain(t, strings.Fields(args)...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, want) {
+			t.Errorf("%s: exit %d, stderr %q, stdout without %q:\n%s", args, code, stderr, want, stdout)
 		}
 	}
 }
