@@ -31,8 +31,8 @@ func benchSection(r *traffic.Report) section {
 		s.Status, s.Badge = "unknown", "no result"
 		return s
 	}
+	s.Status, s.Badge = benchStatus(r)
 	if r.Interrupted {
-		s.Status, s.Badge = "unknown", "interrupted"
 		s.note("Interrupted: the figures cover the time until then.")
 	}
 	s.para("%s", benchSpecLine(r.Spec))
@@ -46,7 +46,36 @@ func benchSection(r *traffic.Report) section {
 		}
 	}
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
+	// What failed the run and the limits that held it back are part of its
+	// result, as in the text (FAILED, WARNING: limited by).
+	var problems []string
+	for _, p := range r.Problems {
+		problems = append(problems, fmt.Sprintf("%s %s: %s", p.Direction, p.Problem, p.Detail))
+	}
+	for _, l := range r.LimitedBy {
+		problems = append(problems, fmt.Sprintf("limited by %s: %s", l.Limit, l.Detail))
+	}
+	if len(problems) > 0 {
+		s.heading("Problems")
+		s.list(problems)
+	}
 	return s
+}
+
+// benchStatus is the section's status and badge: the run's verdict, or
+// why it has none (the same verdict gives the same exit code in text).
+func benchStatus(r *traffic.Report) (status, badge string) {
+	switch {
+	case r.Verdict == traffic.VerdictFailed:
+		return "critical", "failed"
+	case r.Interrupted:
+		return "unknown", "interrupted"
+	case r.Verdict == traffic.VerdictLimited:
+		return "warning", "limited"
+	case r.Verdict == traffic.VerdictOK:
+		return "ok", "ok"
+	}
+	return "", "" // a document from before verdicts: none to show
 }
 
 func benchSpecLine(sp traffic.Spec) string {
