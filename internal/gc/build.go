@@ -34,6 +34,7 @@ type sums struct {
 	user, sys, blockPkts, pkts, served, issueNs float64
 	softByHost                                  map[string]float64 // each host's softirq time, once
 	pktsUnknown                                 bool               // a node lacks a counter PacketsOut needs
+	mtuUnknown                                  bool               // a node's agent named no MTU (its OtherPackets are short)
 }
 
 // addNodes fills each node's figures and adds them up.
@@ -76,6 +77,7 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 		} else {
 			s.pktsUnknown = true
 		}
+		s.mtuUnknown = s.mtuUnknown || nr.MTU <= 0
 		s.served += float64(nr.BlocksServed)
 		s.issueNs = max(s.issueNs, float64(nr.IssueNs))
 	}
@@ -139,7 +141,7 @@ func (r *Report) addTotal(s *sums) {
 			t.PacketsPerBlock = s.pkts / rec
 		}
 	}
-	if s.served > 0 && !s.pktsUnknown {
+	if s.served > 0 && !s.pktsUnknown && !s.mtuUnknown {
 		t.FragmentsPerBlock = s.blockPkts / s.served
 	}
 	if s.issueNs > 0 {
@@ -203,7 +205,9 @@ func nodeFigures(nd *Node, nr *NodeRun, hists [2]*hdrhistogram.Histogram, spec S
 			nd.PacketsPerBlock = float64(nr.Counters.PacketsOut()) / rec
 		}
 	}
-	if nr.BlocksServed > 0 && nr.Counters.HasPacketsOut() {
+	// OtherPackets counts the fragments of what the node sent besides
+	// blocks at its MTU: without one, the blocks' share is unknown.
+	if nr.BlocksServed > 0 && nr.Counters.HasPacketsOut() && nr.MTU > 0 {
 		nd.FragmentsPerBlock = float64(nr.Counters.PacketsOut()-nr.OtherPackets) / float64(nr.BlocksServed)
 	}
 }

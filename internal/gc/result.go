@@ -43,7 +43,9 @@ type Node struct {
 	Name  string `json:"name"`
 	Agent string `json:"agent"`
 	Addr  string `json:"addr"` // data endpoint
-	MTU   int    `json:"mtu"`
+	// MTU is that of the interface holding the node's data endpoint;
+	// absent (0) when the agent found none.
+	MTU int `json:"mtu,omitempty"`
 	// DurationNs is how long the node issued requests.
 	DurationNs int64 `json:"duration_ns"`
 	Requests   int64 `json:"requests"`

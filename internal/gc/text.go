@@ -104,7 +104,7 @@ func (r *Report) writeNodes(w io.Writer) {
 				shared = n.SharedHost // the first: one host's note
 			}
 		}
-		row(tw, termtext.Clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
+		row(tw, termtext.Clean(n.Name), mtuText(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
 			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
 			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
 	}
@@ -112,6 +112,14 @@ func (r *Report) writeNodes(w io.Writer) {
 	if shared > 1 {
 		fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", shared)
 	}
+}
+
+// mtuText is an MTU, or "n/a" when the agent could not name one.
+func mtuText(mtu int) string {
+	if mtu <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprint(mtu)
 }
 
 func (r *Report) writeEvents(w io.Writer) {

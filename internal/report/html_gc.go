@@ -165,7 +165,7 @@ func gcNodeTable(r *gc.Report) *table {
 		if n.SharedHost > 1 {
 			soft += fmt.Sprintf(" (host shared by %d nodes)", n.SharedHost)
 		}
-		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: strconv.Itoa(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
+		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: gcMTUText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
 			{Text: traffic.FormatRatio(n.FragmentsPerBlock), Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock), Class: "num"}, {Text: where}})
@@ -267,4 +267,12 @@ func gcHeatmap(class, label string, names []string, cell func(i, j int) (float64
 		}
 	}
 	return s.html()
+}
+
+// gcMTUText is a node's MTU, or "-" when its agent could not name one.
+func gcMTUText(mtu int) string {
+	if mtu <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(mtu)
 }
