@@ -65,7 +65,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.NFS = NFSReport(nfsBefore, nfsMount("/", res.Filesystem.MountPoint), ProfileRole[spec.Profile])
 	}
 	if err != nil && !res.Interrupted {
-		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		err = fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		res.Error = err.Error()
+		return res, err
 	}
 	return res, nil
 }
@@ -84,7 +86,9 @@ func runEmulated(ctx context.Context, spec Spec) (*Result, error) {
 		if res.Emulation == nil {
 			return nil, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
 		}
-		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		err = fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		res.Error = err.Error()
+		return res, err
 	}
 	return res, nil
 }
