@@ -97,6 +97,9 @@ func TestExtract(t *testing.T) {
 		{"fragments_per_message", 6, ""},
 		{"retransmits", 0, ""}, // omitted by omitempty: zero
 		{"cpu_per_message_server", 0, "not in the run's JSON"},
+		// Absent beside figures that are there: not measured, not 0.
+		{"packets_per_message", 0, "not in the run's JSON"},
+		{"softirq_per_message_client", 0, "not in the run's JSON"},
 		{"x=json:flows.1.summary.rtt.p99_ns", 99000, ""},
 		{"x=json:flows.7.summary", 0, "not in the run's JSON"},
 		{"x=json:spec.mode", 0, "not a number"},

@@ -257,9 +257,12 @@ func (m Metric) extractKnown(doc any) (float64, error) {
 	for i, f := range flows {
 		full := append([]string{"summary"}, k.path...)
 		leaf := lookup(f, full)
-		if parent, ok := lookup(f, full[:len(full)-1]).(map[string]any); ok && leaf == nil {
+		if parent, ok := lookup(f, full[:len(full)-1]).(map[string]any); ok && leaf == nil && k.unit == UnitCount {
 			// interlink omits zero counts (omitempty): a present parent
-			// with the field absent means zero.
+			// with a count absent means zero. Any other figure absent
+			// was not measured (fragments per message without the
+			// kernel's counters, CPU per message of a tcp run), and a 0
+			// taken for it would enter the medians as a real value.
 			if _, there := parent[full[len(full)-1]]; !there {
 				leaf = 0.0
 			}
