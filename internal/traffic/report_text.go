@@ -139,6 +139,9 @@ func (rep Report) WriteText(out io.Writer) error {
 		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
 				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
+			if s.SharedNetns {
+				fmt.Fprintln(w, "    (both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once)")
+			}
 		}
 		for _, e := range []struct {
 			name string

@@ -74,6 +74,11 @@ type Side struct {
 	// LimitedBy lists the limits that held this end back (the agent's
 	// send limit, its session length).
 	LimitedBy []Limit `json:"limited_by,omitempty"`
+	// Netns names the network namespace whose counters Counters are (the
+	// host's boot id and the namespace's inode); empty from an agent
+	// that does not say. Two ends with the same one (a bench against an
+	// agent on loopback) each count both ends' packets.
+	Netns string `json:"netns,omitempty"`
 }
 
 // Interval is one per-interval line, from one end's point of view.
@@ -273,6 +278,12 @@ type Summary struct {
 	// delivered. Reassembly counters are the receiving end's.
 	FragmentsPerMessage float64 `json:"fragments_per_message,omitempty"`
 	PacketsPerMessage   float64 `json:"packets_per_message,omitempty"`
+	// SharedNetns says both ends ran in one network namespace (an agent
+	// on loopback): its counters hold both ends' packets, so fragments
+	// per message leave out the other end's datagrams (requests,
+	// feedback: their count is known) and packets per message count the
+	// namespace once.
+	SharedNetns bool `json:"shared_netns,omitempty"`
 	// nil (absent) when the receiving end's kernel does not keep them.
 	ReasmReqds *int64 `json:"reasm_reqds,omitempty"`
 	ReasmOKs   *int64 `json:"reasm_oks,omitempty"`
