@@ -45,6 +45,7 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			hosts[nr.Host]++
 		}
 	}
+	groups, counted := netnsGroups(runs), map[*netnsGroup]bool{}
 	s := &sums{hist: [2]*hdrhistogram.Histogram{newHist(), newHist()}, softByHost: map[string]float64{}}
 	t := &r.Total
 	for i, nr := range runs {
@@ -56,6 +57,10 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 		}
 		hists := nr.histograms()
 		nodeFigures(nd, nr, hists, spec, hosts[nr.Host], name)
+		g := sharedGroup(groups, nr)
+		if g != nil {
+			g.apply(nd)
+		}
 		for k, h := range hists {
 			if h != nil {
 				s.hist[k].Merge(h)
@@ -71,10 +76,19 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			key = fmt.Sprint("node ", i)
 		}
 		s.softByHost[key] = max(s.softByHost[key], float64(nr.CPU.SoftIRQNs))
-		if nr.Counters.HasPacketsOut() {
+		switch {
+		case g != nil && !g.known:
+			s.pktsUnknown = true
+		case g != nil:
+			if !counted[g] { // one namespace's packets, once
+				counted[g] = true
+				s.blockPkts += float64(g.pkts - g.other)
+				s.pkts += float64(g.pkts)
+			}
+		case nr.Counters.HasPacketsOut():
 			s.blockPkts += float64(nr.Counters.PacketsOut() - nr.OtherPackets)
 			s.pkts += float64(nr.Counters.PacketsOut())
-		} else {
+		default:
 			s.pktsUnknown = true
 		}
 		s.mtuUnknown = s.mtuUnknown || nr.MTU <= 0

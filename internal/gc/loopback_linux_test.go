@@ -88,7 +88,12 @@ func TestLoopbackThreeNodes(t *testing.T) {
 		if nd.Error != "" {
 			t.Errorf("%s: %s", nd.Name, nd.Error)
 		}
+		// One process, one namespace: its counters are the three nodes'.
+		if nd.SharedNetns != 3 {
+			t.Errorf("%s: namespace shared by %d nodes, want 3", nd.Name, nd.SharedNetns)
+		}
 	}
+	t.Logf("%.2f fragments per block shipped (1 at MTU 65536, plus any other UDP on the host)", r.Total.FragmentsPerBlock)
 	two, three := r.Total.TwoWay, r.Total.ThreeWay
 	t.Logf("%.0f blocks/s, %d received, %d lost, %d local, 3-way %.1f %%, 2-way p50 %v, 3-way p50 %v",
 		r.Total.BlocksPerSec, r.Total.Received, r.Total.Lost, r.Total.LocalHits, r.Total.ThreeWayPercent, time.Duration(two.P50), time.Duration(three.P50))

@@ -44,7 +44,11 @@ type NodeRun struct {
 
 	// Host is the node's boot id: nodes on one host (a lab) share its
 	// softirq time, which each of them measures whole.
-	Host     string           `json:"host"`
+	Host string `json:"host"`
+	// Netns names the network namespace the node's counters are of (its
+	// inode); nodes of one host with the same one count each other's
+	// packets. Empty from an agent that does not say.
+	Netns    string           `json:"netns,omitempty"`
 	CPU      traffic.CPU      `json:"cpu"`
 	Counters traffic.Counters `json:"counters"`
 	// OtherPackets are the IP packets of every datagram the node sent

@@ -69,6 +69,11 @@ type Node struct {
 	CPU         traffic.CPU `json:"cpu"`
 	CPUPerBlock PerBlock    `json:"cpu_per_block"`
 	SharedHost  int         `json:"shared_host,omitempty"`
+	// SharedNetns counts the nodes of the run in this node's network
+	// namespace (agents on one host's loopback): their counters are the
+	// namespace's, so its packet figures are the namespace's, over those
+	// nodes' blocks.
+	SharedNetns int `json:"shared_netns,omitempty"`
 	// FragmentsPerBlock is the IP packets each block the node shipped
 	// travelled in (6 for 8 KiB at MTU 1500, 1 at 9000); PacketsPerBlock
 	// every UDP packet the node sent per block it received. Both are

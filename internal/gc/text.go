@@ -95,7 +95,7 @@ func (r *Report) writeNodes(w io.Writer) {
 	fmt.Fprintln(w, "\nNodes (cpu and packets per block received; fragments per block shipped):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, "node", "MTU", "received/s", "served", "local", "lost", "user us", "sys us", "softirq us", "frags/block", "packets/block")
-	shared := 0
+	shared, sharedNS := 0, 0
 	for _, n := range r.Nodes {
 		soft := fmt.Sprintf("%.1f", n.CPUPerBlock.SoftIRQNs/1e3)
 		if n.SharedHost > 1 {
@@ -104,13 +104,20 @@ func (r *Report) writeNodes(w io.Writer) {
 				shared = n.SharedHost // the first: one host's note
 			}
 		}
+		frags, pkts := traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock)
+		if n.SharedNetns > 1 {
+			frags, pkts = frags+"+", pkts+"+"
+			sharedNS = max(sharedNS, n.SharedNetns)
+		}
 		row(tw, termtext.Clean(n.Name), mtuText(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
-			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
-			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
+			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft, frags, pkts)
 	}
 	tw.Flush()
 	if shared > 1 {
 		fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", shared)
+	}
+	if sharedNS > 1 {
+		fmt.Fprintf(w, "  + %d nodes share one network namespace, whose counters hold all their packets: the figures are the namespace's, over their blocks\n", sharedNS)
 	}
 }
 

@@ -165,10 +165,14 @@ func gcNodeTable(r *gc.Report) *table {
 		if n.SharedHost > 1 {
 			soft += fmt.Sprintf(" (host shared by %d nodes)", n.SharedHost)
 		}
+		ns := ""
+		if n.SharedNetns > 1 { // the namespace's counters: its figure, over its nodes' blocks
+			ns = fmt.Sprintf(" (network namespace shared by %d nodes)", n.SharedNetns)
+		}
 		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: gcMTUText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
-			{Text: traffic.FormatRatio(n.FragmentsPerBlock), Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock), Class: "num"}, {Text: where}})
+			{Text: traffic.FormatRatio(n.FragmentsPerBlock) + ns, Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock) + ns, Class: "num"}, {Text: where}})
 	}
 	return nt
 }
