@@ -8,6 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // Named names a node of a measured run for Build.
@@ -287,8 +288,8 @@ func (r *Report) judge() {
 			add(ProblemNoPath, true, "%s never heard from %v during the setup: requests to them were not sent", nd.Name, nd.Unproven)
 		}
 		if nd.RateWaitedNs > 0 && nd.DurationNs > 0 && float64(nd.RateWaitedNs) > 0.01*float64(nd.DurationNs) {
-			r.LimitedBy = append(r.LimitedBy, fmt.Sprintf("%s: the agent's send limit held its sends back for %.0f %% of the run (start the agent with a higher --max-rate)",
-				nd.Name, 100*min(float64(nd.RateWaitedNs)/float64(nd.DurationNs), 1)))
+			r.LimitedBy = append(r.LimitedBy, fmt.Sprintf("%s: the agent's send limit held its sends back for %s %% of the run (start the agent with a higher --max-rate)",
+				nd.Name, units.FormatPercent(100*min(float64(nd.RateWaitedNs)/float64(nd.DurationNs), 1), 0)))
 		}
 	}
 	// Whether the pairs must balance is the run's, not a pair's.

@@ -62,8 +62,8 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func (r *Report) writeTotal(w io.Writer) {
 	t := r.Total
-	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %.1f %% of blocks took 3 hops\n",
-		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent)
+	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %s %% of blocks took 3 hops\n",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, units.FormatPercent(t.ThreeWayPercent, 1))
 	for _, e := range []struct {
 		name string
 		l    *latency.Summary

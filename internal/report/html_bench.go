@@ -108,8 +108,8 @@ func flowNote(d traffic.Direction, fl *traffic.FlowSummary) string {
 	if fl.Abandoned != "" {
 		return fmt.Sprintf("%s: flow control abandoned: %s.", d, fl.Abandoned)
 	}
-	return fmt.Sprintf("%s: flow control window %d datagrams; the sender waited on it %.1f %% of the run: the %s was the bottleneck.",
-		d, fl.Window, fl.WaitPercent, fl.Bottleneck)
+	return fmt.Sprintf("%s: flow control window %d datagrams; the sender waited on it %s %% of the run: the %s was the bottleneck.",
+		d, fl.Window, units.FormatPercent(fl.WaitPercent, 1), fl.Bottleneck)
 }
 
 // flowTable is the summary of each direction, one row per flow.
@@ -128,7 +128,7 @@ func flowTable(mode traffic.Mode, flows []traffic.Flow) *table {
 		sm := f.Summary
 		wire := "-"
 		if sm.WireLimitBitsPerSec > 0 {
-			wire = fmt.Sprintf("%.1f %% of %s", sm.PercentOfWireLimit, units.FormatRate(sm.WireLimitBitsPerSec))
+			wire = fmt.Sprintf("%s %% of %s", units.FormatPercent(sm.PercentOfWireLimit, 1), units.FormatRate(sm.WireLimitBitsPerSec))
 		}
 		r := []cell{{Text: string(f.Direction)}, {Text: units.FormatBytes(float64(sm.Bytes)), Class: "num"},
 			{Text: units.FormatRate(sm.BitsPerSec), Class: "num"}, {Text: fmt.Sprint(sm.MTU), Class: "num"}, {Text: wire}}

@@ -71,8 +71,8 @@ func gcSummary(s *section, r *gc.Report) {
 	if !r.Start.IsZero() {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}
-	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %.1f %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %s IP packets per block shipped.",
-		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent, t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock))
+	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %s %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %s IP packets per block shipped.",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, units.FormatPercent(t.ThreeWayPercent, 1), t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock))
 	if len(r.Unreachable) > 0 {
 		u := &table{Head: []string{"node", "agent", "cause", "error"}}
 		for _, n := range r.Unreachable {

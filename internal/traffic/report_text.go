@@ -121,7 +121,7 @@ func (rep Report) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, ", interface MTU %d (not proven: no packet crossed)", s.MTU)
 		}
 		if s.WireLimitBitsPerSec > 0 && s.Bytes > 0 {
-			fmt.Fprintf(w, ", %.1f %% of the %s wire limit", s.PercentOfWireLimit, units.FormatRate(s.WireLimitBitsPerSec))
+			fmt.Fprintf(w, ", %s %% of the %s wire limit", units.FormatPercent(s.PercentOfWireLimit, 1), units.FormatRate(s.WireLimitBitsPerSec))
 		}
 		fmt.Fprintln(w)
 		writeModeText(w, rep.Spec.Mode, f)
@@ -151,8 +151,8 @@ func (rep Report) WriteText(out io.Writer) error {
 			if e.sd == nil {
 				continue
 			}
-			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%.0f %% of a core), host softirq %s ms; per GiB %.0f ms cpu",
-				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), 100*e.c.Utilisation, ms(e.sd.CPU.SoftIRQNs), e.c.CPUNsPerGiB/1e6)
+			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %.0f ms cpu",
+				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), e.c.CPUNsPerGiB/1e6)
 			if e.c.CPUNsPerMsg > 0 {
 				fmt.Fprintf(w, "; per message %.1f us cpu, %.1f us softirq", e.c.CPUNsPerMsg/1e3, e.c.SoftIRQNsPerMsg/1e3)
 			}
@@ -235,7 +235,7 @@ func writeFlow(w io.Writer, f *FlowSummary) {
 	if f.ReceiveBufferBytes > 0 {
 		fmt.Fprintf(w, " (from the receiver's %s socket buffer)", units.FormatBytes(float64(f.ReceiveBufferBytes)))
 	}
-	fmt.Fprintf(w, ", %d feedback, %d probes; the sender waited on the window %.1f %% of the run", f.Feedback, f.Probes, f.WaitPercent)
+	fmt.Fprintf(w, ", %d feedback, %d probes; the sender waited on the window %s %% of the run", f.Feedback, f.Probes, units.FormatPercent(f.WaitPercent, 1))
 	switch f.Bottleneck {
 	case BottleneckReceiver:
 		fmt.Fprint(w, ": the receiver was the bottleneck")
