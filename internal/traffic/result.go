@@ -297,6 +297,10 @@ type Summary struct {
 	// goodput as a share of it (absent when the link rate is unknown).
 	WireLimitBitsPerSec float64 `json:"wire_limit_bits_per_sec,omitempty"`
 	PercentOfWireLimit  float64 `json:"percent_of_wire_limit,omitempty"`
+
+	// stream marks a TCP flow's summary: its JSON has no message counts
+	// or loss (absent.go).
+	stream bool
 }
 
 // LossPlaces splits lost messages by where they were lost: datagrams read

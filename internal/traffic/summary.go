@@ -45,7 +45,7 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		for _, st := range send.Streams {
 			s.Retransmits += st.Retransmits
 		}
-		s.PerSec, s.Messages = 0, 0
+		s.PerSec, s.Messages, s.stream = 0, 0, true
 	case ModeUDP:
 		summarizeUDP(spec, s, send, recv)
 	case ModeBlocks:
