@@ -44,6 +44,9 @@ func benchSection(r *traffic.Report) section {
 		if fl := f.Summary.Flow; fl != nil {
 			s.note("%s", flowNote(f.Direction, fl))
 		}
+		if n := f.Summary.ForeignUDP; n > 0 {
+			s.note("%s: fragments and packets per message n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the kernel's counters hold too.", f.Direction, n)
+		}
 	}
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
 	// What failed the run and the limits that held it back are part of its

@@ -139,7 +139,9 @@ func (rep Report) WriteText(out io.Writer) error {
 		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
 				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
-			if s.SharedNetns {
+			if s.ForeignUDP > 0 {
+				fmt.Fprintf(w, "    (fragments and packets n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the counters hold too)\n", s.ForeignUDP)
+			} else if s.SharedNetns {
 				fmt.Fprintln(w, "    (both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once)")
 			}
 		}

@@ -284,6 +284,11 @@ type Summary struct {
 	// feedback: their count is known) and packets per message count the
 	// namespace once.
 	SharedNetns bool `json:"shared_netns,omitempty"`
+	// ForeignUDP counts the UDP datagrams the ends' namespaces sent during
+	// the run beyond the run's own (other programs, other tests on the
+	// same loopback): the counters then hold other traffic, and the
+	// packet figures read from them are absent.
+	ForeignUDP int64 `json:"foreign_udp_datagrams,omitempty"`
 	// nil (absent) when the receiving end's kernel does not keep them.
 	ReasmReqds *int64 `json:"reasm_reqds,omitempty"`
 	ReasmOKs   *int64 `json:"reasm_oks,omitempty"`

@@ -37,3 +37,25 @@ func TestSummarizeSharedNetns(t *testing.T) {
 		t.Error("ends that do not name their namespace (an older agent) taken as sharing one")
 	}
 }
+
+// Datagrams the ends did not send (another program, another test on the
+// same loopback) in a namespace's counters make its packet figures the
+// other traffic's too: they are absent and the count is said (a blocks
+// run of 161 blocks beside other tests read 264 fragments per 8 KiB block
+// at MTU 65535). A few beyond the run's own (hellos) do not.
+func TestSummarizeForeignUDP(t *testing.T) {
+	spec, _ := Spec{Mode: ModeBlocks, Request: 256, Block: 8192}.Normalize()
+	mk := func(other int64) Summary {
+		client := &Side{Role: RoleRequester, Duration: time.Second, Messages: 1000, Bytes: 1000 * 8192, MTU: 9000, Netns: "b net:[1]",
+			Blocks: &BlockStats{Requests: 1000, Completed: 1000, Chunks: 1}, Counters: Counters{UDPOutDatagrams: 1000}}
+		server := &Side{Role: RoleResponder, Duration: time.Second, Messages: 1000, Netns: "b net:[2]",
+			Blocks: &BlockStats{Requests: 1000, Completed: 1000, Chunks: 1}, Counters: Counters{UDPOutDatagrams: 1000 + other}}
+		return Summarize(spec, Forward, client, server).Summary
+	}
+	if s := mk(5); s.ForeignUDP != 0 || s.FragmentsPerMessage < 1 || s.PacketsPerMessage < 2 {
+		t.Errorf("5 datagrams beyond the run's: foreign %d, %.3f fragments, %.3f packets", s.ForeignUDP, s.FragmentsPerMessage, s.PacketsPerMessage)
+	}
+	if s := mk(42000); s.ForeignUDP != 42000 || s.FragmentsPerMessage != 0 || s.PacketsPerMessage != 0 {
+		t.Errorf("42000 foreign datagrams: foreign %d, %.3f fragments, %.3f packets; want both absent", s.ForeignUDP, s.FragmentsPerMessage, s.PacketsPerMessage)
+	}
+}

@@ -64,6 +64,14 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		}
 		s.PacketsPerMessage = float64(out) / float64(s.Messages)
 	}
+	if s.ForeignUDP = foreignUDP(client, server); s.ForeignUDP > 0 {
+		// The counters hold other traffic: what they say per message is
+		// not the run's. Fragments from the MTU (UDP_SEGMENT) stay.
+		s.PacketsPerMessage = 0
+		if send.UDP == nil || send.UDP.GSO <= 1 {
+			s.FragmentsPerMessage = 0
+		}
+	}
 	s.LargestPacket = largestPacket(spec, s, recv)
 	// Slack for TCP options and fragment alignment (8 bytes).
 	s.MTUProven = s.MTU > 0 && s.LargestPacket >= s.MTU-8
