@@ -114,7 +114,7 @@ type LostWhere struct {
 type Event struct {
 	Event string  `json:"event"`
 	Waits int64   `json:"waits"`
-	AvgNs float64 `json:"avg_ns"`
+	AvgNs float64 `json:"avg_ns,omitempty"` // absent without waits
 }
 
 // Pair is what Requester received from Server. Requested counts the
@@ -145,7 +145,9 @@ type PingRow struct {
 }
 
 // Pings are the round trips of one size: count, mean and standard
-// deviation (as AWR), and the pings that never came back.
+// deviation (as AWR), and the pings that never came back. Without a ping
+// that came back (Count 0) the times are not figures: absent from the
+// JSON, n/a in text.
 type Pings struct {
 	Count    int64   `json:"count"`
 	AvgNs    float64 `json:"avg_ns"`

@@ -206,8 +206,10 @@ func WritePings(w io.Writer, indent string, pings []PingRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, indent+"node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
 	for _, p := range pings {
-		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
-			fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
+		sa, ss := p.Small.Times()
+		la, ls := p.Large.Times()
+		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), sa, ss,
+			fmt.Sprint(p.Large.Count), la, ls, fmt.Sprint(p.Small.Lost+p.Large.Lost))
 	}
 	tw.Flush()
 }

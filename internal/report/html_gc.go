@@ -193,10 +193,12 @@ func gcAWRTables(s *section, r *gc.Report) {
 	if len(r.Pings) > 0 {
 		pg := &table{Head: []string{"node", "target", "500B ping count", "avg latency 500B (ms)", "stddev 500B (ms)", "8K ping count", "avg latency 8K (ms)", "stddev 8K (ms)", "lost"}}
 		for _, p := range r.Pings {
+			sa, ss := p.Small.Times()
+			la, ls := p.Large.Times()
 			pg.Rows = append(pg.Rows, []cell{{Text: p.Node}, {Text: p.Target}, {Text: strconv.FormatInt(p.Small.Count, 10), Class: "num"},
-				{Text: fmt.Sprintf("%.3f", p.Small.AvgNs/1e6), Class: "num"}, {Text: fmt.Sprintf("%.3f", p.Small.StddevNs/1e6), Class: "num"},
-				{Text: strconv.FormatInt(p.Large.Count, 10), Class: "num"}, {Text: fmt.Sprintf("%.3f", p.Large.AvgNs/1e6), Class: "num"},
-				{Text: fmt.Sprintf("%.3f", p.Large.StddevNs/1e6), Class: "num"}, {Text: strconv.FormatInt(p.Small.Lost+p.Large.Lost, 10), Class: "num"}})
+				{Text: sa, Class: "num"}, {Text: ss, Class: "num"},
+				{Text: strconv.FormatInt(p.Large.Count, 10), Class: "num"}, {Text: la, Class: "num"},
+				{Text: ls, Class: "num"}, {Text: strconv.FormatInt(p.Small.Lost+p.Large.Lost, 10), Class: "num"}})
 		}
 		s.heading("Interconnect Ping Latency Stats (as AWR shows them; measured while the workload ran)")
 		s.table(pg)
