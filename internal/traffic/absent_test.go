@@ -28,6 +28,20 @@ func TestAbsentJSON(t *testing.T) {
 		t.Errorf("tcp summary lost its figures: %s", js)
 	}
 
+	// Nothing delivered: no CPU per GiB (it read 0, the cheapest run).
+	none, _ := json.Marshal(Summarize(tcp, Forward, snd, &Side{Role: RoleReceiver, Duration: time.Second}).Summary)
+	if strings.Contains(string(none), "_per_gib") {
+		t.Errorf("nothing delivered, yet a cost per GiB: %s", none)
+	}
+	var text strings.Builder
+	empty := &Report{Peer: "p", Result: &Result{Spec: tcp, Flows: []Flow{Summarize(tcp, Forward, snd, &Side{Role: RoleReceiver, Duration: time.Second})}}}
+	if err := empty.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "per GiB 0 ms") || !strings.Contains(text.String(), "per GiB n/a cpu") {
+		t.Errorf("nothing delivered:\n%s", text.String())
+	}
+
 	udp, _ := Spec{Mode: ModeUDP, Len: 8192}.Normalize()
 	usnd := &Side{Role: RoleSender, Duration: time.Second, Messages: 10, UDP: &UDPStats{Sent: 10}}
 	urcv := &Side{Role: RoleReceiver, Duration: time.Second, Messages: 10, Bytes: 81920, UDP: &UDPStats{Received: 10}}

@@ -153,8 +153,12 @@ func (rep Report) WriteText(out io.Writer) error {
 			if e.sd == nil {
 				continue
 			}
-			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %.0f ms cpu",
-				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), e.c.CPUNsPerGiB/1e6)
+			perGiB := units.NotAvailable // nothing delivered
+			if e.c.CPUNsPerGiB > 0 {
+				perGiB = fmt.Sprintf("%.0f ms", e.c.CPUNsPerGiB/1e6)
+			}
+			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %s cpu",
+				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), perGiB)
 			if e.c.CPUNsPerMsg > 0 {
 				fmt.Fprintf(w, "; per message %.1f us cpu, %.1f us softirq", e.c.CPUNsPerMsg/1e3, e.c.SoftIRQNsPerMsg/1e3)
 			}

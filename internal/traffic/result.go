@@ -326,12 +326,14 @@ type LossPlaces struct {
 
 // Cost is an end's CPU normalised by what was delivered, in ns.
 type Cost struct {
-	CPUNs           int64   `json:"cpu_ns"` // user + system of the end's threads
-	SoftIRQNs       int64   `json:"softirq_ns"`
-	CPUNsPerGiB     float64 `json:"cpu_ns_per_gib"`
-	SoftIRQNsPerGiB float64 `json:"softirq_ns_per_gib"`
-	CPUNsPerMsg     float64 `json:"cpu_ns_per_message,omitempty"`
-	SoftIRQNsPerMsg float64 `json:"softirq_ns_per_message,omitempty"`
+	CPUNs     int64 `json:"cpu_ns"` // user + system of the end's threads
+	SoftIRQNs int64 `json:"softirq_ns"`
+	// Per GiB delivered: absent when nothing was (softirq can be a
+	// measured 0: /proc/stat counts it in ticks).
+	CPUNsPerGiB     float64  `json:"cpu_ns_per_gib,omitempty"`
+	SoftIRQNsPerGiB *float64 `json:"softirq_ns_per_gib,omitempty"`
+	CPUNsPerMsg     float64  `json:"cpu_ns_per_message,omitempty"`
+	SoftIRQNsPerMsg float64  `json:"softirq_ns_per_message,omitempty"`
 	// Utilisation is CPU time over the flow's duration: 1.0 is one core
 	// busy. An end near 1.0 was the bottleneck.
 	Utilisation float64 `json:"utilisation"`

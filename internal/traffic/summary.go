@@ -219,7 +219,8 @@ func cost(sd *Side, bytes, msgs int64, d time.Duration, perMsg bool) Cost {
 	c := Cost{CPUNs: sd.CPU.UserNs + sd.CPU.SystemNs, SoftIRQNs: sd.CPU.SoftIRQNs}
 	if gib := float64(bytes) / (1 << 30); gib > 0 {
 		c.CPUNsPerGiB = float64(c.CPUNs) / gib
-		c.SoftIRQNsPerGiB = float64(c.SoftIRQNs) / gib
+		soft := float64(c.SoftIRQNs) / gib
+		c.SoftIRQNsPerGiB = &soft
 	}
 	if perMsg && msgs > 0 {
 		c.CPUNsPerMsg = float64(c.CPUNs) / float64(msgs)
