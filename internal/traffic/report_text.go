@@ -141,7 +141,7 @@ func (rep Report) WriteText(out io.Writer) error {
 				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
 			if s.ForeignUDP > 0 {
 				fmt.Fprintf(w, "    (fragments and packets n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the counters hold too)\n", s.ForeignUDP)
-			} else if s.SharedNetns {
+			} else if s.SharedNetns && s.PacketsPerMessage > 0 { // the figures the note qualifies
 				fmt.Fprintln(w, "    (both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once)")
 			}
 		}
