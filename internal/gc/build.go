@@ -77,8 +77,13 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			key = fmt.Sprint("node ", i)
 		}
 		s.softByHost[key] = max(s.softByHost[key], float64(nr.CPU.SoftIRQNs))
+		if g == nil && nr.Counters.HasPacketsOut() {
+			if nd.ForeignUDP = foreignUDP(nr.Counters.UDPOutDatagrams, nr.DatagramsOut); nd.ForeignUDP > 0 {
+				nd.FragmentsPerBlock, nd.PacketsPerBlock = 0, 0 // the counters hold other traffic
+			}
+		}
 		switch {
-		case g != nil && !g.known:
+		case nd.ForeignUDP > 0 || g != nil && !g.known:
 			s.pktsUnknown = true
 		case g != nil:
 			if !counted[g] { // one namespace's packets, once

@@ -118,6 +118,9 @@ func (nd *node) Stop() *NodeRun {
 			res.Error = "pings: " + pr.Error
 		}
 	}
+	for _, e := range nd.engines() {
+		res.DatagramsOut += e.pktsOut
+	}
 	if nd.merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)

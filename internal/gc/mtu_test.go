@@ -90,3 +90,44 @@ func TestBuildSharedNetns(t *testing.T) {
 		t.Errorf("own namespaces: shared by %d, %.2f fragments, %.2f packets per block", n.SharedNetns, n.FragmentsPerBlock, n.PacketsPerBlock)
 	}
 }
+
+// A namespace that sent clearly more UDP datagrams than the run's nodes
+// did (other programs, other tests on the same loopback) holds other
+// traffic: its nodes' packet figures and the total's are n/a, and the
+// count is said. Within the slack (hellos), the figures stand.
+func TestBuildForeignUDP(t *testing.T) {
+	mk := func(extra int64, netns [2]string) *Report {
+		runs := make([]*NodeRun, 2)
+		for i := range runs {
+			runs[i] = &NodeRun{Index: i, MTU: 9000, IssueNs: int64(time.Second), From: make([]FromStats, 2), Routed: [][]int64{{0, 0}, {0, 0}},
+				Served: make([][2]int64, 2), Pings: make([][2]PingStats, 2), BlocksServed: 1000, OtherPackets: 1000, DatagramsOut: 2000,
+				Host: "boot", Netns: netns[i]}
+			runs[i].Counters.UDPOutDatagrams = 2000 + extra
+		}
+		if netns[0] == netns[1] { // one namespace: each delta holds both nodes'
+			for _, nr := range runs {
+				nr.Counters.UDPOutDatagrams = 4000 + extra
+			}
+		}
+		runs[0].From[1] = FromStats{Received: 1000}
+		runs[1].From[0] = FromStats{Received: 1000}
+		runs[0].Routed[1][0], runs[1].Routed[0][1] = 1000, 1000
+		return Build(Spec{Timeout: time.Second}, time.Now(), []Named{{Name: "a"}, {Name: "b"}}, runs, nil)
+	}
+	for _, ns := range [][2]string{{"boot net:[1]", "boot net:[2]"}, {"boot net:[1]", "boot net:[1]"}} {
+		if r := mk(10, ns); r.Nodes[0].ForeignUDP != 0 || r.Nodes[0].FragmentsPerBlock < 1 || r.Nodes[0].FragmentsPerBlock > 1.01 || r.Total.FragmentsPerBlock == 0 {
+			t.Errorf("%v, 10 datagrams beyond the run's: foreign %d, fragments %.2f, total %.2f", ns, r.Nodes[0].ForeignUDP, r.Nodes[0].FragmentsPerBlock, r.Total.FragmentsPerBlock)
+		}
+		r := mk(30000, ns)
+		if r.Nodes[0].ForeignUDP != 30000 || r.Nodes[0].FragmentsPerBlock != 0 || r.Nodes[0].PacketsPerBlock != 0 || r.Total.FragmentsPerBlock != 0 {
+			t.Errorf("%v, 30000 foreign datagrams: foreign %d, fragments %.2f, packets %.2f, total %.2f", ns, r.Nodes[0].ForeignUDP, r.Nodes[0].FragmentsPerBlock, r.Nodes[0].PacketsPerBlock, r.Total.FragmentsPerBlock)
+		}
+		var b strings.Builder
+		if err := r.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "a: packets n/a: 30000 UDP datagrams not of this run") {
+			t.Errorf("%v: text does not say so:\n%s", ns, b.String())
+		}
+	}
+}

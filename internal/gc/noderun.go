@@ -57,6 +57,10 @@ type NodeRun struct {
 	OtherPackets int64 `json:"other_packets"`
 	BlocksServed int64 `json:"blocks_served"`
 	ChunksServed int64 `json:"chunks_served"`
+	// DatagramsOut is every datagram the node's engines sent (blocks,
+	// requests, forwards, pings): its namespace's counters sending clearly
+	// more held other traffic. 0 from an agent that does not say.
+	DatagramsOut int64 `json:"datagrams_out,omitempty"`
 	// Unproven lists peers no authenticated datagram came from during
 	// the setup: nothing was sent to them but hellos.
 	Unproven []int `json:"unproven,omitempty"`

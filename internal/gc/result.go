@@ -74,6 +74,10 @@ type Node struct {
 	// namespace's, so its packet figures are the namespace's, over those
 	// nodes' blocks.
 	SharedNetns int `json:"shared_netns,omitempty"`
+	// ForeignUDP counts the UDP datagrams the node's namespace sent during
+	// the run beyond the run's own (other programs, other tests on the
+	// same loopback): its packet figures are then absent.
+	ForeignUDP int64 `json:"foreign_udp_datagrams,omitempty"`
 	// FragmentsPerBlock is the IP packets each block the node shipped
 	// travelled in (6 for 8 KiB at MTU 1500, 1 at 9000); PacketsPerBlock
 	// every UDP packet the node sent per block it received. Both are

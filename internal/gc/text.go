@@ -119,6 +119,11 @@ func (r *Report) writeNodes(w io.Writer) {
 	if sharedNS > 1 {
 		fmt.Fprintf(w, "  + %d nodes share one network namespace, whose counters hold all their packets: the figures are the namespace's, over their blocks\n", sharedNS)
 	}
+	for _, n := range r.Nodes {
+		if n.ForeignUDP > 0 {
+			fmt.Fprintf(w, "  %s: packets n/a: %d UDP datagrams not of this run left its network namespace during it (other traffic its counters hold too)\n", termtext.Clean(n.Name), n.ForeignUDP)
+		}
+	}
 }
 
 // mtuText is an MTU, or "n/a" when the agent could not name one.

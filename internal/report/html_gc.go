@@ -169,6 +169,9 @@ func gcNodeTable(r *gc.Report) *table {
 		if n.SharedNetns > 1 { // the namespace's counters: its figure, over its nodes' blocks
 			ns = fmt.Sprintf(" (network namespace shared by %d nodes)", n.SharedNetns)
 		}
+		if n.ForeignUDP > 0 {
+			ns = fmt.Sprintf(" (%d UDP datagrams not of this run in its namespace's counters)", n.ForeignUDP)
+		}
 		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: gcMTUText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},

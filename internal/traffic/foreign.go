@@ -6,10 +6,10 @@ package traffic
 // namespace that sent clearly more carried other traffic, and packet
 // figures read from its counters would be that traffic's too.
 
-// foreignSlack is how many datagrams beyond its own an end's namespace may
+// ForeignSlack is how many datagrams beyond its own an end's namespace may
 // send before its counters are taken to hold other traffic: the session's
 // hellos, a share for late feedback and probes.
-func foreignSlack(own int64) int64 { return 16 + own/100 }
+func ForeignSlack(own int64) int64 { return 16 + own/100 }
 
 // ownUDP is the datagrams an end sent itself, from its own counts, and
 // whether that is known (not with UDP_SEGMENT, where the kernel may count
@@ -40,7 +40,7 @@ func foreignUDP(client, server *Side) int64 {
 		return 0
 	}
 	extra := func(out, own int64) int64 {
-		if out-own > foreignSlack(own) {
+		if out-own > ForeignSlack(own) {
 			return out - own
 		}
 		return 0
