@@ -118,7 +118,7 @@ func (r *Report) addPairs(runs []*NodeRun, name func(int) string) {
 			}
 		}
 		for tg := range rr.Pings {
-			if tg < n {
+			if tg < n && !r.Spec.NoPing { // --ping-interval 0: no table of zeros
 				r.Pings = append(r.Pings, PingRow{Node: name(ri), Target: name(tg), Small: pingFigures(rr.Pings[tg][0]), Large: pingFigures(rr.Pings[tg][1])})
 			}
 		}

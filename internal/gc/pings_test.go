@@ -36,3 +36,26 @@ func TestPingsNone(t *testing.T) {
 		t.Errorf("an event without waits has an average: %s", js)
 	}
 }
+
+// A run without pings (--ping-interval 0) has no ping table: not a row of
+// zero counts and n/a per pair of nodes.
+func TestBuildNoPings(t *testing.T) {
+	runs := make([]*NodeRun, 2)
+	for i := range runs {
+		runs[i] = &NodeRun{Index: i, IssueNs: int64(time.Second), From: make([]FromStats, 2), Routed: [][]int64{{0, 0}, {0, 0}},
+			Served: make([][2]int64, 2), Pings: make([][2]PingStats, 2)}
+	}
+	names := []Named{{Name: "a"}, {Name: "b"}}
+	if r := Build(Spec{Timeout: time.Second}, time.Now(), names, runs, nil); len(r.Pings) != 4 {
+		t.Fatalf("with pings: %d rows, want 4", len(r.Pings))
+	}
+	r := Build(Spec{Timeout: time.Second, NoPing: true}, time.Now(), names, runs, nil)
+	js, _ := json.Marshal(r)
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Pings) != 0 || strings.Contains(string(js), `"pings"`) || strings.Contains(b.String(), "Ping Latency") {
+		t.Errorf("--ping-interval 0: %d rows, JSON %v, text:\n%s", len(r.Pings), strings.Contains(string(js), `"pings"`), b.String())
+	}
+}

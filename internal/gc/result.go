@@ -22,7 +22,7 @@ type Report struct {
 	// among them, Pings AWR's "Interconnect Ping Latency Stats" table.
 	Nodes []Node    `json:"nodes"`
 	Pairs []Pair    `json:"pairs"`
-	Pings []PingRow `json:"pings"`
+	Pings []PingRow `json:"pings,omitempty"` // none with --ping-interval 0
 	Total Total     `json:"total"`
 	// Unreachable lists the named nodes that took no part (their agent
 	// could not be reached or refused the run).
