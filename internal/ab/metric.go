@@ -2,6 +2,7 @@ package ab
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -32,7 +33,14 @@ type Metric struct {
 	re          *regexp.Regexp
 	path        []string
 	known       *known
+	// optional marks a secondary metric ab chose itself (no --metric): a
+	// run whose JSON lacks it (the kernel did not give the counters it
+	// needs) leaves it out for that run rather than fail.
+	optional bool
 }
+
+// errAbsent is a figure missing from a run's JSON: not measured.
+var errAbsent = errors.New("not in the run's JSON")
 
 // known is a metric interlink understands in its own JSON documents.
 type known struct {
@@ -330,7 +338,7 @@ func number(v any, name, path string) (float64, error) {
 	case float64:
 		return x, nil
 	case nil:
-		return 0, fmt.Errorf("metric %s: %s is not in the run's JSON", name, path)
+		return 0, fmt.Errorf("metric %s: %s is %w", name, path, errAbsent)
 	default:
 		return 0, fmt.Errorf("metric %s: %s is %T, not a number", name, path, v)
 	}
