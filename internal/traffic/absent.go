@@ -38,3 +38,32 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		LossPercent *float64 `json:"loss_percent,omitempty"`
 	}{plain: plain(s)})
 }
+
+// streamInterval is an interval of a TCP end: a stream has no messages.
+type streamInterval struct {
+	Interval
+	Messages *int64 `json:"messages,omitempty"`
+}
+
+// MarshalJSON leaves out of a TCP end (one with streams) the message counts
+// it does not keep: its intervals' and, at the receiver, its own (a
+// sender's count of writes stays).
+func (s Side) MarshalJSON() ([]byte, error) {
+	type plain Side // without this method
+	if len(s.Streams) == 0 {
+		return json.Marshal(plain(s))
+	}
+	ivs := make([]streamInterval, len(s.Intervals))
+	for i, in := range s.Intervals {
+		ivs[i].Interval = in
+	}
+	var writes *int64
+	if s.Messages > 0 {
+		writes = &s.Messages
+	}
+	return json.Marshal(struct {
+		plain
+		Messages  *int64           `json:"messages,omitempty"`
+		Intervals []streamInterval `json:"intervals"`
+	}{plain(s), writes, ivs})
+}

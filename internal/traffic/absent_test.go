@@ -42,6 +42,29 @@ func TestAbsentJSON(t *testing.T) {
 		t.Errorf("nothing delivered:\n%s", text.String())
 	}
 
+	// A TCP receiver counts no messages, nor does a TCP end per interval.
+	rcv.Streams = []Stream{{Bytes: 1 << 30}}
+	rcv.Intervals = []Interval{{End: time.Second, Bytes: 1 << 30}}
+	snd.Intervals = rcv.Intervals
+	ends, _ := json.Marshal(Summarize(tcp, Forward, snd, rcv))
+	var sides struct {
+		Client, Server struct {
+			Messages  *int64
+			Intervals []map[string]any
+		}
+	}
+	if err := json.Unmarshal(ends, &sides); err != nil {
+		t.Fatal(err)
+	}
+	if sides.Server.Messages != nil || sides.Client.Messages == nil || *sides.Client.Messages != 8192 {
+		t.Errorf("tcp ends: receiver messages %v, sender writes %v", sides.Server.Messages, sides.Client.Messages)
+	}
+	for _, in := range append(sides.Client.Intervals, sides.Server.Intervals...) {
+		if _, ok := in["messages"]; ok || in["bytes"] == nil {
+			t.Errorf("tcp interval: %v", in)
+		}
+	}
+
 	udp, _ := Spec{Mode: ModeUDP, Len: 8192}.Normalize()
 	usnd := &Side{Role: RoleSender, Duration: time.Second, Messages: 10, UDP: &UDPStats{Sent: 10}}
 	urcv := &Side{Role: RoleReceiver, Duration: time.Second, Messages: 10, Bytes: 81920, UDP: &UDPStats{Received: 10}}
