@@ -97,6 +97,9 @@ func TestExtract(t *testing.T) {
 		{"fragments_per_message", 6, ""},
 		{"retransmits", 0, ""}, // omitted by omitempty: zero
 		{"cpu_per_message_server", 0, "not in the run's JSON"},
+		// Absent beside figures that are there: not measured, not 0.
+		{"packets_per_message", 0, "not in the run's JSON"},
+		{"softirq_per_message_client", 0, "not in the run's JSON"},
 		{"x=json:flows.1.summary.rtt.p99_ns", 99000, ""},
 		{"x=json:flows.7.summary", 0, "not in the run's JSON"},
 		{"x=json:spec.mode", 0, "not a number"},
@@ -311,5 +314,45 @@ func TestValidate(t *testing.T) {
 		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate: %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// A metric ab chose itself, beside the headline one, that a run's JSON
+// lacks (fragments per message without the kernel's counters, or with
+// other traffic in them) is left out for that run, which stays measured;
+// the headline figure absent fails the run, as a --metric would.
+func TestDefaultMetricAbsent(t *testing.T) {
+	doc := `{"schema":"interlink.bench/v1","spec":{"mode":"blocks"},"flows":[{"summary":{"messages_per_sec":22000,"rtt":{"p50_ns":41000,"p99_ns":98000},"client_cost":{"cpu_ns_per_message":20100},"server_cost":{"cpu_ns_per_message":19000}}}]}`
+	ms := chooseMetrics([]byte(doc))
+	vals, failed := extract(ms, outcome{out: []byte(doc)})
+	if _, there := vals["fragments_per_message"]; failed != "" || there || vals["blocks_per_sec"] != 22000 {
+		t.Errorf("fragments absent: values %v, failed %q", vals, failed)
+	}
+	noHeadline := strings.Replace(doc, `"messages_per_sec":22000,`, "", 1)
+	if _, failed := extract(ms, outcome{out: []byte(noHeadline)}); !strings.Contains(failed, "blocks_per_sec") {
+		t.Errorf("headline absent: failed %q", failed)
+	}
+}
+
+// A metric without statistics (no run gave it a value) has no p-value,
+// shift or detectable shift in the JSON, and null for an arm's median:
+// it read "p_value": 0 and medians of 0.
+func TestStatsJSONWithout(t *testing.T) {
+	m := MetricStats{Metric: "fragments_per_message", N: [2]int{0, 3}, Median: [2]float64{0, 6}, Error: "0 runs of A and 3 of B gave a value"}
+	js, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"p_value"`, `"shift"`, `"detectable_shift"`} {
+		if strings.Contains(string(js), k) {
+			t.Errorf("no statistics, yet %s: %s", k, js)
+		}
+	}
+	if !strings.Contains(string(js), `"median":[null,6]`) {
+		t.Errorf("medians: %s", js)
+	}
+	m.Error, m.N, m.P = "", [2]int{3, 3}, 0.1
+	if js, _ := json.Marshal(m); !strings.Contains(string(js), `"p_value":0.1`) || !strings.Contains(string(js), `"median":[0,6]`) {
+		t.Errorf("with statistics: %s", js)
 	}
 }

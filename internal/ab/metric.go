@@ -2,6 +2,7 @@ package ab
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -32,7 +33,14 @@ type Metric struct {
 	re          *regexp.Regexp
 	path        []string
 	known       *known
+	// optional marks a secondary metric ab chose itself (no --metric): a
+	// run whose JSON lacks it (the kernel did not give the counters it
+	// needs) leaves it out for that run rather than fail.
+	optional bool
 }
+
+// errAbsent is a figure missing from a run's JSON: not measured.
+var errAbsent = errors.New("not in the run's JSON")
 
 // known is a metric interlink understands in its own JSON documents.
 type known struct {
@@ -257,9 +265,12 @@ func (m Metric) extractKnown(doc any) (float64, error) {
 	for i, f := range flows {
 		full := append([]string{"summary"}, k.path...)
 		leaf := lookup(f, full)
-		if parent, ok := lookup(f, full[:len(full)-1]).(map[string]any); ok && leaf == nil {
+		if parent, ok := lookup(f, full[:len(full)-1]).(map[string]any); ok && leaf == nil && k.unit == UnitCount {
 			// interlink omits zero counts (omitempty): a present parent
-			// with the field absent means zero.
+			// with a count absent means zero. Any other figure absent
+			// was not measured (fragments per message without the
+			// kernel's counters, CPU per message of a tcp run), and a 0
+			// taken for it would enter the medians as a real value.
 			if _, there := parent[full[len(full)-1]]; !there {
 				leaf = 0.0
 			}
@@ -327,7 +338,7 @@ func number(v any, name, path string) (float64, error) {
 	case float64:
 		return x, nil
 	case nil:
-		return 0, fmt.Errorf("metric %s: %s is not in the run's JSON", name, path)
+		return 0, fmt.Errorf("metric %s: %s is %w", name, path, errAbsent)
 	default:
 		return 0, fmt.Errorf("metric %s: %s is %T, not a number", name, path, v)
 	}

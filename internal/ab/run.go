@@ -269,8 +269,9 @@ func chooseMetrics(out []byte) []Metric {
 		names = DefaultMetrics[""]
 	}
 	ms := make([]Metric, 0, len(names))
-	for _, n := range names {
+	for i, n := range names {
 		m, _ := ParseMetric(n)
+		m.optional = i > 0 // the headline figure is the question; the others may be absent
 		ms = append(ms, m)
 	}
 	return ms
@@ -281,6 +282,9 @@ func extract(ms []Metric, o outcome) (map[string]float64, string) {
 	vals := make(map[string]float64, len(ms))
 	for _, m := range ms {
 		v, err := m.Extract(o.out, doc, time.Duration(o.WallNs))
+		if err != nil && m.optional && errors.Is(err, errAbsent) {
+			continue // not measured in this run: left out, not 0
+		}
 		if err != nil {
 			return vals, err.Error()
 		}

@@ -153,8 +153,8 @@ func writeLocal(w io.Writer, r *Result) {
 	if all := busy + l.CPUIdleNs; all > 0 {
 		pct = 100 * float64(busy) / float64(all)
 	}
-	fmt.Fprintf(w, "  cpu host (%d CPUs): user %s, sys %s, softirq %s (%.0f %% busy) = %.1f us per transaction; interlink itself %s (%.1f us per transaction)\n",
-		l.NCPU, msec(l.CPUUserNs), msec(l.CPUSystemNs), msec(l.CPUSoftIRQNs), pct, l.CPUNsPerTx/1e3, msec(l.ClientCPUNs), l.ClientCPUNsPerTx/1e3)
+	fmt.Fprintf(w, "  cpu host (%d CPUs): user %s, sys %s, softirq %s (%s %% busy) = %.1f us per transaction; interlink itself %s (%.1f us per transaction)\n",
+		l.NCPU, msec(l.CPUUserNs), msec(l.CPUSystemNs), msec(l.CPUSoftIRQNs), units.FormatPercent(pct, 0), l.CPUNsPerTx/1e3, msec(l.ClientCPUNs), l.ClientCPUNsPerTx/1e3)
 	writeNodes(w, r.Nodes, r.Transactions)
 	writeLab(w, r.Lab)
 }

@@ -17,7 +17,7 @@ import (
 func TestBuildCountersNotAvailable(t *testing.T) {
 	runs := make([]*NodeRun, 2)
 	for i := range runs {
-		runs[i] = &NodeRun{Index: i, IssueNs: int64(time.Second), From: make([]FromStats, 2), Routed: [][]int64{{0, 0}, {0, 0}},
+		runs[i] = &NodeRun{Index: i, MTU: 1500, IssueNs: int64(time.Second), From: make([]FromStats, 2), Routed: [][]int64{{0, 0}, {0, 0}},
 			Served: make([][2]int64, 2), Pings: make([][2]PingStats, 2), BlocksServed: 100,
 			Counters: traffic.Counters{UDPOutDatagrams: 120, NotAvailable: []string{"udp_out_datagrams"}}}
 	}

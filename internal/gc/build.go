@@ -8,6 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/units"
 )
 
 // Named names a node of a measured run for Build.
@@ -34,6 +35,7 @@ type sums struct {
 	user, sys, blockPkts, pkts, served, issueNs float64
 	softByHost                                  map[string]float64 // each host's softirq time, once
 	pktsUnknown                                 bool               // a node lacks a counter PacketsOut needs
+	mtuUnknown                                  bool               // a node's agent named no MTU (its OtherPackets are short)
 }
 
 // addNodes fills each node's figures and adds them up.
@@ -44,6 +46,7 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			hosts[nr.Host]++
 		}
 	}
+	groups, counted := netnsGroups(runs), map[*netnsGroup]bool{}
 	s := &sums{hist: [2]*hdrhistogram.Histogram{newHist(), newHist()}, softByHost: map[string]float64{}}
 	t := &r.Total
 	for i, nr := range runs {
@@ -55,6 +58,10 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 		}
 		hists := nr.histograms()
 		nodeFigures(nd, nr, hists, spec, hosts[nr.Host], name)
+		g := sharedGroup(groups, nr)
+		if g != nil {
+			g.apply(nd)
+		}
 		for k, h := range hists {
 			if h != nil {
 				s.hist[k].Merge(h)
@@ -70,12 +77,27 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			key = fmt.Sprint("node ", i)
 		}
 		s.softByHost[key] = max(s.softByHost[key], float64(nr.CPU.SoftIRQNs))
-		if nr.Counters.HasPacketsOut() {
+		if g == nil && nr.Counters.HasPacketsOut() {
+			if nd.ForeignUDP = foreignUDP(nr.Counters.UDPOutDatagrams, nr.DatagramsOut); nd.ForeignUDP > 0 {
+				nd.FragmentsPerBlock, nd.PacketsPerBlock = 0, 0 // the counters hold other traffic
+			}
+		}
+		switch {
+		case nd.ForeignUDP > 0 || g != nil && !g.known:
+			s.pktsUnknown = true
+		case g != nil:
+			if !counted[g] { // one namespace's packets, once
+				counted[g] = true
+				s.blockPkts += float64(g.pkts - g.other)
+				s.pkts += float64(g.pkts)
+			}
+		case nr.Counters.HasPacketsOut():
 			s.blockPkts += float64(nr.Counters.PacketsOut() - nr.OtherPackets)
 			s.pkts += float64(nr.Counters.PacketsOut())
-		} else {
+		default:
 			s.pktsUnknown = true
 		}
+		s.mtuUnknown = s.mtuUnknown || nr.MTU <= 0
 		s.served += float64(nr.BlocksServed)
 		s.issueNs = max(s.issueNs, float64(nr.IssueNs))
 	}
@@ -96,7 +118,7 @@ func (r *Report) addPairs(runs []*NodeRun, name func(int) string) {
 			}
 		}
 		for tg := range rr.Pings {
-			if tg < n {
+			if tg < n && !r.Spec.NoPing { // --ping-interval 0: no table of zeros
 				r.Pings = append(r.Pings, PingRow{Node: name(ri), Target: name(tg), Small: pingFigures(rr.Pings[tg][0]), Large: pingFigures(rr.Pings[tg][1])})
 			}
 		}
@@ -139,7 +161,7 @@ func (r *Report) addTotal(s *sums) {
 			t.PacketsPerBlock = s.pkts / rec
 		}
 	}
-	if s.served > 0 && !s.pktsUnknown {
+	if s.served > 0 && !s.pktsUnknown && !s.mtuUnknown {
 		t.FragmentsPerBlock = s.blockPkts / s.served
 	}
 	if s.issueNs > 0 {
@@ -203,7 +225,9 @@ func nodeFigures(nd *Node, nr *NodeRun, hists [2]*hdrhistogram.Histogram, spec S
 			nd.PacketsPerBlock = float64(nr.Counters.PacketsOut()) / rec
 		}
 	}
-	if nr.BlocksServed > 0 && nr.Counters.HasPacketsOut() {
+	// OtherPackets counts the fragments of what the node sent besides
+	// blocks at its MTU: without one, the blocks' share is unknown.
+	if nr.BlocksServed > 0 && nr.Counters.HasPacketsOut() && nr.MTU > 0 {
 		nd.FragmentsPerBlock = float64(nr.Counters.PacketsOut()-nr.OtherPackets) / float64(nr.BlocksServed)
 	}
 }
@@ -269,8 +293,8 @@ func (r *Report) judge() {
 			add(ProblemNoPath, true, "%s never heard from %v during the setup: requests to them were not sent", nd.Name, nd.Unproven)
 		}
 		if nd.RateWaitedNs > 0 && nd.DurationNs > 0 && float64(nd.RateWaitedNs) > 0.01*float64(nd.DurationNs) {
-			r.LimitedBy = append(r.LimitedBy, fmt.Sprintf("%s: the agent's send limit held its sends back for %.0f %% of the run (start the agent with a higher --max-rate)",
-				nd.Name, 100*min(float64(nd.RateWaitedNs)/float64(nd.DurationNs), 1)))
+			r.LimitedBy = append(r.LimitedBy, fmt.Sprintf("%s: the agent's send limit held its sends back for %s %% of the run (start the agent with a higher --max-rate)",
+				nd.Name, units.FormatPercent(100*min(float64(nd.RateWaitedNs)/float64(nd.DurationNs), 1), 0)))
 		}
 	}
 	// Whether the pairs must balance is the run's, not a pair's.

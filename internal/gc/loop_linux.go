@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,9 +118,13 @@ func (nd *node) Stop() *NodeRun {
 			res.Error = "pings: " + pr.Error
 		}
 	}
+	for _, e := range nd.engines() {
+		res.DatagramsOut += e.pktsOut
+	}
 	if nd.merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)
+			res.Netns = netnsName(res.Host)
 		} else {
 			nd.merr = err
 		}
@@ -213,4 +218,17 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 		res.Error = "stopped at its own deadline: the run was never collected"
 	}
 	return res
+}
+
+// netnsName names the network namespace whose counters this process reads
+// (the agent's: it never switches), on the host with boot id host; "" when
+// either is unknown.
+func netnsName(host string) string {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ns, err := os.Readlink("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net")
+	if err != nil || host == "" {
+		return ""
+	}
+	return host + " " + ns
 }

@@ -88,6 +88,16 @@ func TestLoopbackThreeNodes(t *testing.T) {
 		if nd.Error != "" {
 			t.Errorf("%s: %s", nd.Name, nd.Error)
 		}
+		// One process, one namespace: its counters are the three nodes'.
+		if nd.SharedNetns != 3 {
+			t.Errorf("%s: namespace shared by %d nodes, want 3", nd.Name, nd.SharedNetns)
+		}
+	}
+	// 1 at MTU 65536, or n/a (0) when other tests' datagrams crossed the
+	// same loopback during the run.
+	t.Logf("%.2f fragments per block shipped, %d foreign datagrams", r.Total.FragmentsPerBlock, r.Nodes[0].ForeignUDP)
+	if f := r.Total.FragmentsPerBlock; (f != 0 || r.Nodes[0].ForeignUDP == 0) && (f < 1 || f > 1.05) {
+		t.Errorf("%.2f fragments per unfragmented block", f)
 	}
 	two, three := r.Total.TwoWay, r.Total.ThreeWay
 	t.Logf("%.0f blocks/s, %d received, %d lost, %d local, 3-way %.1f %%, 2-way p50 %v, 3-way p50 %v",

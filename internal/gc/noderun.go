@@ -44,7 +44,11 @@ type NodeRun struct {
 
 	// Host is the node's boot id: nodes on one host (a lab) share its
 	// softirq time, which each of them measures whole.
-	Host     string           `json:"host"`
+	Host string `json:"host"`
+	// Netns names the network namespace the node's counters are of (its
+	// inode); nodes of one host with the same one count each other's
+	// packets. Empty from an agent that does not say.
+	Netns    string           `json:"netns,omitempty"`
 	CPU      traffic.CPU      `json:"cpu"`
 	Counters traffic.Counters `json:"counters"`
 	// OtherPackets are the IP packets of every datagram the node sent
@@ -53,6 +57,10 @@ type NodeRun struct {
 	OtherPackets int64 `json:"other_packets"`
 	BlocksServed int64 `json:"blocks_served"`
 	ChunksServed int64 `json:"chunks_served"`
+	// DatagramsOut is every datagram the node's engines sent (blocks,
+	// requests, forwards, pings): its namespace's counters sending clearly
+	// more held other traffic. 0 from an agent that does not say.
+	DatagramsOut int64 `json:"datagrams_out,omitempty"`
 	// Unproven lists peers no authenticated datagram came from during
 	// the setup: nothing was sent to them but hellos.
 	Unproven []int `json:"unproven,omitempty"`

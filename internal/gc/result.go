@@ -22,7 +22,7 @@ type Report struct {
 	// among them, Pings AWR's "Interconnect Ping Latency Stats" table.
 	Nodes []Node    `json:"nodes"`
 	Pairs []Pair    `json:"pairs"`
-	Pings []PingRow `json:"pings"`
+	Pings []PingRow `json:"pings,omitempty"` // none with --ping-interval 0
 	Total Total     `json:"total"`
 	// Unreachable lists the named nodes that took no part (their agent
 	// could not be reached or refused the run).
@@ -43,7 +43,9 @@ type Node struct {
 	Name  string `json:"name"`
 	Agent string `json:"agent"`
 	Addr  string `json:"addr"` // data endpoint
-	MTU   int    `json:"mtu"`
+	// MTU is that of the interface holding the node's data endpoint;
+	// absent (0) when the agent found none.
+	MTU int `json:"mtu,omitempty"`
 	// DurationNs is how long the node issued requests.
 	DurationNs int64 `json:"duration_ns"`
 	Requests   int64 `json:"requests"`
@@ -67,6 +69,15 @@ type Node struct {
 	CPU         traffic.CPU `json:"cpu"`
 	CPUPerBlock PerBlock    `json:"cpu_per_block"`
 	SharedHost  int         `json:"shared_host,omitempty"`
+	// SharedNetns counts the nodes of the run in this node's network
+	// namespace (agents on one host's loopback): their counters are the
+	// namespace's, so its packet figures are the namespace's, over those
+	// nodes' blocks.
+	SharedNetns int `json:"shared_netns,omitempty"`
+	// ForeignUDP counts the UDP datagrams the node's namespace sent during
+	// the run beyond the run's own (other programs, other tests on the
+	// same loopback): its packet figures are then absent.
+	ForeignUDP int64 `json:"foreign_udp_datagrams,omitempty"`
 	// FragmentsPerBlock is the IP packets each block the node shipped
 	// travelled in (6 for 8 KiB at MTU 1500, 1 at 9000); PacketsPerBlock
 	// every UDP packet the node sent per block it received. Both are
@@ -107,7 +118,7 @@ type LostWhere struct {
 type Event struct {
 	Event string  `json:"event"`
 	Waits int64   `json:"waits"`
-	AvgNs float64 `json:"avg_ns"`
+	AvgNs float64 `json:"avg_ns,omitempty"` // absent without waits
 }
 
 // Pair is what Requester received from Server. Requested counts the
@@ -138,7 +149,9 @@ type PingRow struct {
 }
 
 // Pings are the round trips of one size: count, mean and standard
-// deviation (as AWR), and the pings that never came back.
+// deviation (as AWR), and the pings that never came back. Without a ping
+// that came back (Count 0) the times are not figures: absent from the
+// JSON, n/a in text.
 type Pings struct {
 	Count    int64   `json:"count"`
 	AvgNs    float64 `json:"avg_ns"`

@@ -248,21 +248,35 @@ func (s *sock) write(bufs [][]byte, names []unix.RawSockaddrInet6, stop func() b
 	return nil
 }
 
-// mtuOf returns the MTU of the interface that holds a, or 0.
+// mtuOf returns the MTU of the interface that holds a, or 0 when none is
+// found. A loopback interface holds its whole prefix (the kernel's local
+// route for 127.0.0.0/8 on lo), so an agent on 127.0.0.2 has lo's MTU
+// although lo lists only 127.0.0.1/8.
 func mtuOf(a netip.Addr) int {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return 0
 	}
+	a = a.Unmap()
+	prefixMTU := 0
 	for _, i := range ifs {
 		addrs, _ := i.Addrs()
 		for _, ad := range addrs {
-			if p, ok := ad.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(p.IP); ok && ip.Unmap() == a.Unmap() {
-					return i.MTU
-				}
+			p, ok := ad.(*net.IPNet)
+			if !ok {
+				continue
+			}
+			ip, ok := netip.AddrFromSlice(p.IP)
+			if !ok {
+				continue
+			}
+			if ip.Unmap() == a {
+				return i.MTU
+			}
+			if ones, _ := p.Mask.Size(); i.Flags&net.FlagLoopback != 0 && netip.PrefixFrom(ip.Unmap(), ones).Contains(a) {
+				prefixMTU = i.MTU
 			}
 		}
 	}
-	return 0
+	return prefixMTU
 }

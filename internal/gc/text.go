@@ -62,8 +62,8 @@ func (r *Report) WriteText(w io.Writer) error {
 
 func (r *Report) writeTotal(w io.Writer) {
 	t := r.Total
-	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %.1f %% of blocks took 3 hops\n",
-		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent)
+	fmt.Fprintf(w, "%.0f blocks/s received in all; %d requested, %d received, %d lost, %d local hits; %s %% of blocks took 3 hops\n",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, units.FormatPercent(t.ThreeWayPercent, 1))
 	for _, e := range []struct {
 		name string
 		l    *latency.Summary
@@ -95,7 +95,7 @@ func (r *Report) writeNodes(w io.Writer) {
 	fmt.Fprintln(w, "\nNodes (cpu and packets per block received; fragments per block shipped):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, "node", "MTU", "received/s", "served", "local", "lost", "user us", "sys us", "softirq us", "frags/block", "packets/block")
-	shared := 0
+	shared, sharedNS := 0, 0
 	for _, n := range r.Nodes {
 		soft := fmt.Sprintf("%.1f", n.CPUPerBlock.SoftIRQNs/1e3)
 		if n.SharedHost > 1 {
@@ -104,14 +104,34 @@ func (r *Report) writeNodes(w io.Writer) {
 				shared = n.SharedHost // the first: one host's note
 			}
 		}
-		row(tw, termtext.Clean(n.Name), fmt.Sprint(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
-			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft,
-			traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock))
+		frags, pkts := traffic.FormatRatio(n.FragmentsPerBlock), traffic.FormatRatio(n.PacketsPerBlock)
+		if n.SharedNetns > 1 {
+			frags, pkts = frags+"+", pkts+"+"
+			sharedNS = max(sharedNS, n.SharedNetns)
+		}
+		row(tw, termtext.Clean(n.Name), mtuText(n.MTU), fmt.Sprintf("%.0f", n.BlocksPerSec), fmt.Sprint(n.Served), fmt.Sprint(n.LocalHits), fmt.Sprint(n.Lost),
+			fmt.Sprintf("%.1f", n.CPUPerBlock.UserNs/1e3), fmt.Sprintf("%.1f", n.CPUPerBlock.SystemNs/1e3), soft, frags, pkts)
 	}
 	tw.Flush()
 	if shared > 1 {
 		fmt.Fprintf(w, "  * %d nodes share one host: each sees the host's whole softirq time (the total counts it once)\n", shared)
 	}
+	if sharedNS > 1 {
+		fmt.Fprintf(w, "  + %d nodes share one network namespace, whose counters hold all their packets: the figures are the namespace's, over their blocks\n", sharedNS)
+	}
+	for _, n := range r.Nodes {
+		if n.ForeignUDP > 0 {
+			fmt.Fprintf(w, "  %s: packets n/a: %d UDP datagrams not of this run left its network namespace during it (other traffic its counters hold too)\n", termtext.Clean(n.Name), n.ForeignUDP)
+		}
+	}
+}
+
+// mtuText is an MTU, or "n/a" when the agent could not name one.
+func mtuText(mtu int) string {
+	if mtu <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprint(mtu)
 }
 
 func (r *Report) writeEvents(w io.Writer) {
@@ -191,8 +211,10 @@ func WritePings(w io.Writer, indent string, pings []PingRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row(tw, indent+"node", "target", "500B count", "avg 500B", "stddev 500B", "8K count", "avg 8K", "stddev 8K", "lost")
 	for _, p := range pings {
-		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), msf(p.Small.AvgNs), msf(p.Small.StddevNs),
-			fmt.Sprint(p.Large.Count), msf(p.Large.AvgNs), msf(p.Large.StddevNs), fmt.Sprint(p.Small.Lost+p.Large.Lost))
+		sa, ss := p.Small.Times()
+		la, ls := p.Large.Times()
+		row(tw, indent+termtext.Clean(p.Node), termtext.Clean(p.Target), fmt.Sprint(p.Small.Count), sa, ss,
+			fmt.Sprint(p.Large.Count), la, ls, fmt.Sprint(p.Small.Lost+p.Large.Lost))
 	}
 	tw.Flush()
 }

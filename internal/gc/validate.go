@@ -102,7 +102,7 @@ type count struct {
 func (nr *NodeRun) checkCounts() error {
 	v := []count{{"issue time", nr.IssueNs}, {"requests", nr.Requests}, {"local cr hits", nr.Local[0]}, {"local current hits", nr.Local[1]},
 		{"lost cr", nr.LostByMode[0]}, {"lost current", nr.LostByMode[1]}, {"other packets", nr.OtherPackets},
-		{"blocks served", nr.BlocksServed}, {"datagrams served", nr.ChunksServed}, {"dropped", nr.Dropped}, {"truncated", nr.Truncated}, {"rate wait", nr.RateWaitedNs},
+		{"blocks served", nr.BlocksServed}, {"datagrams served", nr.ChunksServed}, {"datagrams sent", nr.DatagramsOut}, {"dropped", nr.Dropped}, {"truncated", nr.Truncated}, {"rate wait", nr.RateWaitedNs},
 		{"user cpu", nr.CPU.UserNs}, {"system cpu", nr.CPU.SystemNs}, {"softirq", nr.CPU.SoftIRQNs}}
 	add := func(name string, n int64) { v = append(v, count{name, n}) }
 	for s, f := range nr.From {

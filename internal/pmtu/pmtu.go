@@ -60,10 +60,10 @@ type Result struct {
 	Family         string        `json:"family"` // ipv4, ipv6
 	Method         string        `json:"method"` // udp (agent), icmp (echo)
 	Verdict        Verdict       `json:"verdict"`
-	PathMTU        int           `json:"path_mtu"`        // largest packet that arrived; 0 if none
-	PayloadPassed  int           `json:"payload_passed"`  // its payload (PathMTU - header bytes)
-	SmallestFailed int           `json:"smallest_failed"` // smallest packet that did not arrive; 0 if none failed
-	PayloadFailed  int           `json:"payload_failed"`
+	PathMTU        int           `json:"path_mtu,omitempty"`        // largest packet that arrived; 0 (absent) if none
+	PayloadPassed  int           `json:"payload_passed,omitempty"`  // its payload (PathMTU - header bytes)
+	SmallestFailed int           `json:"smallest_failed,omitempty"` // smallest packet that did not arrive; 0 (absent) if none failed
+	PayloadFailed  int           `json:"payload_failed,omitempty"`
 	HeaderBytes    int           `json:"header_bytes"` // IP + UDP/ICMP header bytes per probe
 	LocalMTU       int           `json:"local_mtu"`    // MTU of the sending interface
 	LocalIface     string        `json:"local_iface,omitempty"`

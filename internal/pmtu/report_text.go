@@ -24,7 +24,7 @@ func (rep *Report) WriteText(out io.Writer) error {
 				mark = fmt.Sprintf("  BELOW --expect %d", rep.Expect)
 			}
 		}
-		fmt.Fprintf(w, "%-8s %s -> %s  path MTU %d  %s%s\n", r.Direction, r.From, r.To, r.PathMTU, r.Verdict, mark)
+		fmt.Fprintf(w, "%-8s %s -> %s  path MTU %s  %s%s\n", r.Direction, r.From, r.To, mtuText(r.PathMTU), r.Verdict, mark)
 		fmt.Fprintf(w, "         %s\n", r.Line())
 		local := fmt.Sprintf("local MTU %d", r.LocalMTU)
 		if r.LocalIface != "" {
@@ -33,7 +33,7 @@ func (rep *Report) WriteText(out io.Writer) error {
 		if r.PeerMTU > 0 {
 			local += fmt.Sprintf(", receiving interface MTU %d", r.PeerMTU)
 		}
-		fmt.Fprintf(w, "         %s; %d probes in %s%s\n", local, r.Probes, r.Elapsed.Round(time.Millisecond), rttText(r.RTT))
+		fmt.Fprintf(w, "         %s; %d probes in %s%s\n", local, r.Probes, elapsedText(r.Elapsed), rttText(r.RTT))
 		fmt.Fprintf(w, "         %s\n", r.Detail)
 	}
 	if rep.Error != "" {
@@ -51,4 +51,22 @@ func rttText(s latency.Summary) string {
 	}
 	ms := func(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
 	return fmt.Sprintf("; rtt min/p50/p99/max %s/%s/%s/%s ms (%d replies)", ms(s.Min), ms(s.P50), ms(s.P99), ms(s.Max), s.Count)
+}
+
+// mtuText is a path MTU, or "n/a" when no probe arrived.
+func mtuText(mtu int) string {
+	if mtu <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprint(mtu)
+}
+
+// elapsedText is how long a direction's search took: to the millisecond,
+// and under one in hundredths of one (loopback takes about 0.2 ms, which
+// rounded to the millisecond read "0s").
+func elapsedText(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	}
+	return d.Round(time.Millisecond).String()
 }

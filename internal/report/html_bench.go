@@ -31,8 +31,8 @@ func benchSection(r *traffic.Report) section {
 		s.Status, s.Badge = "unknown", "no result"
 		return s
 	}
+	s.Status, s.Badge = benchStatus(r)
 	if r.Interrupted {
-		s.Status, s.Badge = "unknown", "interrupted"
 		s.note("Interrupted: the figures cover the time until then.")
 	}
 	s.para("%s", benchSpecLine(r.Spec))
@@ -44,9 +44,41 @@ func benchSection(r *traffic.Report) section {
 		if fl := f.Summary.Flow; fl != nil {
 			s.note("%s", flowNote(f.Direction, fl))
 		}
+		if n := f.Summary.ForeignUDP; n > 0 {
+			s.note("%s: fragments and packets per message n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the kernel's counters hold too.", f.Direction, n)
+		}
 	}
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
+	// What failed the run and the limits that held it back are part of its
+	// result, as in the text (FAILED, WARNING: limited by).
+	var problems []string
+	for _, p := range r.Problems {
+		problems = append(problems, fmt.Sprintf("%s %s: %s", p.Direction, p.Problem, p.Detail))
+	}
+	for _, l := range r.LimitedBy {
+		problems = append(problems, fmt.Sprintf("limited by %s: %s", l.Limit, l.Detail))
+	}
+	if len(problems) > 0 {
+		s.heading("Problems")
+		s.list(problems)
+	}
 	return s
+}
+
+// benchStatus is the section's status and badge: the run's verdict, or
+// why it has none (the same verdict gives the same exit code in text).
+func benchStatus(r *traffic.Report) (status, badge string) {
+	switch {
+	case r.Verdict == traffic.VerdictFailed:
+		return "critical", "failed"
+	case r.Interrupted:
+		return "unknown", "interrupted"
+	case r.Verdict == traffic.VerdictLimited:
+		return "warning", "limited"
+	case r.Verdict == traffic.VerdictOK:
+		return "ok", "ok"
+	}
+	return "", "" // a document from before verdicts: none to show
 }
 
 func benchSpecLine(sp traffic.Spec) string {
@@ -79,8 +111,8 @@ func flowNote(d traffic.Direction, fl *traffic.FlowSummary) string {
 	if fl.Abandoned != "" {
 		return fmt.Sprintf("%s: flow control abandoned: %s.", d, fl.Abandoned)
 	}
-	return fmt.Sprintf("%s: flow control window %d datagrams; the sender waited on it %.1f %% of the run: the %s was the bottleneck.",
-		d, fl.Window, fl.WaitPercent, fl.Bottleneck)
+	return fmt.Sprintf("%s: flow control window %d datagrams; the sender waited on it %s %% of the run: the %s was the bottleneck.",
+		d, fl.Window, units.FormatPercent(fl.WaitPercent, 1), fl.Bottleneck)
 }
 
 // flowTable is the summary of each direction, one row per flow.
@@ -99,7 +131,7 @@ func flowTable(mode traffic.Mode, flows []traffic.Flow) *table {
 		sm := f.Summary
 		wire := "-"
 		if sm.WireLimitBitsPerSec > 0 {
-			wire = fmt.Sprintf("%.1f %% of %s", sm.PercentOfWireLimit, units.FormatRate(sm.WireLimitBitsPerSec))
+			wire = fmt.Sprintf("%s %% of %s", units.FormatPercent(sm.PercentOfWireLimit, 1), units.FormatRate(sm.WireLimitBitsPerSec))
 		}
 		r := []cell{{Text: string(f.Direction)}, {Text: units.FormatBytes(float64(sm.Bytes)), Class: "num"},
 			{Text: units.FormatRate(sm.BitsPerSec), Class: "num"}, {Text: fmt.Sprint(sm.MTU), Class: "num"}, {Text: wire}}

@@ -71,8 +71,8 @@ func gcSummary(s *section, r *gc.Report) {
 	if !r.Start.IsZero() {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}
-	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %.1f %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %s IP packets per block shipped.",
-		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, t.ThreeWayPercent, t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock))
+	s.para("%.0f blocks/s received in all: %d requested, %d received, %d lost, %d local hits; %s %% of the blocks took 3 hops. Per block received: %.1f us cpu, %.1f us softirq; %s IP packets per block shipped.",
+		t.BlocksPerSec, t.Requested, t.Received, t.Lost, t.LocalHits, units.FormatPercent(t.ThreeWayPercent, 1), t.CPUNsPerBlock/1e3, t.CPUPerBlock.SoftIRQNs/1e3, traffic.FormatRatio(t.FragmentsPerBlock))
 	if len(r.Unreachable) > 0 {
 		u := &table{Head: []string{"node", "agent", "cause", "error"}}
 		for _, n := range r.Unreachable {
@@ -165,10 +165,17 @@ func gcNodeTable(r *gc.Report) *table {
 		if n.SharedHost > 1 {
 			soft += fmt.Sprintf(" (host shared by %d nodes)", n.SharedHost)
 		}
-		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: strconv.Itoa(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
+		ns := ""
+		if n.SharedNetns > 1 { // the namespace's counters: its figure, over its nodes' blocks
+			ns = fmt.Sprintf(" (network namespace shared by %d nodes)", n.SharedNetns)
+		}
+		if n.ForeignUDP > 0 {
+			ns = fmt.Sprintf(" (%d UDP datagrams not of this run in its namespace's counters)", n.ForeignUDP)
+		}
+		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: gcMTUText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
-			{Text: traffic.FormatRatio(n.FragmentsPerBlock), Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock), Class: "num"}, {Text: where}})
+			{Text: traffic.FormatRatio(n.FragmentsPerBlock) + ns, Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock) + ns, Class: "num"}, {Text: where}})
 	}
 	return nt
 }
@@ -189,10 +196,12 @@ func gcAWRTables(s *section, r *gc.Report) {
 	if len(r.Pings) > 0 {
 		pg := &table{Head: []string{"node", "target", "500B ping count", "avg latency 500B (ms)", "stddev 500B (ms)", "8K ping count", "avg latency 8K (ms)", "stddev 8K (ms)", "lost"}}
 		for _, p := range r.Pings {
+			sa, ss := p.Small.Times()
+			la, ls := p.Large.Times()
 			pg.Rows = append(pg.Rows, []cell{{Text: p.Node}, {Text: p.Target}, {Text: strconv.FormatInt(p.Small.Count, 10), Class: "num"},
-				{Text: fmt.Sprintf("%.3f", p.Small.AvgNs/1e6), Class: "num"}, {Text: fmt.Sprintf("%.3f", p.Small.StddevNs/1e6), Class: "num"},
-				{Text: strconv.FormatInt(p.Large.Count, 10), Class: "num"}, {Text: fmt.Sprintf("%.3f", p.Large.AvgNs/1e6), Class: "num"},
-				{Text: fmt.Sprintf("%.3f", p.Large.StddevNs/1e6), Class: "num"}, {Text: strconv.FormatInt(p.Small.Lost+p.Large.Lost, 10), Class: "num"}})
+				{Text: sa, Class: "num"}, {Text: ss, Class: "num"},
+				{Text: strconv.FormatInt(p.Large.Count, 10), Class: "num"}, {Text: la, Class: "num"},
+				{Text: ls, Class: "num"}, {Text: strconv.FormatInt(p.Small.Lost+p.Large.Lost, 10), Class: "num"}})
 		}
 		s.heading("Interconnect Ping Latency Stats (as AWR shows them; measured while the workload ran)")
 		s.table(pg)
@@ -267,4 +276,12 @@ func gcHeatmap(class, label string, names []string, cell func(i, j int) (float64
 		}
 	}
 	return s.html()
+}
+
+// gcMTUText is a node's MTU, or "-" when its agent could not name one.
+func gcMTUText(mtu int) string {
+	if mtu <= 0 {
+		return "-"
+	}
+	return strconv.Itoa(mtu)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/traffic"
 )
 
 // The fixtures under testdata are real --json outputs, captured from one
@@ -259,5 +260,29 @@ func TestHTMLCluster(t *testing.T) {
 		if n := strings.Count(page, s); n < want {
 			t.Errorf("page has %q %d times, want at least %d", s, n, want)
 		}
+	}
+}
+
+// TestHTMLBenchVerdict: a bench run held back by a limit says so in HTML as
+// in text (loopback-bench-udp-limited.json is a real udp --reverse run
+// against an agent started with --max-rate 10M), and a failed run shows why.
+func TestHTMLBenchVerdict(t *testing.T) {
+	limited := fixture(t, "loopback-bench-udp-limited.json").(*traffic.Report)
+	page := render(t, limited)
+	if !strings.Contains(page, "limited by agent-rate: the agent&#39;s send limit of 10.0 Mbit/s per session") {
+		t.Error("the agent-rate limit that held the run back is not in the report")
+	}
+	if !regexp.MustCompile(`class="badge warning"[^>]*>limited<`).MatchString(page) {
+		t.Error("a limited run is not badged as a warning")
+	}
+	failed := fixture(t, "lab-bench-udp.json").(*traffic.Report)
+	failed.Verdict = traffic.VerdictFailed
+	failed.Problems = []traffic.Problem{{Problem: traffic.ProblemStalled, Direction: traffic.Forward, Detail: "the receiver stopped hearing"}}
+	page = render(t, failed)
+	if !strings.Contains(page, "forward stalled: the receiver stopped hearing") || !regexp.MustCompile(`class="badge critical"[^>]*>failed<`).MatchString(page) {
+		t.Error("a failed run does not show its problem and verdict")
+	}
+	if ok := render(t, fixture(t, "lab-bench-tcp.json")); strings.Contains(ok, "<h3>Problems</h3>") {
+		t.Error("a run without problems lists some")
 	}
 }

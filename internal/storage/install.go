@@ -60,51 +60,58 @@ func install(ctx context.Context, res *Result, t tree) error {
 	start := time.Now()
 	var written int64
 	var files int
-	for files < installFiles && written < res.Spec.SizeBytes && time.Since(start) < res.Spec.Time && ctx.Err() == nil {
-		if files%100 == 0 { // a new directory every 100 files, two levels deep
+	// An error ends the loop, not the result: the step keeps the files made.
+	err := func() error {
+		for files < installFiles && written < res.Spec.SizeBytes && time.Since(start) < res.Spec.Time && ctx.Err() == nil {
+			if files%100 == 0 { // a new directory every 100 files, two levels deep
+				t0 := time.Now()
+				if err := t.mkdirs(ctx, fmt.Sprintf("d%03d", files/10000), fmt.Sprintf("d%03d", files/100%100)); err != nil {
+					return fmt.Errorf("mkdir: %w", err)
+				}
+				mk.add(time.Since(t0), 0)
+			}
 			t0 := time.Now()
-			if err := t.mkdirs(ctx, fmt.Sprintf("d%03d", files/10000), fmt.Sprintf("d%03d", files/100%100)); err != nil {
-				return fmt.Errorf("mkdir: %w", err)
-			}
-			mk.add(time.Since(t0), 0)
-		}
-		t0 := time.Now()
-		f, err := t.create(ctx, fmt.Sprintf("f%05d", files))
-		if err != nil {
-			return fmt.Errorf("create: %w", err)
-		}
-		cr.add(time.Since(t0), 0)
-		for left := installSize(rng); left > 0; {
-			n := min(left, len(buf))
-			t0 = time.Now()
-			m, err := f.write(ctx, buf[:n])
+			f, err := t.create(ctx, fmt.Sprintf("f%05d", files))
 			if err != nil {
-				return fmt.Errorf("write: %w", err)
+				return fmt.Errorf("create: %w", err)
 			}
-			wr.add(time.Since(t0), m)
-			written += int64(m)
-			left -= m
-		}
-		for _, op := range []struct {
-			rec  *rec
-			name string
-			do   func(context.Context) error
-		}{
-			{cl, "close", f.close},
-			{ut, "utime", func(ctx context.Context) error { return f.setTimes(ctx, stamp) }}, // unzip restores each file's time
-			{st, "stat", f.stat},
-		} {
-			t0 = time.Now()
-			if err := op.do(ctx); err != nil {
-				return fmt.Errorf("%s: %w", op.name, err)
+			cr.add(time.Since(t0), 0)
+			for left := installSize(rng); left > 0; {
+				n := min(left, len(buf))
+				t0 = time.Now()
+				m, err := f.write(ctx, buf[:n])
+				if err != nil {
+					return fmt.Errorf("write: %w", err)
+				}
+				wr.add(time.Since(t0), m)
+				written += int64(m)
+				left -= m
 			}
-			op.rec.add(time.Since(t0), 0)
+			for _, op := range []struct {
+				rec  *rec
+				name string
+				do   func(context.Context) error
+			}{
+				{cl, "close", f.close},
+				{ut, "utime", func(ctx context.Context) error { return f.setTimes(ctx, stamp) }}, // unzip restores each file's time
+				{st, "stat", f.stat},
+			} {
+				t0 = time.Now()
+				if err := op.do(ctx); err != nil {
+					return fmt.Errorf("%s: %w", op.name, err)
+				}
+				op.rec.add(time.Since(t0), 0)
+			}
+			files++
 		}
-		files++
-	}
+		return nil
+	}()
 	d := time.Since(start)
-	res.Steps = append(res.Steps, Step{Name: fmt.Sprintf("%d files, %s, unzip-like", files, fmtSize64(written)), Depth: 1,
+	res.addStep(Step{Name: fmt.Sprintf("%d files, %s, unzip-like", files, fmtSize64(written)), Depth: 1,
 		Duration: d.Nanoseconds(), Ops: []Op{cr.op(d), wr.op(d), cl.op(d), ut.op(d), st.op(d), mk.op(d)}})
+	if err != nil {
+		return err
+	}
 	if written < res.Spec.SizeBytes && files < installFiles && ctx.Err() == nil {
 		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %d files, %s of %s in %s", files, fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
 	}

@@ -33,6 +33,9 @@ type Result struct {
 	// out before the profile's size was written, "size".
 	LimitedBy   []string `json:"limited_by,omitempty"`
 	Interrupted bool     `json:"interrupted,omitempty"`
+	// Error is what stopped the run early (a full filesystem, a failed
+	// write); the steps keep what was measured before it.
+	Error string `json:"error,omitempty"`
 }
 
 // Filesystem is what the path lives on, from the mount table.
@@ -57,7 +60,7 @@ type Op struct {
 	Count       int64    `json:"count"`
 	Bytes       int64    `json:"bytes"`
 	PerSec      float64  `json:"per_sec"`
-	BytesPerSec float64  `json:"bytes_per_sec"`
+	BytesPerSec float64  `json:"bytes_per_sec,omitempty"` // absent for operations that move no data (fsync, stat)
 	Latency     *Latency `json:"latency,omitempty"`
 	Errors      int64    `json:"errors,omitempty"`
 }
@@ -101,6 +104,17 @@ func (r *rec) op(d time.Duration) Op {
 		o.Latency = &l
 	}
 	return o
+}
+
+// addStep adds a step that made at least one operation: one a failure
+// ended before its first holds no figure.
+func (r *Result) addStep(s Step) {
+	for _, o := range s.Ops {
+		if o.Count > 0 {
+			r.Steps = append(r.Steps, s)
+			return
+		}
+	}
 }
 
 // IOs is the number of operations over every step.

@@ -72,6 +72,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			// "in 0.00 s".
 			return nil, err
 		}
+		res.Error = err.Error()
 		return res, err
 	}
 	return res, nil
@@ -91,7 +92,9 @@ func runEmulated(ctx context.Context, spec Spec) (*Result, error) {
 		if res.Emulation == nil {
 			return nil, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
 		}
-		return res, fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		err = fmt.Errorf("storage %s on %s: %w", spec.Profile, spec.Path, err)
+		res.Error = err.Error()
+		return res, err
 	}
 	return res, nil
 }

@@ -26,10 +26,16 @@ type seqFile interface {
 
 // writeThenSync writes buf sequentially until size bytes or bound, then
 // fsyncs, timing each write and the fsync: one step, named by the caller.
+// On an error the step holds what was done before it (a full filesystem
+// stops the writes, not the measurement of those made).
 func writeThenSync(ctx context.Context, f seqFile, buf []byte, size int64, bound time.Duration) (int64, Step, error) {
 	w, fs := newRec("write"), newRec("fsync")
 	start := time.Now()
 	var written int64
+	step := func() Step {
+		d := time.Since(start)
+		return Step{Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}}
+	}
 	for written < size && time.Since(start) < bound && ctx.Err() == nil {
 		b := buf
 		if !f.whole() {
@@ -38,29 +44,28 @@ func writeThenSync(ctx context.Context, f seqFile, buf []byte, size int64, bound
 		t := time.Now()
 		n, err := f.write(ctx, b)
 		if err != nil {
-			return written, Step{}, fmt.Errorf("%s write at %d: %w", fmtSize(len(b)), written, err)
+			return written, step(), fmt.Errorf("%s write at %d: %w", fmtSize(len(b)), written, err)
 		}
 		w.add(time.Since(t), n)
 		written += int64(n)
 	}
 	t := time.Now()
 	if err := f.sync(ctx); err != nil {
-		return written, Step{}, fmt.Errorf("fsync: %w", err)
+		return written, step(), fmt.Errorf("fsync: %w", err)
 	}
 	fs.add(time.Since(t), 0)
-	d := time.Since(start)
-	return written, Step{Depth: 1, Duration: d.Nanoseconds(), Ops: []Op{w.op(d), fs.op(d)}}, nil
+	return written, step(), nil
 }
 
 // mkfile writes the mkfile profile's file in 8 KiB writes (buf), then
 // fsyncs it, in the run's time.
 func mkfile(ctx context.Context, res *Result, f seqFile, buf []byte) error {
 	written, step, err := writeThenSync(ctx, f, buf, res.Spec.SizeBytes, res.Spec.Time)
+	step.Name = fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written))
+	res.addStep(step)
 	if err != nil {
 		return err
 	}
-	step.Name = fmt.Sprintf("%s file in 8 KiB writes, then fsync", fmtSize64(written))
-	res.Steps = append(res.Steps, step)
 	if written < res.Spec.SizeBytes && ctx.Err() == nil {
 		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s in %s", fmtSize64(written), fmtSize64(res.Spec.SizeBytes), res.Spec.Time))
 	}
@@ -73,11 +78,11 @@ func mkfile(ctx context.Context, res *Result, f seqFile, buf []byte) error {
 func backup(ctx context.Context, res *Result, f seqFile, buf []byte, readName string) error {
 	half := res.Spec.Time / 2
 	written, step, err := writeThenSync(ctx, f, buf, res.Spec.SizeBytes, half)
+	step.Name = "1 MiB sequential writes"
+	res.addStep(step)
 	if err != nil {
 		return err
 	}
-	step.Name = "1 MiB sequential writes"
-	res.Steps = append(res.Steps, step)
 	if written < res.Spec.SizeBytes && ctx.Err() == nil {
 		res.LimitedBy = append(res.LimitedBy, fmt.Sprintf("time: wrote %s of %s before half the time ran out", fmtSize64(written), fmtSize64(res.Spec.SizeBytes)))
 	}

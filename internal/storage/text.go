@@ -67,6 +67,9 @@ func WriteText(out io.Writer, r *Result) error {
 	if r.Interrupted {
 		fmt.Fprintln(w, "WARNING: interrupted: the figures cover what ran before Ctrl-C")
 	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "FAILED: %s: the figures cover what ran before it\n", termtext.Clean(r.Error))
+	}
 	return w.Err()
 }
 

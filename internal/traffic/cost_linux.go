@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -17,7 +18,25 @@ func startMeter() (*meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &meter{before: s}, nil
+	return &meter{before: s, netns: netnsID()}, nil
+}
+
+// netnsID names the calling thread's network namespace, whose counters
+// the meter reads, among all hosts: the host's boot id and the
+// namespace's inode ("" when either cannot be read). Two ends with the
+// same name count each other's packets in their counters.
+func netnsID() string {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ns, err := os.Readlink(threadNetns())
+	if err != nil {
+		return ""
+	}
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + " " + ns
 }
 
 // stop returns the counter deltas and the host's softirq time since start.
@@ -104,7 +123,7 @@ func (m *meter) finish(ctx context.Context, side *Side) {
 		side.Error = "cancelled"
 	}
 	c, softirq, err := m.stop()
-	side.Counters, side.CPU.SoftIRQNs = c, softirq
+	side.Counters, side.CPU.SoftIRQNs, side.Netns = c, softirq, m.netns
 	if err != nil && side.Error == "" {
 		side.Error = err.Error()
 	}

@@ -43,9 +43,12 @@ func (iv *intervals) close(now time.Time, in Interval) {
 }
 
 // finish closes a last partial interval if it holds anything and is at
-// least a tenth of an interval long (iperf3 drops shorter tails too).
+// least a tenth of an interval long (iperf3 drops shorter tails too), or
+// is the whole run: a run shorter than that (--time 100ms, or a Ctrl-C)
+// still has its one interval at each end.
 func (iv *intervals) finish(now time.Time, in Interval) {
-	if now.Sub(iv.from) >= iv.every/10 && (in.Bytes > 0 || in.Messages > 0 || in.Lost != 0 || in.LostBlocks > 0) {
+	long := now.Sub(iv.from) >= iv.every/10 || len(iv.list) == 0
+	if long && (in.Bytes > 0 || in.Messages > 0 || in.Lost != 0 || in.LostBlocks > 0) {
 		iv.close(now, in)
 	}
 }

@@ -3,6 +3,8 @@ package traffic
 import (
 	"fmt"
 	"time"
+
+	"github.com/interlink/interlink/internal/units"
 )
 
 // Limit names a limit that bounded a result.
@@ -37,9 +39,9 @@ func lateLimit(late, d time.Duration) *Limit {
 		return nil
 	}
 	return &Limit{Limit: LimitSenderLate, HeldNs: int64(late), Detail: fmt.Sprintf(
-		"the paced sender fell %v behind its schedule (%.0f %% of the run) and skipped that much rather than send it in a burst: "+
+		"the paced sender fell %v behind its schedule (%s %% of the run) and skipped that much rather than send it in a burst: "+
 			"its thread did not get a CPU in time (a busy host, or --cpu on a busy core) or its sends blocked, so it sent that much under --rate",
-		late.Round(time.Millisecond), 100*float64(late)/float64(d))}
+		late.Round(time.Millisecond), units.FormatPercent(100*float64(late)/float64(d), 0))}
 }
 
 // collectLimits adds the limits of every end of res's flows to res's own,

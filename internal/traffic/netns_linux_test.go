@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -74,4 +75,24 @@ func runOwnLo(t *testing.T, ctx context.Context, spec Spec) (*Result, bool) {
 	t.Helper()
 	p, own := ownLoopback(t)
 	return runAt(t, ctx, spec, p), own
+}
+
+// TestLoopbackBlocksSharedNetns: a blocks run with both ends in one
+// namespace (an agent on loopback) reports an unfragmented 8 KiB block at
+// MTU 65536 as 1 fragment and 2 packets both ways (block and request),
+// not 2 and 4. On the host's namespace other tests' datagrams would count
+// too, so the run has a namespace of its own (root).
+func TestLoopbackBlocksSharedNetns(t *testing.T) {
+	res, own := runOwnLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 200 * time.Millisecond})
+	s := res.Flows[0].Summary
+	t.Logf("blocks on loopback: %.3f fragments, %.3f packets per block, shared %v", s.FragmentsPerMessage, s.PacketsPerMessage, s.SharedNetns)
+	if !s.SharedNetns {
+		t.Fatal("both ends in one namespace, not said")
+	}
+	if !own {
+		t.Fatal("needs root for a namespace of its own (run the tests as root, as CI does)")
+	}
+	if s.FragmentsPerMessage < 1 || s.FragmentsPerMessage > 1.02 || s.PacketsPerMessage < 2 || s.PacketsPerMessage > 2.04 {
+		t.Errorf("%.3f fragments and %.3f packets per block, want 1 and 2", s.FragmentsPerMessage, s.PacketsPerMessage)
+	}
 }

@@ -121,7 +121,7 @@ func (rep Report) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, ", interface MTU %d (not proven: no packet crossed)", s.MTU)
 		}
 		if s.WireLimitBitsPerSec > 0 && s.Bytes > 0 {
-			fmt.Fprintf(w, ", %.1f %% of the %s wire limit", s.PercentOfWireLimit, units.FormatRate(s.WireLimitBitsPerSec))
+			fmt.Fprintf(w, ", %s %% of the %s wire limit", units.FormatPercent(s.PercentOfWireLimit, 1), units.FormatRate(s.WireLimitBitsPerSec))
 		}
 		fmt.Fprintln(w)
 		writeModeText(w, rep.Spec.Mode, f)
@@ -139,6 +139,11 @@ func (rep Report) WriteText(out io.Writer) error {
 		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
 				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
+			if s.ForeignUDP > 0 {
+				fmt.Fprintf(w, "    (fragments and packets n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the counters hold too)\n", s.ForeignUDP)
+			} else if s.SharedNetns && s.PacketsPerMessage > 0 { // the figures the note qualifies
+				fmt.Fprintln(w, "    (both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once)")
+			}
 		}
 		for _, e := range []struct {
 			name string
@@ -148,8 +153,12 @@ func (rep Report) WriteText(out io.Writer) error {
 			if e.sd == nil {
 				continue
 			}
-			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%.0f %% of a core), host softirq %s ms; per GiB %.0f ms cpu",
-				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), 100*e.c.Utilisation, ms(e.sd.CPU.SoftIRQNs), e.c.CPUNsPerGiB/1e6)
+			perGiB := units.NotAvailable // nothing delivered
+			if e.c.CPUNsPerGiB > 0 {
+				perGiB = fmt.Sprintf("%.0f ms", e.c.CPUNsPerGiB/1e6)
+			}
+			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %s cpu",
+				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), perGiB)
 			if e.c.CPUNsPerMsg > 0 {
 				fmt.Fprintf(w, "; per message %.1f us cpu, %.1f us softirq", e.c.CPUNsPerMsg/1e3, e.c.SoftIRQNsPerMsg/1e3)
 			}
@@ -232,7 +241,7 @@ func writeFlow(w io.Writer, f *FlowSummary) {
 	if f.ReceiveBufferBytes > 0 {
 		fmt.Fprintf(w, " (from the receiver's %s socket buffer)", units.FormatBytes(float64(f.ReceiveBufferBytes)))
 	}
-	fmt.Fprintf(w, ", %d feedback, %d probes; the sender waited on the window %.1f %% of the run", f.Feedback, f.Probes, f.WaitPercent)
+	fmt.Fprintf(w, ", %d feedback, %d probes; the sender waited on the window %s %% of the run", f.Feedback, f.Probes, units.FormatPercent(f.WaitPercent, 1))
 	switch f.Bottleneck {
 	case BottleneckReceiver:
 		fmt.Fprint(w, ": the receiver was the bottleneck")

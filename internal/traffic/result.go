@@ -74,6 +74,11 @@ type Side struct {
 	// LimitedBy lists the limits that held this end back (the agent's
 	// send limit, its session length).
 	LimitedBy []Limit `json:"limited_by,omitempty"`
+	// Netns names the network namespace whose counters Counters are (the
+	// host's boot id and the namespace's inode); empty from an agent
+	// that does not say. Two ends with the same one (a bench against an
+	// agent on loopback) each count both ends' packets.
+	Netns string `json:"netns,omitempty"`
 }
 
 // Interval is one per-interval line, from one end's point of view.
@@ -273,6 +278,17 @@ type Summary struct {
 	// delivered. Reassembly counters are the receiving end's.
 	FragmentsPerMessage float64 `json:"fragments_per_message,omitempty"`
 	PacketsPerMessage   float64 `json:"packets_per_message,omitempty"`
+	// SharedNetns says both ends ran in one network namespace (an agent
+	// on loopback): its counters hold both ends' packets, so fragments
+	// per message leave out the other end's datagrams (requests,
+	// feedback: their count is known) and packets per message count the
+	// namespace once.
+	SharedNetns bool `json:"shared_netns,omitempty"`
+	// ForeignUDP counts the UDP datagrams the ends' namespaces sent during
+	// the run beyond the run's own (other programs, other tests on the
+	// same loopback): the counters then hold other traffic, and the
+	// packet figures read from them are absent.
+	ForeignUDP int64 `json:"foreign_udp_datagrams,omitempty"`
 	// nil (absent) when the receiving end's kernel does not keep them.
 	ReasmReqds *int64 `json:"reasm_reqds,omitempty"`
 	ReasmOKs   *int64 `json:"reasm_oks,omitempty"`
@@ -286,6 +302,10 @@ type Summary struct {
 	// goodput as a share of it (absent when the link rate is unknown).
 	WireLimitBitsPerSec float64 `json:"wire_limit_bits_per_sec,omitempty"`
 	PercentOfWireLimit  float64 `json:"percent_of_wire_limit,omitempty"`
+
+	// stream marks a TCP flow's summary: its JSON has no message counts
+	// or loss (absent.go).
+	stream bool
 }
 
 // LossPlaces splits lost messages by where they were lost: datagrams read
@@ -306,12 +326,14 @@ type LossPlaces struct {
 
 // Cost is an end's CPU normalised by what was delivered, in ns.
 type Cost struct {
-	CPUNs           int64   `json:"cpu_ns"` // user + system of the end's threads
-	SoftIRQNs       int64   `json:"softirq_ns"`
-	CPUNsPerGiB     float64 `json:"cpu_ns_per_gib"`
-	SoftIRQNsPerGiB float64 `json:"softirq_ns_per_gib"`
-	CPUNsPerMsg     float64 `json:"cpu_ns_per_message,omitempty"`
-	SoftIRQNsPerMsg float64 `json:"softirq_ns_per_message,omitempty"`
+	CPUNs     int64 `json:"cpu_ns"` // user + system of the end's threads
+	SoftIRQNs int64 `json:"softirq_ns"`
+	// Per GiB delivered: absent when nothing was (softirq can be a
+	// measured 0: /proc/stat counts it in ticks).
+	CPUNsPerGiB     float64  `json:"cpu_ns_per_gib,omitempty"`
+	SoftIRQNsPerGiB *float64 `json:"softirq_ns_per_gib,omitempty"`
+	CPUNsPerMsg     float64  `json:"cpu_ns_per_message,omitempty"`
+	SoftIRQNsPerMsg float64  `json:"softirq_ns_per_message,omitempty"`
 	// Utilisation is CPU time over the flow's duration: 1.0 is one core
 	// busy. An end near 1.0 was the bottleneck.
 	Utilisation float64 `json:"utilisation"`

@@ -224,8 +224,8 @@ func sessionLimits(s *agent.Session, side *Side, waited time.Duration, refused i
 				share = 100 * min(float64(waited)/float64(d), 1)
 			}
 			ls = append(ls, Limit{Limit: LimitAgentRate, HeldNs: int64(waited), Detail: fmt.Sprintf(
-				"the agent's send limit of %s per session (%s) held its sends back for %.0f %% of the run; start the agent with a higher --max-rate to measure the path",
-				units.FormatRate(s.Limits.MaxRateBitsPerSec), s.RateBasis, share)})
+				"the agent's send limit of %s per session (%s) held its sends back for %s %% of the run; start the agent with a higher --max-rate to measure the path",
+				units.FormatRate(s.Limits.MaxRateBitsPerSec), s.RateBasis, units.FormatPercent(share, 0))})
 		}
 	}
 	if errors.Is(s.Context().Err(), context.DeadlineExceeded) {

@@ -45,17 +45,32 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		for _, st := range send.Streams {
 			s.Retransmits += st.Retransmits
 		}
-		s.PerSec, s.Messages = 0, 0
+		s.PerSec, s.Messages, s.stream = 0, 0, true
 	case ModeUDP:
 		summarizeUDP(spec, s, send, recv)
 	case ModeBlocks:
-		summarizeBlocks(s, client, server)
+		summarizeBlocks(spec, s, client, server)
 	}
 	if s.Sent > 0 {
 		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)
 	}
+	s.SharedNetns = sharedNetns(client, server)
 	if s.Messages > 0 && (send.UDP == nil || send.UDP.GSO <= 1) && client.Counters.HasPacketsOut() && server.Counters.HasPacketsOut() {
-		s.PacketsPerMessage = float64(client.Counters.PacketsOut()+server.Counters.PacketsOut()) / float64(s.Messages)
+		out := client.Counters.PacketsOut() + server.Counters.PacketsOut()
+		if s.SharedNetns {
+			// Each end's delta holds both ends' packets: count them once
+			// (over the longer of the two spans).
+			out = max(client.Counters.PacketsOut(), server.Counters.PacketsOut())
+		}
+		s.PacketsPerMessage = float64(out) / float64(s.Messages)
+	}
+	if s.ForeignUDP = foreignUDP(client, server); s.ForeignUDP > 0 {
+		// The counters hold other traffic: what they say per message is
+		// not the run's. Fragments from the MTU (UDP_SEGMENT) stay.
+		s.PacketsPerMessage = 0
+		if send.UDP == nil || send.UDP.GSO <= 1 {
+			s.FragmentsPerMessage = 0
+		}
 	}
 	s.LargestPacket = largestPacket(spec, s, recv)
 	// Slack for TCP options and fragment alignment (8 bytes).
@@ -88,14 +103,18 @@ func summarizeUDP(spec Spec, s *Summary, send, recv *Side) {
 		// MTU are segmented, so each is one packet on the wire.
 		s.FragmentsPerMessage = float64(PacketsPerDatagram(spec.Len, s.MTU))
 	case send.Messages > 0 && send.Counters.HasPacketsOut():
-		s.FragmentsPerMessage = float64(send.Counters.PacketsOut()) / float64(send.Messages)
+		out := send.Counters.PacketsOut()
+		if sharedNetns(send, recv) && recv.UDP != nil {
+			out -= recv.UDP.FeedbackSent // the receiver's feedback, one packet each
+		}
+		s.FragmentsPerMessage = float64(max(out, 0)) / float64(send.Messages)
 	}
 }
 
 // summarizeBlocks is a blocks flow's accounting: requests, lost blocks and
 // where (a lost block is a lost request or a lost response, so the drops
 // of both ends count), round trips, and the packets each block took.
-func summarizeBlocks(s *Summary, client, server *Side) {
+func summarizeBlocks(spec Spec, s *Summary, client, server *Side) {
 	if b := client.Blocks; b != nil {
 		s.Sent = b.Requests
 		s.Lost = b.Lost
@@ -111,6 +130,13 @@ func summarizeBlocks(s *Summary, client, server *Side) {
 			UDPRcvbufErrors: client.Counters.UDPRcvbufErrors + server.Counters.UDPRcvbufErrors,
 			ReasmFails:      client.Counters.ReasmFails + server.Counters.ReasmFails,
 		}
+		if sharedNetns(client, server) { // one namespace's drops, counted once
+			both = Counters{
+				UDPSndbufErrors: max(client.Counters.UDPSndbufErrors, server.Counters.UDPSndbufErrors),
+				UDPRcvbufErrors: max(client.Counters.UDPRcvbufErrors, server.Counters.UDPRcvbufErrors),
+				ReasmFails:      max(client.Counters.ReasmFails, server.Counters.ReasmFails),
+			}
+		}
 		s.Truncated = b.Truncated
 		if server.Blocks != nil {
 			s.Truncated += server.Blocks.Truncated
@@ -120,9 +146,23 @@ func summarizeBlocks(s *Summary, client, server *Side) {
 		}
 	}
 	if server.Messages > 0 && server.Counters.HasPacketsOut() {
-		s.FragmentsPerMessage = float64(server.Counters.PacketsOut()) / float64(server.Messages)
+		out := server.Counters.PacketsOut()
+		if sharedNetns(client, server) {
+			// The requester's requests are in the responder's counters.
+			req := PacketsPerDatagram(spec.Request, s.MTU)
+			if req == 0 || client.Blocks == nil {
+				return // the requests' packets are unknown
+			}
+			out -= client.Blocks.Requests * int64(req)
+		}
+		s.FragmentsPerMessage = float64(max(out, 0)) / float64(server.Messages)
 	}
 }
+
+// sharedNetns says the two ends ran in one network namespace, so each
+// one's counters hold the other's packets too (the requests beside the
+// blocks, the feedback beside the datagrams).
+func sharedNetns(a, b *Side) bool { return a.Netns != "" && a.Netns == b.Netns }
 
 // wireLimit is what the link can carry of this traffic at its rate, and
 // the share of it the flow reached; absent without a link rate or an MTU.
@@ -179,7 +219,8 @@ func cost(sd *Side, bytes, msgs int64, d time.Duration, perMsg bool) Cost {
 	c := Cost{CPUNs: sd.CPU.UserNs + sd.CPU.SystemNs, SoftIRQNs: sd.CPU.SoftIRQNs}
 	if gib := float64(bytes) / (1 << 30); gib > 0 {
 		c.CPUNsPerGiB = float64(c.CPUNs) / gib
-		c.SoftIRQNsPerGiB = float64(c.SoftIRQNs) / gib
+		soft := float64(c.SoftIRQNs) / gib
+		c.SoftIRQNsPerGiB = &soft
 	}
 	if perMsg && msgs > 0 {
 		c.CPUNsPerMsg = float64(c.CPUNs) / float64(msgs)

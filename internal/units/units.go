@@ -130,3 +130,16 @@ func FormatCount[T int64 | uint64](v *T) string {
 	}
 	return fmt.Sprint(*v)
 }
+
+// FormatPercent prints p, a percentage, with the given decimals as %.*f
+// does, except that a share under 100 never reads 100: where rounding
+// would reach it, the figure is cut at that precision instead (99.6 with
+// no decimals is "99", not "100", which would say all of it).
+func FormatPercent(p float64, decimals int) string {
+	s := strconv.FormatFloat(p, 'f', decimals, 64)
+	if v, err := strconv.ParseFloat(s, 64); err == nil && p < 100 && v >= 100 {
+		scale := math.Pow(10, float64(decimals))
+		s = strconv.FormatFloat(math.Floor(p*scale)/scale, 'f', decimals, 64)
+	}
+	return s
+}

@@ -64,3 +64,18 @@ func TestFormatCount(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatPercent(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		dec  int
+		want string
+	}{
+		{99.64, 0, "99"}, {99.96, 1, "99.9"}, {99.9996, 3, "99.999"}, {100, 0, "100"}, {100.4, 0, "100"},
+		{250, 0, "250"}, {33.35, 1, "33.4"}, {0.36, 0, "0"}, {99.4, 0, "99"},
+	} {
+		if got := FormatPercent(c.p, c.dec); got != c.want {
+			t.Errorf("FormatPercent(%v, %d) = %q, want %q", c.p, c.dec, got, c.want)
+		}
+	}
+}
