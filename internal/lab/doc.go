@@ -58,11 +58,12 @@
 // link a tap there (the switch port, named and filtered as a veth port
 // would be) and a virtio NIC in the guest, found by its MAC and given the
 // link's name, MTU and addresses. The guest runs the same interlink
-// binary (its agent service, and Node.Exec / lab exec through a serial
-// command channel) and can run OpenSSH's sshd (kind sshd, from a Debian
+// binary (its agent service, Node.Exec / lab exec through a serial
+// command channel, and status's questions about its services through a
+// serial status channel of their own) and can run OpenSSH's sshd (kind sshd, from a Debian
 // image mmdebstrap builds once into the VM cache: root with the lab's key,
 // SSHIdentityFile, host keys in SSHKnownHostsFile). Down stops qemu by its recorded PID; the taps go with
-// the switch namespace and the initramfs, console and socket with the
+// the switch namespace and the initramfs, console and sockets with the
 // lab's directory. Namespace and VM nodes mix in one lab.
 //
 // Services (a node's services list; service.go): kind agent (interlink

@@ -9,12 +9,17 @@ import (
 // vmState records one VM node in the lab's state.
 type vmState struct {
 	Node    string   `json:"node"`
-	Dir     string   `json:"dir"`            // its files: initramfs, console, channel socket
+	Dir     string   `json:"dir"`            // its files: initramfs, console, channel sockets
 	Taps    []string `json:"taps,omitempty"` // in the switch namespace, gone with it
 	PID     int      `json:"pid,omitempty"`  // qemu's
 	Kernel  string   `json:"kernel,omitempty"`
 	Release string   `json:"release,omitempty"`
 	Accel   string   `json:"accel,omitempty"` // kvm or tcg
+	// Status is the guest's status channel (a unix socket), recorded once
+	// the guest said it serves one. Absent for a guest that cannot (its
+	// kernel has fewer serial ports) and in a lab brought up before there
+	// were any: status asks on the command channel then.
+	Status string `json:"status,omitempty"`
 }
 
 // VMStatus is a VM node as found now.

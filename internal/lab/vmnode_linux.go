@@ -145,8 +145,15 @@ func (b *builder) vms(ctx context.Context) error {
 		if err := m.WaitReady(ctx, t.Name+"."+names[i], VMBootTimeout); err != nil {
 			return fmt.Errorf("lab %s: %w", t.Name, err)
 		}
+		if m.ServesStatus() {
+			for j := range b.st.VMs {
+				if b.st.VMs[j].Node == names[i] {
+					b.st.VMs[j].Status = m.Status
+				}
+			}
+		}
 	}
-	return nil
+	return b.writeState(ctx)
 }
 
 func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, macs map[string]bool) (*vm.Machine, error) {

@@ -24,11 +24,16 @@ var GuestTimeout = 3 * time.Second
 type guestAnswer struct {
 	byKind map[string]vm.ServiceAnswer
 	err    error
+	// onChannel: it was asked on its command channel, which a lab exec
+	// command can hold, since it has no status channel (vmState.Status).
+	onChannel bool
 }
 
 // askGuests asks the guest of every VM node whose qemu runs about its
-// services over the node's command channel (the one lab exec uses), all
-// at once, each within GuestTimeout. Keyed by node name.
+// services, all at once, each within GuestTimeout: on its status channel,
+// which only queries use, so that a command running in the guest (lab
+// exec) does not keep the answer; on its command channel when it has none.
+// Keyed by node name.
 func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 	out := map[string]*guestAnswer{}
 	var mu sync.Mutex
@@ -42,13 +47,16 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 			// A VM node's service kinds are vm's names (agent, sshd).
 			probes = append(probes, vm.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
 		}
-		sock := filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile)
+		g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
+		sock := st.vmStatusSocket(n.Name)
+		if sock == "" {
+			sock, g.onChannel = filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile), true
+		}
 		wg.Add(1)
 		go func(node string) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), GuestTimeout)
 			defer cancel()
-			g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
 			answers, err := vm.Services(ctx, sock, probes)
 			g.err = err
 			for _, a := range answers {
@@ -61,6 +69,17 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 	}
 	wg.Wait()
 	return out
+}
+
+// vmStatusSocket is the VM node's status channel, as recorded ("" when
+// its guest has none).
+func (st *state) vmStatusSocket(node string) string {
+	for _, v := range st.VMs {
+		if v.Node == node {
+			return v.Status
+		}
+	}
+	return ""
 }
 
 // probeAddress is where a service should take a connection, as a
@@ -113,8 +132,12 @@ func vmServiceStatus(st *state, n *NodeSpec, ss ServiceStatus, g *guestAnswer) S
 	if g.err != nil {
 		ss.State = ServiceUnknown
 		ss.Reason = fmt.Sprintf("guest not answering within %s", GuestTimeout)
-		if !errors.Is(g.err, vm.ErrNotAnswering) {
+		switch {
+		case !errors.Is(g.err, vm.ErrNotAnswering):
 			ss.Reason = "guest not answering: " + g.err.Error()
+		case g.onChannel:
+			// Busy or hung: without a status channel, status cannot tell.
+			ss.Reason += " on its command channel, which a lab exec command may hold (no status channel: the lab was brought up by an older interlink, or the guest's kernel has no ttyS2)"
 		}
 		return ss
 	}

@@ -42,6 +42,10 @@ func TestVMServiceStatus(t *testing.T) {
 		{"not started", answer(vm.ServiceAnswer{Kind: KindSSHD, Error: "the guest did not start sshd"}), ServiceStopped, "the guest did not start sshd", 0},
 		{"no answer for it", answer(vm.ServiceAnswer{Kind: KindAgent, PID: 1, Alive: true, Listening: true}), ServiceStopped, "the guest did not answer for sshd", 0},
 		{"silent", &guestAnswer{err: fmt.Errorf("vm channel x: %w", vm.ErrNotAnswering)}, ServiceUnknown, fmt.Sprintf("guest not answering within %s", GuestTimeout), 0},
+		{"silent on its command channel", &guestAnswer{err: fmt.Errorf("vm channel x: %w", vm.ErrNotAnswering), onChannel: true}, ServiceUnknown,
+			fmt.Sprintf("guest not answering within %s on its command channel, which a lab exec command may hold (no status channel: the lab was brought up by an older interlink, or the guest's kernel has no ttyS2)", GuestTimeout), 0},
+		{"running, asked on its command channel", &guestAnswer{byKind: map[string]vm.ServiceAnswer{KindSSHD: {Kind: KindSSHD, PID: 90, Alive: true, Listening: true}}, onChannel: true},
+			ServiceRunning, "", 90},
 		{"channel error", &guestAnswer{err: errors.New("vm channel x: closed before the guest answered")}, ServiceUnknown,
 			"guest not answering: vm channel x: closed before the guest answered", 0},
 	} {

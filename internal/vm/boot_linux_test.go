@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,8 +134,49 @@ func TestBootExec(t *testing.T) {
 	if _, err := Exec(ctx, m.Channel, Request{Argv: []string{"/nonexistent"}}, &out2, &err2); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing program: %v, want its error", err)
 	}
+	checkStatusPort(t, m)
 	data, _ := os.ReadFile(m.Console)
 	t.Logf("console:\n%s", data)
+}
+
+// checkStatusPort: the guest serves queries on its third serial port
+// while a command (sleep) holds its command channel, and refuses a
+// command there.
+func checkStatusPort(t *testing.T, m *Machine) {
+	t.Helper()
+	if !m.ServesStatus() {
+		t.Fatalf("the guest does not say %q on its console", StatusLine)
+	}
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	held := &seen{want: "held", at: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Exec(ctx, m.Channel, Request{Argv: []string{"sh", "-c", "echo held; exec sleep 30"}}, held, io.Discard)
+		done <- err
+	}()
+	select {
+	case <-held.at:
+	case err := <-done:
+		t.Fatalf("the command that holds the channel ended: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the command that holds the channel did not start within 20s")
+	}
+	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	a, err := Services(qctx, m.Status, []ServiceProbe{{ServiceAgent, "127.0.0.1:1"}})
+	if err != nil || len(a) != 1 || a[0].Error != "the guest did not start agent" {
+		t.Errorf("a query on the status port while a command holds the channel: %+v, %v", a, err)
+	}
+	t.Logf("answered on the status port in %s", time.Since(start).Round(time.Millisecond))
+	if _, err := Exec(qctx, m.Status, Request{Argv: []string{"true"}}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "answers queries only") {
+		t.Errorf("a command on the status port: %v, want the refusal", err)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("the held command, stopped: %v", err)
+	}
 }
 
 func stopPID(t *testing.T, pid int) {

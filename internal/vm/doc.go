@@ -10,8 +10,12 @@
 // links from the node's configuration (matched by MAC address), starts the
 // node's agent, prints Ready on the console and then serves commands on
 // the second serial port (ttyS1): the host's end is a unix socket qemu
-// listens on, spoken to by Exec with the frames of frame.go. The first
-// serial port (ttyS0) is the kernel's console, kept in a file.
+// listens on, spoken to by Exec with the frames of frame.go. It answers
+// queries about its services (Services) there too, and on the third serial
+// port (ttyS2, the status channel), which takes queries only, so that a
+// long command does not keep them waiting (qemu serves each socket to one
+// client at a time). The first serial port (ttyS0) is the kernel's
+// console, kept in a file.
 //
 // The cache (CacheDir: /var/cache/interlink/vm, or $INTERLINK_VM_CACHE)
 // holds the unpacked kernels and the result of the KVM probe; ClearCache

@@ -22,10 +22,16 @@ import (
 // configured, its agent answers and it serves commands.
 const ReadyLine = "interlink-guest: ready"
 
+// StatusLine is what the guest prints on its console, before ReadyLine,
+// when it serves status queries on StatusDevice. A guest that cannot open
+// it (its kernel has fewer serial ports) says why instead, and serves
+// queries on ChannelDevice only, as it always does.
+const StatusLine = "interlink-guest: status queries on " + StatusDevice
+
 // Guest is the guest's side, run by the initramfs's init as `interlink lab
 // guest CONFIG`: it configures the links and routes of the node, starts
 // its agent, prints ReadyLine on console and serves commands on
-// ChannelDevice until ctx ends.
+// ChannelDevice and status queries on StatusDevice until ctx ends.
 func Guest(ctx context.Context, configPath string, console io.Writer) error {
 	data, err := os.ReadFile(configPath)
 	if err != nil {
@@ -54,9 +60,17 @@ func Guest(ctx context.Context, configPath string, console io.Writer) error {
 		return fmt.Errorf("guest: %w", err)
 	}
 	defer ch.Close()
+	if st, err := openChannel(StatusDevice); err != nil {
+		fmt.Fprintf(console, "interlink-guest: no status port (%v): lab status asks on the command channel\n", err)
+	} else {
+		defer st.Close()
+		go newServer(nil, svcs, true).serve(ctx, st)
+		fmt.Fprintln(console, StatusLine)
+	}
 	up, _ := os.ReadFile("/proc/uptime")
 	fmt.Fprintf(console, "%s at %s s\n", ReadyLine, strings.Fields(string(up) + " ?")[0])
-	return serve(ctx, ch, []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node}, svcs)
+	env := []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node}
+	return newServer(env, svcs, false).serve(ctx, ch)
 }
 
 // startAgent starts `interlink agent` in a session of its own and waits
@@ -156,12 +170,28 @@ func openChannel(dev string) (*os.File, error) {
 	return f, nil
 }
 
+// server is the guest's side of one serial port: the command channel
+// runs commands and answers queries; the status channel (queriesOnly)
+// answers queries and refuses commands.
+type server struct {
+	env         []string // added to every command's environment
+	svcs        *guestServices
+	queriesOnly bool
+	mu          sync.Mutex
+	running     map[uint32]*os.Process // the commands that run, by id
+}
+
+func newServer(env []string, svcs *guestServices, queriesOnly bool) *server {
+	return &server{env: env, svcs: svcs, queriesOnly: queriesOnly, running: map[uint32]*os.Process{}}
+}
+
+// refusal is what a command sent on the status channel gets.
+const refusal = "this is the status channel, which answers queries only: run commands on the command channel (lab exec)"
+
 // serve runs the commands the host sends on ch, each in its own goroutine,
-// and answers its queries about svcs, until ctx ends.
-func serve(ctx context.Context, ch io.ReadWriter, env []string, svcs *guestServices) error {
+// and answers its queries about the services, until ctx ends.
+func (s *server) serve(ctx context.Context, ch io.ReadWriter) error {
 	fw := &frameWriter{w: ch}
-	var mu sync.Mutex
-	running := map[uint32]*os.Process{}
 	r := newFrameReader(ch)
 	r.giveUpOnCut(ch)
 	for ctx.Err() == nil {
@@ -173,40 +203,47 @@ func serve(ctx context.Context, ch io.ReadWriter, env []string, svcs *guestServi
 		switch f.typ {
 		case frameRequest:
 			var req Request
-			if err := json.Unmarshal(f.payload, &req); err != nil || len(req.Argv) == 0 {
+			switch {
+			case s.queriesOnly:
+				sendExit(fw, f.id, exitFrame{Code: 127, Error: refusal})
+			case json.Unmarshal(f.payload, &req) != nil || len(req.Argv) == 0:
 				sendExit(fw, f.id, exitFrame{Code: 127, Error: "bad request"})
-				continue
+			default:
+				go s.run(fw, f.id, req)
 			}
-			go func(id uint32) {
-				x := runCommand(req, env, fw, id, func(p *os.Process) {
-					mu.Lock()
-					running[id] = p
-					mu.Unlock()
-				})
-				mu.Lock()
-				delete(running, id)
-				mu.Unlock()
-				sendExit(fw, id, x)
-			}(f.id)
 		case frameQuery:
 			// A query that does not parse gets no answers, which the
 			// host reports as such (not as a guest that is silent).
 			var probes []ServiceProbe
 			json.Unmarshal(f.payload, &probes)
 			go func(id uint32) {
-				body, _ := json.Marshal(svcs.answer(probes))
+				body, _ := json.Marshal(s.svcs.answer(probes))
 				fw.send(frame{typ: frameAnswer, id: id, payload: body})
 			}(f.id)
 		case frameSignal:
-			mu.Lock()
-			p := running[f.id]
-			mu.Unlock()
+			s.mu.Lock()
+			p := s.running[f.id]
+			s.mu.Unlock()
 			if p != nil && len(f.payload) == 1 {
 				p.Signal(syscall.Signal(f.payload[0]))
 			}
 		}
 	}
 	return ctx.Err()
+}
+
+// run runs req, known by id while it runs (for frameSignal), and sends its
+// exit.
+func (s *server) run(fw *frameWriter, id uint32, req Request) {
+	x := runCommand(req, s.env, fw, id, func(p *os.Process) {
+		s.mu.Lock()
+		s.running[id] = p
+		s.mu.Unlock()
+	})
+	s.mu.Lock()
+	delete(s.running, id)
+	s.mu.Unlock()
+	sendExit(fw, id, x)
 }
 
 func sendExit(fw *frameWriter, id uint32, x exitFrame) {

@@ -46,8 +46,12 @@ type GuestRoute struct {
 const (
 	guestConfigPath = "/etc/interlink/guest.json"
 	guestBinary     = "/bin/interlink"
-	// ChannelDevice is the serial port the guest serves commands on.
+	// ChannelDevice is the serial port the guest serves commands (and
+	// queries) on; ttyS0 is the console.
 	ChannelDevice = "/dev/ttyS1"
+	// StatusDevice is the serial port the guest serves only queries on,
+	// so that lab status is answered while a command holds ChannelDevice.
+	StatusDevice = "/dev/ttyS2"
 )
 
 // Busybox is the statically linked busybox the initramfs is made of

@@ -24,7 +24,8 @@ type Spec struct {
 	MemoryBytes int64
 	CPUs        int
 	NICs        []NIC
-	// Dir holds the VM's files: console.log, channel.sock, qemu.log.
+	// Dir holds the VM's files: console.log, channel.sock, status.sock,
+	// qemu.log.
 	Dir string
 	// Accel is "kvm" or "tcg" (Accel gives it).
 	Accel string
@@ -47,13 +48,18 @@ type Machine struct {
 	Accel   string
 	Console string // the console's file
 	Channel string // the command channel's unix socket (Exec)
-	exited  chan error
+	// Status is the status channel's unix socket (Services): queries
+	// only, so that a command holding Channel does not silence them. The
+	// guest serves it once it says so (ServesStatus).
+	Status string
+	exited chan error
 }
 
 // Console and channel file names in Spec.Dir.
 const (
 	ConsoleFile = "console.log"
-	ChannelFile = "channel.sock"
+	ChannelFile = "channel.sock" // the guest's ChannelDevice
+	StatusFile  = "status.sock"  // the guest's StatusDevice
 	qemuLog     = "qemu.log"
 )
 
@@ -66,8 +72,10 @@ func (s *Spec) Args() ([]string, error) {
 		}
 	}
 	// sun_path holds 108 bytes with its terminating NUL.
-	if sock := filepath.Join(s.Dir, ChannelFile); len(sock) > 107 {
-		return nil, fmt.Errorf("vm %s: the command channel's socket path %s is longer than a unix socket's 107 bytes (use a shorter INTERLINK_LAB_DIR)", s.Name, sock)
+	for _, sock := range []struct{ what, file string }{{"command", ChannelFile}, {"status", StatusFile}} {
+		if p := filepath.Join(s.Dir, sock.file); len(p) > 107 {
+			return nil, fmt.Errorf("vm %s: the %s channel's socket path %s is longer than a unix socket's 107 bytes (use a shorter INTERLINK_LAB_DIR)", s.Name, sock.what, p)
+		}
 	}
 	cpu := "max"
 	if s.Accel == "kvm" {
@@ -78,7 +86,9 @@ func (s *Spec) Args() ([]string, error) {
 		"-kernel", s.Kernel.Image, "-initrd", s.Initramfs,
 		"-append", "console=ttyS0 panic=-1 loglevel=4",
 		"-serial", "file:" + filepath.Join(s.Dir, ConsoleFile),
+		// ttyS1 and ttyS2 in the guest, in this order.
 		"-serial", "unix:" + filepath.Join(s.Dir, ChannelFile) + ",server=on,wait=off",
+		"-serial", "unix:" + filepath.Join(s.Dir, StatusFile) + ",server=on,wait=off",
 	}
 	for i, n := range s.NICs {
 		id := "n" + strconv.Itoa(i)
@@ -115,7 +125,7 @@ func Boot(s *Spec) (*Machine, error) {
 		return nil, fmt.Errorf("vm %s: start %s: %w", s.Name, Qemu, err)
 	}
 	m := &Machine{PID: cmd.Process.Pid, Accel: s.Accel, Console: filepath.Join(s.Dir, ConsoleFile),
-		Channel: filepath.Join(s.Dir, ChannelFile), exited: make(chan error, 1)}
+		Channel: filepath.Join(s.Dir, ChannelFile), Status: filepath.Join(s.Dir, StatusFile), exited: make(chan error, 1)}
 	go func() { m.exited <- cmd.Wait() }()
 	return m, nil
 }
@@ -149,6 +159,15 @@ func (m *Machine) WaitReady(ctx context.Context, name string, timeout time.Durat
 		case <-tick.C:
 		}
 	}
+}
+
+// ServesStatus reports whether the guest said on its console that it
+// serves status queries on Status (StatusLine, printed before ReadyLine):
+// a guest whose kernel has no third serial port does not, and is asked on
+// Channel instead.
+func (m *Machine) ServesStatus() bool {
+	data, _ := os.ReadFile(m.Console)
+	return strings.Contains(string(data), StatusLine)
 }
 
 // tail returns the last n non-empty lines of a file, joined by " | ", or

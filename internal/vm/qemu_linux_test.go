@@ -18,6 +18,7 @@ func TestArgs(t *testing.T) {
 	line := strings.Join(args, " ")
 	for _, want := range []string{"-accel tcg -cpu max -m 512 -smp 2", "-kernel /k/vmlinuz -initrd /d/initramfs",
 		"-serial file:/d/console.log", "-serial unix:/d/channel.sock,server=on,wait=off",
+		"-serial unix:/d/status.sock,server=on,wait=off",
 		"-netdev tap,id=n0,ifname=n1-eth1,script=no,downscript=no",
 		"-device virtio-net-pci,netdev=n0,mac=52:54:00:01:02:03,host_mtu=9000,romfile="} {
 		if !strings.Contains(line, want) {
@@ -35,5 +36,15 @@ func TestArgs(t *testing.T) {
 	s.Dir = "/" + strings.Repeat("x", 100)
 	if _, err := s.Args(); err == nil || !strings.Contains(err.Error(), "107 bytes") {
 		t.Errorf("a long socket path: %v", err)
+	}
+	// At the limit: channel.sock (the longer name) at 107 bytes fits,
+	// at 108 it does not, in one error naming that socket.
+	s.Dir = "/" + strings.Repeat("x", 107-len("/"+ChannelFile)-1)
+	if _, err := s.Args(); err != nil {
+		t.Errorf("socket paths of 107 bytes at most: %v", err)
+	}
+	s.Dir += "x"
+	if _, err := s.Args(); err == nil || !strings.Contains(err.Error(), "the command channel's socket path") {
+		t.Errorf("a channel.sock path of 108 bytes: %v", err)
 	}
 }

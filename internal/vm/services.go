@@ -37,12 +37,14 @@ type ServiceAnswer struct {
 }
 
 // ErrNotAnswering is what Services returns when the guest did not answer
-// before ctx ended: a guest that hangs, is stopped, or whose channel is
-// held by a long command (commands to one guest run one after another).
+// before ctx ended: a guest that hangs or is stopped, or, asked on its
+// command channel, one whose channel is held by a long command (commands
+// to one guest run one after another; its status channel has none).
 var ErrNotAnswering = errors.New("guest not answering")
 
-// Services asks the guest whose command channel is sock about its
-// services, one answer per probe in the same order. It waits until ctx
+// Services asks the guest whose status channel (Machine.Status, when
+// Machine.ServesStatus) or command channel is sock about its services, one
+// answer per probe in the same order. It waits until ctx
 // ends at most (then ErrNotAnswering); the guest dials each address with a
 // timeout of its own (guestDialTimeout), so give ctx more than that.
 func Services(ctx context.Context, sock string, probes []ServiceProbe) ([]ServiceAnswer, error) {

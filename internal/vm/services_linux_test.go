@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -12,12 +13,13 @@ import (
 	"time"
 )
 
-// guestOnSocket serves, as a guest does on its serial port, on a unix
-// socket in dir (the host's end of a channel, as qemu gives it), with
-// svcs as the guest's services. It returns the socket's path.
-func guestOnSocket(t *testing.T, svcs *guestServices) string {
+// guestOnSocket serves with srv, as a guest does on one of its serial
+// ports, on a unix socket named file in a directory of its own (the
+// host's end of a channel, as qemu gives it: one client at a time, the
+// next one waiting in the backlog). It returns the socket's path.
+func guestOnSocket(t *testing.T, srv *server, file string) string {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), ChannelFile)
+	sock := filepath.Join(t.TempDir(), file)
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func guestOnSocket(t *testing.T, svcs *guestServices) string {
 			// A tty never ends, so serve reads on after an error; a
 			// socket's host end goes away: end serve with it.
 			cctx, ccancel := context.WithCancel(ctx)
-			serve(cctx, endsWith{c, ccancel}, nil, svcs)
+			srv.serve(cctx, endsWith{c, ccancel})
 			c.Close()
 		}
 	}()
@@ -90,7 +92,7 @@ func TestServicesQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed.Close() // a port nothing listens on now
-	sock := guestOnSocket(t, svcs)
+	sock := guestOnSocket(t, newServer(nil, svcs, false), ChannelFile)
 	probes := []ServiceProbe{{ServiceSSHD, lis.Addr().String()}, {ServiceAgent, closed.Addr().String()}, {"nfs", lis.Addr().String()}}
 	ask := func() []ServiceAnswer {
 		t.Helper()
@@ -145,4 +147,79 @@ func TestServicesNotAnswering(t *testing.T) {
 	if took < 300*time.Millisecond || took > 2*time.Second {
 		t.Errorf("took %s, want the 300ms given", took)
 	}
+}
+
+// TestStatusChannel: while a command (a real sleep) holds the command
+// channel, a query there waits its turn and gets ErrNotAnswering, and the
+// same query on the status channel, served for the same services, is
+// answered at once; a command sent on the status channel is refused with
+// one clear error.
+func TestStatusChannel(t *testing.T) {
+	svcs := newGuestServices()
+	agent := startTracked(t, svcs, ServiceAgent)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	channel := guestOnSocket(t, newServer(nil, svcs, false), ChannelFile)
+	status := guestOnSocket(t, newServer(nil, svcs, true), StatusFile)
+	execCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	held := &seen{want: "held", at: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Exec(execCtx, channel, Request{Argv: []string{"sh", "-c", "echo held; exec sleep 15"}}, held, io.Discard)
+		done <- err
+	}()
+	select {
+	case <-held.at:
+	case err := <-done:
+		t.Fatalf("the command that holds the channel ended: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the command that holds the channel did not start within 5s")
+	}
+	probes := []ServiceProbe{{ServiceAgent, lis.Addr().String()}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := Services(ctx, channel, probes); !errors.Is(err, ErrNotAnswering) {
+		t.Errorf("a query on the held command channel: %v, want ErrNotAnswering", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	a, err := Services(ctx, status, probes)
+	if err != nil || len(a) != 1 || a[0] != (ServiceAnswer{Kind: ServiceAgent, PID: agent.Process.Pid, Alive: true, Listening: true}) {
+		t.Errorf("the query on the status channel: %+v, %v; want the agent alive and listening", a, err)
+	}
+	t.Logf("answered on the status channel in %s", time.Since(start).Round(time.Microsecond))
+	var out, errb strings.Builder
+	ran := filepath.Join(t.TempDir(), "ran")
+	code, err := Exec(ctx, status, Request{Argv: []string{"touch", ran}}, &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "answers queries only") || code != 127 {
+		t.Errorf("a command on the status channel: exit %d, %v; want 127 and the refusal", code, err)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command sent on the status channel ran")
+	}
+	stop() // the held command gets SIGTERM
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("the held command, stopped: %v", err)
+	}
+}
+
+// seen is a writer that closes at once it has seen want.
+type seen struct {
+	want string
+	got  strings.Builder
+	at   chan struct{}
+}
+
+func (s *seen) Write(b []byte) (int, error) {
+	had := strings.Contains(s.got.String(), s.want)
+	s.got.Write(b)
+	if !had && strings.Contains(s.got.String(), s.want) {
+		close(s.at)
+	}
+	return len(b), nil
 }

@@ -21,7 +21,9 @@ import (
 // compressed with xz as Oracle Linux ships them), in a lab where a VM node
 // and a namespace node share a switch: the namespace node proves the path
 // to the VM's agent at 9000. Both nodes run an agent: lab status asks the
-// guest about its own, says so when the guest does not answer (qemu
+// guest about its own, also while a lab exec command holds the guest's
+// command channel (and, for a lab without a status channel, says that a
+// command may hold it), says so when the guest does not answer (qemu
 // stopped), and reports either agent killed through the same check.
 func TestVMOwnKernel(t *testing.T) {
 	k := need(t)
@@ -80,6 +82,8 @@ nodes:
 		t.Errorf("status %s, a's namespace %q, b's VM %+v: want up, a VM with no namespace, b a namespace", st.State, st.Nodes[0].Namespace, st.Nodes[1].VM)
 	}
 	start = time.Now()
+	checkStatusWhileBusy(ctx, t, name, "a")
+	checkOlderLab(ctx, t, name, "a")
 	checkGuestSilent(ctx, t, name, pid)
 	checkAgentsKilled(ctx, t, name)
 	step(t, "lab status asks the guest", start)
