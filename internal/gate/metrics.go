@@ -42,7 +42,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		abandoned:      counter("abandoned_total", "Clients that gave up while queued (never dialled upstream)."),
 		timeouts:       counter("queue_timeouts_total", "Clients closed after waiting past the queue timeout, before any server byte."),
 		upstreamErrors: counter("upstream_dial_errors_total", "Upstream dials that failed."),
-		fullEpisodes:   counter("queue_full_total", "Times the queue filled and accepting paused."),
+		fullEpisodes:   counter("queue_full_total", "Episodes of a full queue: it filled and accepting paused, until it drained to half."),
 		queued:         gauge("queued", "Client connections waiting now."),
 		inflight:       gauge("inflight_handshakes", "Upstream handshakes in progress (dial to first upstream byte)."),
 		wait:           hist("queue_wait_seconds", "Time from accept to admission or drop.", prometheus.ExponentialBuckets(0.001, 2, 20)),

@@ -27,8 +27,15 @@ type route struct {
 	m        *routeMetrics
 	log      *slog.Logger
 	full     bool // accepting paused on a full queue
-	closed   bool
-	kick     chan struct{} // wakes the admission loop's wait for a token on reload
+	// spell is when the queue last filled, the start of an episode that
+	// lasts until it drains to half (zero: none); pauses counts the times
+	// accepting paused in it. Under a storm the queue fills again at each
+	// admission: one episode, logged once at each end, not a pair of lines
+	// per admission.
+	spell  time.Time
+	pauses int
+	closed bool
+	kick   chan struct{} // wakes the admission loop's wait for a token on reload
 	// wakeLoop, while an event loop accepts for the route, asks it to look
 	// at the route again (closed, room in the queue, new limits); called
 	// with mu held, so that the loop cannot be gone meanwhile.
@@ -130,8 +137,13 @@ func (r *route) push(conn *net.TCPConn, src netip.Addr, now time.Time) {
 // pauseAccept notes that the queue is full and accepting stops; r.mu is
 // held.
 func (r *route) pauseAccept() {
-	if !r.full {
-		r.full = true
+	if r.full {
+		return
+	}
+	r.full = true
+	r.pauses++
+	if r.spell.IsZero() {
+		r.spell = time.Now()
 		r.m.fullEpisodes.Inc()
 		r.log.Warn("queue full: not accepting; the kernel backlog holds new connections", "route", r.cfg.Name, "queued", r.q.len())
 	}
@@ -141,12 +153,23 @@ func (r *route) pauseAccept() {
 func (r *route) resumeAccept() {
 	if r.full && !r.closed {
 		r.full = false
-		r.log.Info("queue has room again: accepting", "route", r.cfg.Name)
 	}
+}
+
+// endSpell ends the episode of a full queue once it has drained to half;
+// r.mu is held.
+func (r *route) endSpell() {
+	if r.spell.IsZero() || r.full || r.q.len() > r.cfg.Queue/2 {
+		return
+	}
+	r.log.Info("queue has room again: accepting", "route", r.cfg.Name, "queued", r.q.len(),
+		"full_for", time.Since(r.spell).Round(time.Millisecond).String(), "pauses", r.pauses)
+	r.spell, r.pauses = time.Time{}, 0
 }
 
 // roomMade wakes whoever accepts after the queue shrank; r.mu is held.
 func (r *route) roomMade() {
+	r.endSpell()
 	r.cond.Broadcast()
 	if r.full && r.wakeLoop != nil {
 		r.wakeLoop()

@@ -1,0 +1,65 @@
+package gate
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// lockedBuffer is a log sink the route writes to under its lock and the
+// test reads from its own goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFullQueueOneEpisode: under a storm the queue fills again at each
+// admission (one slot freed, one backlog connection accepted): that is
+// one episode, counted once and logged once when it starts and once when
+// the queue has drained to half, with how often accepting paused; it was
+// a warning and an info line per admission, each counted as an episode.
+func TestFullQueueOneEpisode(t *testing.T) {
+	eachEngineParallel(t, func(t *testing.T, engine string) {
+		u := newUpstream(t)
+		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(),
+			Limits: Limits{RatePerSec: 20, Burst: 1, Queue: 2, PerSource: 2}})
+		var logs lockedBuffer
+		r := g.routes["db"]
+		r.mu.Lock()
+		r.log = slog.New(slog.NewTextHandler(&logs, nil))
+		r.mu.Unlock()
+		roundTrip(t, dialFrom(t, "127.0.0.1", addr), "x") // the one token
+		const storm = 8
+		for i := 0; i < storm; i++ {
+			dialFrom(t, "127.0.0.1", addr)
+		}
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.admitted.WithLabelValues("db")) == storm+1 })
+		waitFor(t, func() bool { return strings.Contains(logs.String(), "room again") })
+		out := logs.String()
+		if v := testutil.ToFloat64(g.m.fullEpisodes.WithLabelValues("db")); v != 1 {
+			t.Errorf("queue_full_total %v after one storm, want 1\n%s", v, out)
+		}
+		if n, m := strings.Count(out, "queue full"), strings.Count(out, "room again"); n != 1 || m != 1 {
+			t.Errorf("%d 'queue full' and %d 'room again' lines, want 1 each:\n%s", n, m, out)
+		}
+		if strings.Contains(out, "pauses=1 ") {
+			t.Errorf("one pause in a storm of %d through a queue of 2:\n%s", storm, out)
+		}
+	})
+}
