@@ -17,9 +17,9 @@ func WriteText(out io.Writer, r *Result) error {
 	fs := r.Filesystem
 	fmt.Fprintf(w, "interlink storage bench %s --profile %s: ", termtext.Clean(r.Spec.Path), r.Spec.Profile)
 	size, secs := units.FormatBytes(float64(r.Spec.SizeBytes)), time.Duration(r.Duration).Seconds()
-	if len(r.LimitedBy) > 0 || r.Interrupted {
-		// "64.00 GiB in 1.47 s" read as done when the time limit cut
-		// the run at 1.3 GiB: the size is what was asked.
+	if len(r.LimitedBy) > 0 || r.Interrupted || r.Error != "" {
+		// "64.00 GiB in 1.47 s" read as done when the time limit (or a
+		// full disk) cut the run at 1.3 GiB: the size is what was asked.
 		fmt.Fprintf(w, "%.2f s, stopped before the %s asked (see below)", secs, size)
 	} else {
 		fmt.Fprintf(w, "%s in %.2f s", size, secs)
