@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/traffic"
@@ -130,7 +130,7 @@ func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *clus
 	case f.inventory != "" && len(args) > 0:
 		return nil, nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
 	case f.inventory != "":
-		r, err := os.Open(f.inventory)
+		r, err := readfile.Open(f.inventory) // never blocks on a FIFO
 		if err != nil {
 			return nil, nil, usageError("cluster: --inventory: %v", err)
 		}

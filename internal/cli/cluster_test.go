@@ -41,7 +41,7 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"a", "--inventory", inv}, "not both"},
 		{[]string{"--inventory", inv}, `interconnect: "10.0.0.300" is not an IP address`},
 		{[]string{"rac1", "rac1"}, "node rac1 listed twice"},
-		{[]string{"--inventory", filepath.Join(dir, "none")}, "--inventory: open"},
+		{[]string{"--inventory", filepath.Join(dir, "none")}, "--inventory: stat"},
 		{[]string{"a:99999"}, `"99999" is not a port`},
 		{[]string{"a/10.0.0"}, `"10.0.0" is not an IP address`},
 		{[]string{"a", "--parallel", "0"}, "--parallel must be 1 to 256"},

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/interlink/interlink/internal/gate"
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 func init() { commands = append(commands, newGateCmd) }
@@ -164,7 +165,7 @@ func reloadOnHUP(ctx context.Context, g *gate.Gate, file string, log *slog.Logge
 }
 
 func readGateConfig(path string) (*gate.Config, error) {
-	f, err := os.Open(path)
+	f, err := readfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return nil, usageError("gate: --config: %v", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 )
 
@@ -123,7 +123,7 @@ func readNodes(file string, args []string, m nodeMessages) ([]mesh.Node, error) 
 	case file != "" && len(args) > 0:
 		return nil, usageError("%s: %s", m.cmd, m.both)
 	case file != "":
-		f, err := os.Open(file)
+		f, err := readfile.Open(file) // never blocks on a FIFO
 		if err != nil {
 			return nil, usageError("%s: --nodes: %v", m.cmd, err)
 		}
