@@ -13,6 +13,7 @@ import (
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -163,6 +164,11 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	defer cancel()
 	if sf.on {
 		return runPMTUStorage(ctx, e, sf, opt, f.probe.asJSON)
+	}
+	// A malformed PEER is bad input in both modes, not a host name to
+	// look up ("[::1" was probed as ::1 with --icmp).
+	if _, err := agent.HostPort(args[0]); err != nil {
+		return usageError("pmtu: PEER %q: %v", termtext.Clean(args[0]), err)
 	}
 	rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: args[0], Expect: opt.Expect, Method: "udp"}
 	results, err := f.prove(ctx, rep, tok, opt)

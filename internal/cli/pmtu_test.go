@@ -59,6 +59,16 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"mesh", "--token-file", good, "--nodes", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"mesh", "--token-file", good, "--per-node", "0", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 0: give 1 to 12"},
 		{[]string{"mesh", "--token-file", good, "--per-node", "13", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 13: give 1 to 12"},
+		// Malformed addresses are refused, not looked up as host names
+		// or dialled and reported as agents that are not running.
+		{[]string{"agent", "--listen", "[::1", "--token-file", good}, `--listen "[::1": want HOST`},
+		{[]string{"agent", "--listen", "127.0.0.1:1:x", "--token-file", good}, "want HOST, HOST:PORT"},
+		{[]string{"pmtu", "[::1", "--icmp"}, `PEER "[::1": want HOST`},
+		{[]string{"pmtu", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
+		{[]string{"pmtu", "127.0.0.1:65536", "--token-file", good}, `port "65536" is not a number from 0 to 65535`},
+		{[]string{"mesh", "--token-file", good, "a=[::1", "b=127.0.0.2"}, `node a: agent "[::1"`},
+		{[]string{"mesh", "--token-file", good, "a=127.0.0.1:-1", "b=127.0.0.2"}, `port "-1"`},
+		{[]string{"bench", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
 	} {
 		out, errOut, code := mainOutput(c.args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
