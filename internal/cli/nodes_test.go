@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/mesh"
 )
 
 // TestNodeLists: mesh and bench --mode gc read their nodes through one
@@ -18,6 +19,16 @@ func TestNodeLists(t *testing.T) {
 	var many []string
 	for i := 0; i <= gc.MaxNodes; i++ {
 		many = append(many, fmt.Sprintf("n%d=127.0.0.1:%d", i, 7400+i))
+	}
+	// Past mesh.MaxNodes, or past mesh.MaxPaths with several networks,
+	// a mesh is refused before any work (1000 nodes took 1.6 GB, 3000
+	// never finished).
+	var tooMany, tooManyPaths []string
+	for i := 0; i <= mesh.MaxNodes; i++ {
+		tooMany = append(tooMany, fmt.Sprintf("n%d=127.0.0.1", i))
+	}
+	for i := 0; i < 200; i++ {
+		tooManyPaths = append(tooManyPaths, fmt.Sprintf("n%d=127.0.0.1@10.0.%d.1,10.1.%d.1,10.2.%d.1,10.3.%d.1", i, i, i, i, i))
 	}
 	cases := []struct {
 		cmd  string
@@ -42,6 +53,8 @@ func TestNodeLists(t *testing.T) {
 		{"bench", "", []string{"a=127.0.0.1", "a=127.0.0.2"}, "bench: node a listed twice"},
 		{"bench", "", many, fmt.Sprintf("bench: %d nodes: --mode gc takes at most %d", gc.MaxNodes+1, gc.MaxNodes)},
 		{"mesh", "", many, ""},
+		{"mesh", "", tooMany, fmt.Sprintf("mesh: %d nodes: a mesh takes at most %d (split the cluster)", mesh.MaxNodes+1, mesh.MaxNodes)},
+		{"mesh", "", tooManyPaths, fmt.Sprintf("mesh: 200 nodes on 4 networks make 159200 paths: a mesh proves at most %d (%d nodes on 2 networks)", mesh.MaxPaths, mesh.MaxNodes)},
 	}
 	for _, c := range cases {
 		read := meshNodes

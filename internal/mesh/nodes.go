@@ -74,11 +74,31 @@ func ParseNode(s string) (Node, error) {
 	return n, nil
 }
 
+// Limits of one mesh. Every path (both directions, every network) is a
+// result held in memory and a line of --json: 1000 nodes took 1.6 GB and
+// 3000 never finished, --timeout or not. 256 nodes is also the most an
+// inventory of interlink cluster takes.
+const (
+	MaxNodes = 256
+	MaxPaths = 2 * MaxNodes * (MaxNodes - 1) // 256 nodes on 2 networks
+)
+
 // Check validates a node list and fills in defaults: names are unique, and
 // a node without interconnect addresses uses its agent's address.
 func Check(nodes []Node) error {
 	if len(nodes) < 2 {
 		return fmt.Errorf("a mesh needs at least 2 nodes, got %d", len(nodes))
+	}
+	if len(nodes) > MaxNodes {
+		return fmt.Errorf("%d nodes: a mesh takes at most %d (split the cluster)", len(nodes), MaxNodes)
+	}
+	networks := 1
+	for _, n := range nodes {
+		networks = max(networks, len(n.Addrs))
+	}
+	if paths := len(nodes) * (len(nodes) - 1) * networks; paths > MaxPaths {
+		return fmt.Errorf("%d nodes on %d networks make %d paths: a mesh proves at most %d (%d nodes on 2 networks)",
+			len(nodes), networks, paths, MaxPaths, MaxNodes)
 	}
 	seen := map[string]bool{}
 	for i := range nodes {
