@@ -55,6 +55,9 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--mode", "blocks", "--block", "2M", "--token-file", tok},
 		{"bench", "127.0.0.1", "--time", "2h", "--token-file", tok},
 		{"bench", "127.0.0.1", "--rate", "fast", "--mode", "udp", "--token-file", tok},
+		// Bytes are not bits: 1GB was read as 1 Gbit/s.
+		{"bench", "127.0.0.1", "--rate", "1GB", "--mode", "udp", "--token-file", tok},
+		{"bench", "127.0.0.1", "--link-rate", "10GB/s", "--token-file", tok},
 		{"bench", "127.0.0.1", "--token-file", filepath.Join(t.TempDir(), "missing")},
 		// Zero is an error, not "the default"; out-of-range values and
 		// flags of another mode are refused before anything connects.

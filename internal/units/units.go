@@ -55,6 +55,13 @@ func ParseRate(s string) (int64, error) {
 	if num == "" {
 		return 0, fmt.Errorf("%w: rate %q: want a number like 1gbit, 200M", ErrSyntax, s)
 	}
+	// A capital B is bytes ("1GB", "100MB/s", "1GBps"), 8 times the
+	// bits this takes: refused, not read as 1 Gbit/s.
+	if b := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(suffix), "/s"), "ps"); strings.HasSuffix(b, "B") {
+		f, _ := strconv.ParseFloat(num, 64)
+		return 0, fmt.Errorf("%w: rate %q: B is bytes, a rate is in bits per second (%s%sbit)", ErrSyntax, s,
+			strconv.FormatFloat(8*f, 'g', -1, 64), strings.ToLower(strings.TrimSuffix(b, "B")))
+	}
 	u := strings.ToLower(strings.TrimSpace(suffix))
 	u = strings.TrimSuffix(u, "/s")
 	u = strings.TrimSuffix(u, "ps")
