@@ -58,6 +58,11 @@ func (f *probeFlags) parse(cmd string, needToken bool) (tok []byte, opt agent.Pr
 		}
 		opt.Max = int(v)
 	}
+	if opt.Max > 0 && opt.Expect > opt.Max {
+		// No path could meet it: every run would end CRITICAL (exit 2)
+		// for a typo, paging someone.
+		return nil, opt, usageError("%s: --max %d is below --expect %d: no path could meet it", cmd, opt.Max, opt.Expect)
+	}
 	if f.tries < 1 || f.tries > 10 {
 		return nil, opt, usageError("%s: --tries must be 1 to 10", cmd)
 	}

@@ -52,6 +52,8 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "huge"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "70000"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--tries", "0"}, "--tries"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--max", "1500", "--expect", "9000"}, "--max 1500 is below --expect 9000"},
+		{[]string{"mesh", "--token-file", good, "--max", "1500", "--expect", "9000", "a=127.0.0.1", "b=127.0.0.2"}, "mesh: --max 1500 is below --expect 9000"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--target", "nope"}, "--target"},
 		{[]string{"mesh", "--token-file", good, "127.0.0.1"}, "at least 2 nodes"},
 		{[]string{"mesh", "--token-file", good, "a=127.0.0.1", "a=127.0.0.2"}, "listed twice"},
