@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +45,15 @@ func runCLI(ctx context.Context, args ...string) (code int, stdout, stderr strin
 
 func TestBenchUsage(t *testing.T) {
 	_, tok := benchAgent(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		// --html onto a FIFO or device: the report is renamed over the
+		// path, which replaced the FIFO (and as root /dev/stdout).
+		{"bench", "127.0.0.1", "--html", fifo, "--token-file", tok},
+		{"bench", "127.0.0.1", "--html", "/dev/null", "--token-file", tok},
 		{"bench"},
 		{"bench", "127.0.0.1", "--mode", "ping", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "udp"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interlink/interlink/internal/atomicfile"
 	"github.com/interlink/interlink/internal/drift"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/store"
 	"github.com/interlink/interlink/internal/termtext"
@@ -150,10 +151,14 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 }
 
 // writableDir checks that path's directory exists and path is not a
-// directory itself.
+// directory itself, nor a FIFO, device or socket: the file is written
+// beside it and renamed over it, which would replace a FIFO (or, as root,
+// /dev/stdout) with a regular file.
 func writableDir(path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return errors.New("is a directory")
+	} else if err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a regular file (the file is replaced whole)", readfile.Kind(fi.Mode()))
 	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {
