@@ -158,6 +158,9 @@ func parseClusterNode(s string) (cluster.Host, error) {
 	var h cluster.Host
 	rest, addrs, _ := strings.Cut(s, "/")
 	if u, hp, ok := strings.Cut(rest, "@"); ok {
+		if u == "" {
+			return h, fmt.Errorf("node %q: empty user before '@'", s)
+		}
 		h.User, rest = u, hp
 	}
 	host := rest
@@ -172,7 +175,7 @@ func parseClusterNode(s string) (cluster.Host, error) {
 		}
 		host, h.Port = hh, p
 	}
-	if host == "" || strings.ContainsAny(host, " \t'\"") {
+	if cluster.CheckHost(host) != nil {
 		return h, fmt.Errorf("node %q: want [USER@]HOST[:PORT][/ADDR,...]", s)
 	}
 	h.Name = host

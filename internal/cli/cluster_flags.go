@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -142,10 +146,8 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 	if err != nil {
 		return none, usageError("cluster: %v", err)
 	}
-	for _, p := range append(append([]string{}, f.identities...), f.knownHosts...) {
-		if _, err := os.Stat(p); err != nil {
-			return none, usageError("cluster: %v", err)
-		}
+	if err := checkSSHFiles(f.identities, f.knownHosts); err != nil {
+		return none, err
 	}
 	if f.collect != "" {
 		if st, err := os.Stat(f.collect); err != nil || !st.IsDir() {
@@ -159,4 +161,33 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 		Software: "interlink " + buildVersion().Version, Clusterware: cw,
 		Bench: f.bench, BenchTime: f.benchTime,
 	}, nil
+}
+
+// checkSSHFiles reads every --identity and --known-hosts file before any
+// node is contacted: one that is missing, not a regular file (a FIFO hung
+// the run), or not a key or known_hosts file is bad input, not a note
+// repeated for every node. An encrypted key is fine here (it is skipped
+// with a note, as before: the ssh-agent may hold it).
+func checkSSHFiles(identities, knownHosts []string) error {
+	for _, p := range identities {
+		b, err := readfile.ReadAll(p, 1<<20)
+		if err != nil {
+			return usageError("cluster: --identity %s: %v", termtext.Clean(p), err)
+		}
+		var pm *ssh.PassphraseMissingError
+		if _, err := ssh.ParsePrivateKey(b); err != nil && !errors.As(err, &pm) {
+			return usageError("cluster: --identity %s: not a private key (%v)", termtext.Clean(p), err)
+		}
+	}
+	for _, p := range knownHosts {
+		f, err := readfile.Open(p)
+		if err != nil {
+			return usageError("cluster: --known-hosts %s: %v", termtext.Clean(p), err)
+		}
+		f.Close()
+		if _, err := knownhosts.New(p); err != nil {
+			return usageError("cluster: --known-hosts %s: %v", termtext.Clean(p), err)
+		}
+	}
+	return nil
 }
