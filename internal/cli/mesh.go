@@ -12,6 +12,7 @@ import (
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 // progressLine rewrites one line on a terminal, at most once per every, so
@@ -129,7 +130,8 @@ func readNodes(file string, args []string, m nodeMessages) ([]mesh.Node, error) 
 		}
 		defer f.Close()
 		if nodes, err = mesh.ParseNodes(f, file); err != nil { // ParseNodes runs mesh.Check
-			return nil, usageError("%s: %v", m.cmd, err)
+			// Clean: a binary file's bytes went raw to the terminal.
+			return nil, usageError("%s: %s", m.cmd, termtext.Clean(err.Error()))
 		}
 	default:
 		for _, a := range args {

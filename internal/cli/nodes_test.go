@@ -53,6 +53,9 @@ func TestNodeLists(t *testing.T) {
 		{"bench", "", []string{"a=127.0.0.1", "a=127.0.0.2"}, "bench: node a listed twice"},
 		{"bench", "", many, fmt.Sprintf("bench: %d nodes: --mode gc takes at most %d", gc.MaxNodes+1, gc.MaxNodes)},
 		{"mesh", "", many, ""},
+		{"mesh", "", []string{"=127.0.0.1", "b=127.0.0.2"}, `mesh: node "=127.0.0.1": empty NAME before '='`},
+		{"mesh", "", []string{"a=127.0.0.1@", "b=127.0.0.2"}, `mesh: node "127.0.0.1@": no address after '@'`},
+		{"mesh", dir + "binary.txt", nil, `mesh: testdata/nodes/binary.txt:1: node \e[31mred\x07: "\x1b[0m" is not an IP address`},
 		{"mesh", "", tooMany, fmt.Sprintf("mesh: %d nodes: a mesh takes at most %d (split the cluster)", mesh.MaxNodes+1, mesh.MaxNodes)},
 		{"mesh", "", tooManyPaths, fmt.Sprintf("mesh: 200 nodes on 4 networks make 159200 paths: a mesh proves at most %d (%d nodes on 2 networks)", mesh.MaxPaths, mesh.MaxNodes)},
 	}

@@ -55,10 +55,16 @@ func ParseNodes(r io.Reader, file string) ([]Node, error) {
 func ParseNode(s string) (Node, error) {
 	var n Node
 	if name, rest, ok := strings.Cut(s, "="); ok {
+		if name == "" {
+			return n, fmt.Errorf("node %q: empty NAME before '='", s)
+		}
 		n.Name, s = name, rest
 	}
-	agentAddr, addrs, _ := strings.Cut(s, "@")
+	agentAddr, addrs, at := strings.Cut(s, "@")
 	n.Agent = agentAddr
+	if at && addrs == "" {
+		return n, fmt.Errorf("node %q: no address after '@'", s)
+	}
 	if addrs != "" {
 		for _, a := range strings.Split(addrs, ",") {
 			ip, err := netip.ParseAddr(a)
