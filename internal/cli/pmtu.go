@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -183,7 +184,12 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if err != nil {
 		rep.Error = err.Error()
 		if len(results) == 0 {
-			return err
+			if errors.Is(err, ErrUsage) {
+				return err // already "pmtu: ..."
+			}
+			// Named like every other pmtu error ("interlink: agent ..."
+			// did not say which command failed).
+			return fmt.Errorf("pmtu: %w", err)
 		}
 	}
 	rep.Evaluate(results)

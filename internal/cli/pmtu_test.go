@@ -66,6 +66,7 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"agent", "--listen", "[::1", "--token-file", good}, `--listen "[::1": want HOST`},
 		{[]string{"agent", "--listen", "127.0.0.1:1:x", "--token-file", good}, "want HOST, HOST:PORT"},
 		{[]string{"pmtu", "[::1", "--icmp"}, `PEER "[::1": want HOST`},
+		{[]string{"pmtu", "nohost.invalid", "--icmp"}, `interlink: pmtu: cannot resolve "nohost.invalid"`},
 		{[]string{"pmtu", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
 		{[]string{"pmtu", "127.0.0.1:65536", "--token-file", good}, `port "65536" is not a number from 0 to 65535`},
 		{[]string{"mesh", "--token-file", good, "a=[::1", "b=127.0.0.2"}, `node a: agent "[::1"`},
@@ -84,7 +85,7 @@ func TestPMTUNoAgent(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("cli-test-token-0123456789\n"), 0o600)
 	_, errOut, code := mainOutput("pmtu", "127.0.0.1:1", "--token-file", tok)
-	if code != ExitUnknown || !strings.Contains(errOut, "is 'interlink agent' running there?") {
+	if code != ExitUnknown || !strings.HasPrefix(errOut, "interlink: pmtu: agent 127.0.0.1:1: connect") || !strings.Contains(errOut, "is 'interlink agent' running there?") {
 		t.Fatalf("exit %d: %q", code, errOut)
 	}
 }
