@@ -30,6 +30,7 @@ func ParseSettings(target string, kvs []string) ([]Setting, error) {
 		return nil, fmt.Errorf("%w: nothing to set: give KEY=VALUE (mtu, port_mtu, rate)", ErrInvalid)
 	}
 	var out []Setting
+	seen := map[string]string{}
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
@@ -40,6 +41,11 @@ func ParseSettings(target string, kvs []string) ([]Setting, error) {
 		default:
 			return nil, fmt.Errorf("%w: %q: unknown setting %q (mtu, port_mtu, rate)", ErrInvalid, kv, k)
 		}
+		// "mtu=1500 mtu=9000" set 9000 silently: which one was meant?
+		if prev, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%w: %s given twice (%s=%s and %q)", ErrInvalid, k, k, prev, kv)
+		}
+		seen[k] = v
 		out = append(out, Setting{Target: target, Key: k, Value: v})
 	}
 	return out, nil
