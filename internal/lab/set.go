@@ -2,6 +2,7 @@ package lab
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,6 +88,9 @@ func (t *Topology) apply(s Setting) error {
 		if s.Value != "0" && s.Value != "none" {
 			v, err := units.ParseRate(s.Value)
 			if err != nil {
+				if errors.Is(err, units.ErrBytes) {
+					return fmt.Errorf("B is bytes, a rate is in bits: want e.g. 8gbit for 1GB/s, or 0 for none")
+				}
 				return fmt.Errorf("want a rate such as 1gbit, or 0 for none")
 			}
 			rate = v
