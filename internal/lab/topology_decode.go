@@ -54,6 +54,9 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
+// maxQuoted is how much of a scalar an error quotes.
+const maxQuoted = 40
+
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -63,6 +66,12 @@ func kindName(n *yaml.Node) string {
 	case yaml.ScalarNode:
 		if n.Tag == "!!null" {
 			return "nothing"
+		}
+		// A file of another kind parses as one long scalar: quote its
+		// start, not the whole file (lab up /etc/passwd printed all of
+		// it on the one line).
+		if r := []rune(n.Value); len(r) > maxQuoted {
+			return fmt.Sprintf("%q... (%d bytes of text)", string(r[:maxQuoted]), len(n.Value))
 		}
 		return fmt.Sprintf("%q", n.Value)
 	}
