@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/interlink/interlink/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
 
@@ -70,10 +71,7 @@ func kindName(n *yaml.Node) string {
 		// A file of another kind parses as one long scalar: quote its
 		// start, not the whole file (lab up /etc/passwd printed all of
 		// it on the one line).
-		if r := []rune(n.Value); len(r) > maxQuoted {
-			return fmt.Sprintf("%q... (%d bytes of text)", string(r[:maxQuoted]), len(n.Value))
-		}
-		return fmt.Sprintf("%q", n.Value)
+		return termtext.Short(n.Value, maxQuoted)
 	}
 	return "something else"
 }

@@ -181,7 +181,7 @@ nodes:
 	// A file of another kind is quoted by its start only (the whole of
 	// /etc/passwd was the one line).
 	{"a text file", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
-		`^bad\.yaml:1: want a mapping, got "root:x:0:0:root:/root:/bin/bash daemon:x"\.\.\. \(79 bytes of text\)$`},
+		`^bad\.yaml:1: want a mapping, got "root:x:0:0:root:/root:/bin/bash daemon:x"\.\.\. \(79 bytes\)$`},
 	{"address without length", `name: x
 switches: {a: {}}
 nodes:

@@ -2,12 +2,14 @@ package mesh
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
 	"strings"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 // Node is one cluster node: its agent's control address and its
@@ -33,7 +35,7 @@ func ParseNodes(r io.Reader, file string) ([]Node, error) {
 			continue
 		}
 		if len(f) < 2 {
-			return nil, fmt.Errorf("%s:%d: want NAME AGENT[:PORT] [ADDR ...], got %q", file, line, strings.TrimSpace(text))
+			return nil, fmt.Errorf("%s:%d: want NAME AGENT[:PORT] [ADDR ...], got %s", file, line, termtext.Short(strings.TrimSpace(text), 60))
 		}
 		n := Node{Name: f[0], Agent: f[1]}
 		for _, s := range f[2:] {
@@ -45,7 +47,9 @@ func ParseNodes(r io.Reader, file string) ([]Node, error) {
 		}
 		nodes = append(nodes, n)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: a line longer than %d bytes: not a nodes file", file, line+1, bufio.MaxScanTokenSize)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return nodes, Check(nodes)
