@@ -402,3 +402,18 @@ func TestValidateBridgePortLimit(t *testing.T) {
 		t.Errorf("1025 links: %v", err)
 	}
 }
+
+// TestParseRefusesTooManyNodes: 10 000 nodes without links passed, and
+// lab up set out to build 10 000 namespaces.
+func TestParseRefusesTooManyNodes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: x\nnodes:\n")
+	for i := 0; i <= lab.MaxNodes; i++ {
+		fmt.Fprintf(&b, "  n%d: {}\n", i)
+	}
+	_, err := lab.Parse("big.yaml", []byte(b.String()))
+	want := fmt.Sprintf("big.yaml:3: nodes: %d nodes: a lab takes at most %d", lab.MaxNodes+1, lab.MaxNodes)
+	if !errors.Is(err, lab.ErrInvalid) || err == nil || err.Error() != want {
+		t.Errorf("%d nodes: %v, want %s", lab.MaxNodes+1, err, want)
+	}
+}
