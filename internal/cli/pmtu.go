@@ -162,6 +162,11 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if sf.on && (f.icmp || f.target != "" || f.source != "" || f.probe.tokenFile != "") {
 		return usageError("pmtu: --storage probes with ICMP from each oranfstab local: address; --icmp, --target, --source and --token-file do not apply")
 	}
+	if f.icmp && f.probe.tokenFile != "" {
+		// As with --storage: the token was read and ignored, so a
+		// reader of the command line took the probes for the agent's.
+		return usageError("pmtu: --token-file does nothing with --icmp (ICMP echo needs no agent)")
+	}
 	tok, opt, err := f.probe.parse("pmtu", !f.icmp && !sf.on)
 	if err != nil {
 		return err
