@@ -109,6 +109,9 @@ func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *clus
 	fromCW := f.clusterware || f.gridHome != ""
 	switch {
 	case fromCW && (f.inventory != "" || len(args) > 0):
+		if !f.clusterware {
+			return nil, nil, usageError("cluster: --grid-home reads the nodes from Oracle Clusterware (as --clusterware): give nodes one way")
+		}
 		return nil, nil, usageError("cluster: give nodes one way: --clusterware, --inventory or as arguments")
 	case fromCW:
 		home := f.gridHome

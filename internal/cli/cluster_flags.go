@@ -96,6 +96,8 @@ critical, lost blocks or a limit as a warning, a node left out as unknown.
 as a heatmap, each node's status and findings, the bench pairs); 'interlink
 report' renders a saved --json the same way.`
 
+const defaultBenchTime = 3 * time.Second
+
 func (f *clusterFlags) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory (INI or YAML) or YAML list of nodes")
 	fl.BoolVar(&f.clusterware, "clusterware", false, "nodes from this host's Oracle Clusterware (olsnodes, else crsconfig_params), interconnect from GPnP")
@@ -110,7 +112,7 @@ func (f *clusterFlags) bind(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.stall, "stall-timeout", cluster.DefaultStall, "cut a node off when a transfer to or from it stands still this long")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
 	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network (blocks, tcp or udp), or every node at once (gc) (default none)")
-	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends (gc: the whole workload)")
+	fl.DurationVar(&f.benchTime, "bench-time", defaultBenchTime, "with --bench: how long each pair sends (gc: the whole workload)")
 	fl.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML file")
 	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
@@ -134,6 +136,8 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 		return none, usageError("cluster: --stall-timeout %s: want 1s or more", f.stall)
 	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp" && f.bench != cluster.BenchGC:
 		return none, usageError("cluster: --bench %q: want blocks, tcp, udp or gc", termtext.Clean(f.bench))
+	case f.bench == "" && f.benchTime != defaultBenchTime:
+		return none, usageError("cluster: --bench-time goes with --bench (no bench runs without it)")
 	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
 		return none, usageError("cluster: --bench-time %s: want 100ms to 10m", f.benchTime)
 	}

@@ -73,6 +73,8 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"a", "--known-hosts", fifo}, "named pipe (FIFO)"},
 		{[]string{"a", "--known-hosts", write("kh", "rac1 ssh-ed25519 !!notbase64\n")}, "--known-hosts " + filepath.Join(dir, "kh")},
 		{[]string{"a", "--ssh-config", fifo}, "named pipe (FIFO)"},
+		{[]string{"a", "--bench-time", "10s"}, "--bench-time goes with --bench"},
+		{[]string{"a", "--grid-home", dir}, "--grid-home reads the nodes from Oracle Clusterware"},
 	} {
 		code, stdout, stderr := runCLI(context.Background(), append([]string{"cluster"}, tc.args...)...)
 		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
