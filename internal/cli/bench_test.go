@@ -54,6 +54,8 @@ func TestBenchUsage(t *testing.T) {
 		// path, which replaced the FIFO (and as root /dev/stdout).
 		{"bench", "127.0.0.1", "--html", fifo, "--token-file", tok},
 		{"bench", "127.0.0.1", "--html", "/dev/null", "--token-file", tok},
+		// An empty --save-as ran and saved nothing.
+		{"bench", "127.0.0.1", "--save-as", "", "--token-file", tok},
 		{"bench"},
 		{"bench", "127.0.0.1", "--mode", "ping", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "udp"},

@@ -29,12 +29,14 @@ type outputFlags struct {
 	saveAs string
 	labels []string
 	db     string
+	fs     *pflag.FlagSet // to tell an empty --save-as from none
 }
 
 // saving reports whether the result goes into the history.
 func (o *outputFlags) saving() bool { return o.save || o.saveAs != "" }
 
 func (o *outputFlags) add(fs *pflag.FlagSet) {
+	o.fs = fs
 	fs.StringVar(&o.html, "html", "", "also write the result as a self-contained HTML report to FILE")
 	fs.BoolVar(&o.save, "save", false, "record the result in the results history (see 'interlink history')")
 	fs.StringVar(&o.saveAs, "save-as", "", "record the result and name it NAME, a baseline for 'interlink diff NAME'")
@@ -59,6 +61,10 @@ func (o *outputFlags) check(cmd string) error {
 		if err := writableDir(o.html); err != nil {
 			return usageError("%s: --html %s: %v", cmd, termtext.Clean(o.html), err)
 		}
+	}
+	if o.saveAs == "" && o.fs != nil && o.fs.Changed("save-as") {
+		// --save-as "$NAME" with NAME unset ran and saved nothing.
+		return usageError("%s: --save-as is empty: want a NAME (or --save for no name)", cmd)
 	}
 	if o.saveAs != "" && !nameRE.MatchString(o.saveAs) {
 		return usageError("%s: --save-as %q: want a name of letters, digits and _.:- starting with a letter (not a number, which would read as a result id)", cmd, termtext.Clean(o.saveAs))
