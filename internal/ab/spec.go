@@ -132,7 +132,7 @@ func (s *Spec) Validate() error {
 		return bad("--warmup %d: want 0 to %d", s.Warmup, MaxWarmup)
 	case s.Order != OrderABBA && s.Order != OrderRandom:
 		return bad("--order %q: want abba or random", s.Order)
-	case s.Confidence <= 0.5 || s.Confidence >= 1:
+	case !(s.Confidence > 0.5 && s.Confidence < 1): // NaN too
 		return bad("--confidence %g: want a level between 0.5 and 1, e.g. 0.95", s.Confidence)
 	case s.RunTimeout < 0 || s.PrepareTimeout < 0 || s.MaxTime < 0:
 		return bad("timeouts must be positive")

@@ -83,6 +83,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,21 +306,38 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(net
 }
 
 // HostPort adds wire.DefaultPort to addr when it has no port. It accepts
-// "host", "host:port", "v6addr", "[v6addr]" and "[v6addr]:port".
+// "host", "host:port", "v6addr", "[v6addr]" and "[v6addr]:port"; anything
+// else (unbalanced brackets, "host:port:x", a port that is not a number
+// from 0 to 65535) is an error naming the address, so that a typo is not
+// dialled as a host name or reported as an agent that is not running.
 func HostPort(addr string) (string, error) {
 	if addr == "" {
 		return "", errors.New("empty address")
 	}
-	if a, err := netip.ParseAddr(strings.Trim(addr, "[]")); err == nil {
+	if a, err := netip.ParseAddr(addr); err == nil {
 		return netip.AddrPortFrom(a, wire.DefaultPort).String(), nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err == nil {
-		return addr, nil
+	if inner, ok := strings.CutPrefix(addr, "["); ok {
+		if inner, ok = strings.CutSuffix(inner, "]"); ok {
+			if a, err := netip.ParseAddr(inner); err == nil {
+				return netip.AddrPortFrom(a, wire.DefaultPort).String(), nil
+			}
+		}
 	}
-	if strings.ContainsAny(addr, "[]") {
-		return "", fmt.Errorf("address %q: bad brackets", addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if strings.ContainsAny(addr, "[]:") {
+			return "", errors.New("want HOST, HOST:PORT, IPv6 or [IPv6]:PORT")
+		}
+		return net.JoinHostPort(addr, fmt.Sprint(wire.DefaultPort)), nil
 	}
-	return net.JoinHostPort(addr, fmt.Sprint(wire.DefaultPort)), nil
+	if strings.ContainsAny(host, "[]") {
+		return "", errors.New("bad brackets: want [IPv6]:PORT")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || fmt.Sprint(n) != port {
+		return "", fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return addr, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -359,6 +359,13 @@ func TestHostPort(t *testing.T) {
 			t.Errorf("HostPort(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
+	// Typos are errors, not host names to look up or agents "not running".
+	for _, in := range []string{"", "[::1", "::1]", "[node1]", "[::1]:x", "10.0.0.1:9:x", "10.0.0.1:65536",
+		"10.0.0.1:-1", "10.0.0.1:", "10.0.0.1:09", "[10.0.0.1:9]"} {
+		if got, err := HostPort(in); err == nil {
+			t.Errorf("HostPort(%q) = %q, want an error", in, got)
+		}
+	}
 }
 
 func TestPMTULoopback(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/shellq"
 )
 
@@ -20,7 +20,12 @@ var ErrToken = errors.New("bad token file")
 // surrounding white space. It refuses a file that others can read (the
 // token is a secret), an empty file and a token shorter than MinTokenLen.
 func ReadToken(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// readfile.Open refuses a FIFO or device unopened: os.Open of a
+	// FIFO blocks until a writer comes, and SIGTERM cannot end it.
+	f, err := readfile.Open(path)
+	if errors.Is(err, readfile.ErrNotRegular) {
+		return nil, fmt.Errorf("token file %v: %w", err, ErrToken)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
@@ -28,9 +33,6 @@ func ReadToken(path string) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("token file %s: not a regular file: %w", path, ErrToken)
 	}
 	if st.Mode().Perm()&0o004 != 0 {
 		// The command comes last, so nothing else sticks to its words.

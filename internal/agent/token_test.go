@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/interlink/interlink/internal/shellq/shellqtest"
 )
@@ -37,6 +39,25 @@ func TestReadToken(t *testing.T) {
 	}
 	if _, err := ReadToken(filepath.Join(dir, "missing")); err == nil {
 		t.Error("missing file accepted")
+	}
+	// A FIFO or a directory is refused unopened: opening a FIFO blocks
+	// until a writer comes (bench, pmtu, mesh, agent and watch hung there,
+	// deaf to SIGTERM).
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, dir} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadToken(p); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrToken) || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s: %v, want not a regular file", p, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadToken still blocked after 5 s", p)
+		}
 	}
 }
 

@@ -182,6 +182,14 @@ func (f *abFlags) experiment(dash int, args []string) (ab.Spec, error) {
 		}
 		spec.Expect = append(spec.Expect, ex)
 	}
+	// The spec takes 0 as "the default"; on the command line 0 is a value,
+	// and a wrong one (--runs 0 ran 6 runs, --confidence 0 judged at 95 %).
+	if spec.Runs == 0 {
+		return spec, usageError("ab: --runs 0: want 2 to %d runs per arm", ab.MaxRuns)
+	}
+	if spec.Confidence == 0 {
+		return spec, usageError("ab: --confidence 0: want a level between 0.5 and 1, e.g. 0.95")
+	}
 	if f.runTimeout <= 0 || f.prepTimeout <= 0 || f.total <= 0 {
 		return spec, usageError("ab: --run-timeout, --prepare-timeout and --max-time must be positive")
 	}

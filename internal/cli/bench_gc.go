@@ -149,8 +149,15 @@ func gcSpec(a gcArgs, g gcFlags) (gc.Spec, error) {
 	if spec.NoPing {
 		spec.PingInterval = gc.DefaultPingInterval
 	}
-	if a.dur <= 0 || g.blocks <= 0 || a.outstanding <= 0 {
-		return spec, usageError("bench: --time, --blocks and --outstanding must be more than 0")
+	// Name the one flag that is wrong, not three candidates.
+	for _, c := range []struct {
+		name string
+		bad  bool
+		val  any
+	}{{"time", a.dur <= 0, a.dur}, {"blocks", g.blocks <= 0, g.blocks}, {"outstanding", a.outstanding <= 0, a.outstanding}} {
+		if c.bad {
+			return spec, usageError("bench: --%s %v: want more than 0", c.name, c.val)
+		}
 	}
 	var err error
 	if a.rate != "" {

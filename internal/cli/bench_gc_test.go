@@ -72,6 +72,13 @@ func TestBenchGCUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args[3:], code, out, errOut)
 		}
 	}
+	// The line names the one flag that is wrong (it listed three).
+	for flag, want := range map[string]string{"--blocks": "bench: --blocks 0: want more than 0",
+		"--outstanding": "bench: --outstanding 0: want more than 0"} {
+		if _, _, errOut := runCLI(context.Background(), gc(flag, "0")...); !strings.Contains(errOut, want) {
+			t.Errorf("%s 0: stderr %q, want %q", flag, errOut, want)
+		}
+	}
 }
 
 // TestBenchGC runs the command against agents on loopback: text with the

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +45,17 @@ func runCLI(ctx context.Context, args ...string) (code int, stdout, stderr strin
 
 func TestBenchUsage(t *testing.T) {
 	_, tok := benchAgent(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		// --html onto a FIFO or device: the report is renamed over the
+		// path, which replaced the FIFO (and as root /dev/stdout).
+		{"bench", "127.0.0.1", "--html", fifo, "--token-file", tok},
+		{"bench", "127.0.0.1", "--html", "/dev/null", "--token-file", tok},
+		// An empty --save-as ran and saved nothing.
+		{"bench", "127.0.0.1", "--save-as", "", "--token-file", tok},
 		{"bench"},
 		{"bench", "127.0.0.1", "--mode", "ping", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "udp"},
@@ -55,6 +66,9 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--mode", "blocks", "--block", "2M", "--token-file", tok},
 		{"bench", "127.0.0.1", "--time", "2h", "--token-file", tok},
 		{"bench", "127.0.0.1", "--rate", "fast", "--mode", "udp", "--token-file", tok},
+		// Bytes are not bits: 1GB was read as 1 Gbit/s.
+		{"bench", "127.0.0.1", "--rate", "1GB", "--mode", "udp", "--token-file", tok},
+		{"bench", "127.0.0.1", "--link-rate", "10GB/s", "--token-file", tok},
 		{"bench", "127.0.0.1", "--token-file", filepath.Join(t.TempDir(), "missing")},
 		// Zero is an error, not "the default"; out-of-range values and
 		// flags of another mode are refused before anything connects.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/traffic"
@@ -109,6 +109,9 @@ func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *clus
 	fromCW := f.clusterware || f.gridHome != ""
 	switch {
 	case fromCW && (f.inventory != "" || len(args) > 0):
+		if !f.clusterware {
+			return nil, nil, usageError("cluster: --grid-home reads the nodes from Oracle Clusterware (as --clusterware): give nodes one way")
+		}
 		return nil, nil, usageError("cluster: give nodes one way: --clusterware, --inventory or as arguments")
 	case fromCW:
 		home := f.gridHome
@@ -130,7 +133,7 @@ func clusterSource(e *env, f clusterFlags, args []string) ([]cluster.Host, *clus
 	case f.inventory != "" && len(args) > 0:
 		return nil, nil, usageError("cluster: give nodes either with --inventory or as arguments, not both")
 	case f.inventory != "":
-		r, err := os.Open(f.inventory)
+		r, err := readfile.Open(f.inventory) // never blocks on a FIFO
 		if err != nil {
 			return nil, nil, usageError("cluster: --inventory: %v", err)
 		}
@@ -158,6 +161,9 @@ func parseClusterNode(s string) (cluster.Host, error) {
 	var h cluster.Host
 	rest, addrs, _ := strings.Cut(s, "/")
 	if u, hp, ok := strings.Cut(rest, "@"); ok {
+		if u == "" {
+			return h, fmt.Errorf("node %q: empty user before '@'", s)
+		}
 		h.User, rest = u, hp
 	}
 	host := rest
@@ -172,7 +178,7 @@ func parseClusterNode(s string) (cluster.Host, error) {
 		}
 		host, h.Port = hh, p
 	}
-	if host == "" || strings.ContainsAny(host, " \t'\"") {
+	if cluster.CheckHost(host) != nil {
 		return h, fmt.Errorf("node %q: want [USER@]HOST[:PORT][/ADDR,...]", s)
 	}
 	h.Name = host

@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/cluster"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -92,6 +96,8 @@ critical, lost blocks or a limit as a warning, a node left out as unknown.
 as a heatmap, each node's status and findings, the bench pairs); 'interlink
 report' renders a saved --json the same way.`
 
+const defaultBenchTime = 3 * time.Second
+
 func (f *clusterFlags) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&f.inventory, "inventory", "", "Ansible inventory (INI or YAML) or YAML list of nodes")
 	fl.BoolVar(&f.clusterware, "clusterware", false, "nodes from this host's Oracle Clusterware (olsnodes, else crsconfig_params), interconnect from GPnP")
@@ -106,7 +112,7 @@ func (f *clusterFlags) bind(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.stall, "stall-timeout", cluster.DefaultStall, "cut a node off when a transfer to or from it stands still this long")
 	fl.StringVar(&f.collect, "collect", "", "keep each node's check bundle as DIR/NODE.tar.gz (like check --collect)")
 	fl.StringVar(&f.bench, "bench", "", "after the mesh, bench each node to the next on each interconnect network (blocks, tcp or udp), or every node at once (gc) (default none)")
-	fl.DurationVar(&f.benchTime, "bench-time", 3*time.Second, "with --bench: how long each pair sends (gc: the whole workload)")
+	fl.DurationVar(&f.benchTime, "bench-time", defaultBenchTime, "with --bench: how long each pair sends (gc: the whole workload)")
 	fl.StringVar(&f.html, "html", "", "also write the report as a self-contained HTML file")
 	fl.StringVar(&f.probe.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fl.StringVar(&f.probe.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
@@ -130,6 +136,8 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 		return none, usageError("cluster: --stall-timeout %s: want 1s or more", f.stall)
 	case f.bench != "" && f.bench != "blocks" && f.bench != "tcp" && f.bench != "udp" && f.bench != cluster.BenchGC:
 		return none, usageError("cluster: --bench %q: want blocks, tcp, udp or gc", termtext.Clean(f.bench))
+	case f.bench == "" && f.benchTime != defaultBenchTime:
+		return none, usageError("cluster: --bench-time goes with --bench (no bench runs without it)")
 	case f.bench != "" && (f.benchTime < 100*time.Millisecond || f.benchTime > 10*time.Minute):
 		return none, usageError("cluster: --bench-time %s: want 100ms to 10m", f.benchTime)
 	}
@@ -142,10 +150,8 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 	if err != nil {
 		return none, usageError("cluster: %v", err)
 	}
-	for _, p := range append(append([]string{}, f.identities...), f.knownHosts...) {
-		if _, err := os.Stat(p); err != nil {
-			return none, usageError("cluster: %v", err)
-		}
+	if err := checkSSHFiles(f.identities, f.knownHosts); err != nil {
+		return none, err
 	}
 	if f.collect != "" {
 		if st, err := os.Stat(f.collect); err != nil || !st.IsDir() {
@@ -159,4 +165,33 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 		Software: "interlink " + buildVersion().Version, Clusterware: cw,
 		Bench: f.bench, BenchTime: f.benchTime,
 	}, nil
+}
+
+// checkSSHFiles reads every --identity and --known-hosts file before any
+// node is contacted: one that is missing, not a regular file (a FIFO hung
+// the run), or not a key or known_hosts file is bad input, not a note
+// repeated for every node. An encrypted key is fine here (it is skipped
+// with a note, as before: the ssh-agent may hold it).
+func checkSSHFiles(identities, knownHosts []string) error {
+	for _, p := range identities {
+		b, err := readfile.ReadAll(p, 1<<20)
+		if err != nil {
+			return usageError("cluster: --identity %s: %v", termtext.Clean(p), err)
+		}
+		var pm *ssh.PassphraseMissingError
+		if _, err := ssh.ParsePrivateKey(b); err != nil && !errors.As(err, &pm) {
+			return usageError("cluster: --identity %s: not a private key (%v)", termtext.Clean(p), err)
+		}
+	}
+	for _, p := range knownHosts {
+		f, err := readfile.Open(p)
+		if err != nil {
+			return usageError("cluster: --known-hosts %s: %v", termtext.Clean(p), err)
+		}
+		f.Close()
+		if _, err := knownhosts.New(p); err != nil {
+			return usageError("cluster: --known-hosts %s: %v", termtext.Clean(p), err)
+		}
+	}
+	return nil
 }

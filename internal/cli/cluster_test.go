@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -33,6 +34,15 @@ func TestClusterUsage(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "hosts")
 	os.WriteFile(inv, []byte("[rac]\nrac1 interconnect=10.0.0.300\n"), 0o644)
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o600)
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -41,7 +51,7 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"a", "--inventory", inv}, "not both"},
 		{[]string{"--inventory", inv}, `interconnect: "10.0.0.300" is not an IP address`},
 		{[]string{"rac1", "rac1"}, "node rac1 listed twice"},
-		{[]string{"--inventory", filepath.Join(dir, "none")}, "--inventory: open"},
+		{[]string{"--inventory", filepath.Join(dir, "none")}, "--inventory: stat"},
 		{[]string{"a:99999"}, `"99999" is not a port`},
 		{[]string{"a/10.0.0"}, `"10.0.0" is not an IP address`},
 		{[]string{"a", "--parallel", "0"}, "--parallel must be 1 to 256"},
@@ -50,6 +60,21 @@ func TestClusterUsage(t *testing.T) {
 		{[]string{"a", "--identity", filepath.Join(dir, "nokey")}, "nokey"},
 		{[]string{"a", "--ssh-config", filepath.Join(dir, "nocfg")}, "ssh config"},
 		{[]string{"a", "--collect", filepath.Join(dir, "nodir")}, "--collect"},
+		// Typos in a host are refused, not looked up as names and
+		// reported as unreachable nodes.
+		{[]string{"a.invalid:22:x", "b.invalid"}, `node "a.invalid:22:x": want [USER@]HOST`},
+		{[]string{"@a.invalid", "b.invalid"}, `node "@a.invalid": empty user`},
+		{[]string{"--inventory", write("badhost.ini", "rac1 ansible_host=10.0.0.1:22\n")}, `host rac1: ansible_host "10.0.0.1:22": want a host name or an IP address`},
+		{[]string{"--inventory", write("badname.ini", "[rac]\nrac1:22:x\n")}, "want a host name or an IP address"},
+		// A bad --identity or --known-hosts is refused once, before any
+		// node (it was a note per node); a FIFO is refused unopened.
+		{[]string{"a", "--identity", write("garbage", "not a key\n")}, "--identity " + filepath.Join(dir, "garbage") + ": not a private key"},
+		{[]string{"a", "--identity", fifo}, "named pipe (FIFO)"},
+		{[]string{"a", "--known-hosts", fifo}, "named pipe (FIFO)"},
+		{[]string{"a", "--known-hosts", write("kh", "rac1 ssh-ed25519 !!notbase64\n")}, "--known-hosts " + filepath.Join(dir, "kh")},
+		{[]string{"a", "--ssh-config", fifo}, "named pipe (FIFO)"},
+		{[]string{"a", "--bench-time", "10s"}, "--bench-time goes with --bench"},
+		{[]string{"a", "--grid-home", dir}, "--grid-home reads the nodes from Oracle Clusterware"},
 	} {
 		code, stdout, stderr := runCLI(context.Background(), append([]string{"cluster"}, tc.args...)...)
 		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

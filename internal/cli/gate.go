@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/interlink/interlink/internal/gate"
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 func init() { commands = append(commands, newGateCmd) }
@@ -49,6 +50,9 @@ func newGateCmd(e *env) *cobra.Command {
 		Short: "Admission gate in front of a database listener: queue logons, admit at a rate",
 		Long:  gateLong,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := gateZeroFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			return runGate(e, &f, cmd.Flags().Changed("listen") || cmd.Flags().Changed("upstream"))
 		},
 	}
@@ -76,6 +80,12 @@ func (f *gateFlags) bind(fs *pflag.FlagSet) {
 // of the flags. routeFlags says --listen or --upstream was given.
 func (f *gateFlags) routes(routeFlags bool) ([]gate.Route, string, error) {
 	if f.configFile == "" {
+		switch {
+		case f.route.Listen == "":
+			return nil, "", usageError("gate: --listen ADDR is required (or --config FILE)")
+		case f.route.Upstream == "":
+			return nil, "", usageError("gate: --upstream ADDR is required (the listener to admit clients to)")
+		}
 		if err := f.route.Validate(); err != nil {
 			return nil, "", usageError("gate: %s", gateMsg(err))
 		}
@@ -163,8 +173,24 @@ func reloadOnHUP(ctx context.Context, g *gate.Gate, file string, log *slog.Logge
 	return func() { signal.Stop(hup) }
 }
 
+// gateZeroFlags refuses a limit flag given as 0 or less: a route leaves a
+// limit at zero to take the default, so "--queue 0" used to mean 1024
+// silently.
+func gateZeroFlags(fs *pflag.FlagSet) error {
+	for _, name := range []string{"queue", "per-source", "queue-timeout", "dial-timeout"} {
+		fl := fs.Lookup(name)
+		if !fl.Changed {
+			continue
+		}
+		if v := fl.Value.String(); strings.HasPrefix(v, "-") || v == "0" || v == "0s" {
+			return usageError("gate: --%s %s: want more than 0", name, v)
+		}
+	}
+	return nil
+}
+
 func readGateConfig(path string) (*gate.Config, error) {
-	f, err := os.Open(path)
+	f, err := readfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return nil, usageError("gate: --config: %v", err)
 	}

@@ -29,14 +29,27 @@ func TestGateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"gate"}, "listen and upstream are both required"},
+		{[]string{"gate"}, "gate: --listen ADDR is required (or --config FILE)"},
+		{[]string{"gate", "--listen", "127.0.0.1:0"}, "gate: --upstream ADDR is required"},
+		// A route without a name or listen is not named "route : ...".
+		{[]string{"gate", "--config", write("nolisten.yaml", "routes:\n  - upstream: 127.0.0.1:1\n    rate: 5\n    burst: 1\n")}, "route without a name: listen is required"},
+		{[]string{"gate", "--config", write("empty-file.yaml", "")}, "empty file, want routes:"},
+		// Zero is not "the default"; an upstream that can never be
+		// dialled, or the gate itself, is refused before listening.
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1", "--queue", "0"}, "--queue 0: want more than 0"},
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1", "--per-source", "0"}, "--per-source 0"},
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1", "--dial-timeout", "0s"}, "--dial-timeout 0s"},
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1", "--rate", "5", "--burst", "1"}, `upstream "127.0.0.1": want HOST:PORT`},
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1:x", "--rate", "5", "--burst", "1"}, `upstream "127.0.0.1:1:x"`},
+		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:0", "--rate", "5", "--burst", "1"}, `port "0": want 1 to 65535`},
+		{[]string{"gate", "--listen", "127.0.0.1:17491", "--upstream", "127.0.0.1:17491", "--rate", "5", "--burst", "1"}, "gate's own listen address (a loop)"},
 		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--burst", "1"}, "rate 0"},
 		{[]string{"gate", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1", "--queue", "4", "--per-source", "9"}, "per-source queue 9"},
 		{[]string{"gate", "--config", filepath.Join(dir, "missing.yaml")}, "no such file"},
 		{[]string{"gate", "--config", write("bad.yaml", "routes:\n  - listen: x\n    colour: red\n")}, "field colour not found"},
 		{[]string{"gate", "--config", write("empty.yaml", "metrics: 127.0.0.1:0\n")}, "no routes"},
 		{[]string{"gate", "--config", write("ok.yaml", "routes: []\n"), "--listen", "127.0.0.1:0"}, "not both"},
-		{[]string{"gate", "--listen", "256.0.0.1:1", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1"}, "256.0.0.1"},
+		{[]string{"gate", "--listen", "256.0.0.1:1", "--upstream", "127.0.0.1:1", "--rate", "5", "--burst", "1"}, "gate: route 256.0.0.1:1: listen tcp"},
 	} {
 		o, e, code := run(t, tc.args...)
 		if code != ExitUnknown || !strings.Contains(e, tc.want) || strings.Count(e, "\n") != 1 || o != "" {

@@ -71,6 +71,11 @@ func newLabReplicaCmd(e *env) *cobra.Command {
 // needs, writes the files asked for, builds the lab, then prints: nothing
 // is written when the input is bad.
 func runLabReplica(e *env, f labReplicaFlags, run string) error {
+	if f.name == "" {
+		// It became "replica" and, with --up, replaced that lab (as
+		// lab up --name "" did).
+		return usageError("lab replica: --name is empty: a lab needs a name")
+	}
 	r, topo, err := buildReplica(e, f, run)
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ func TestLabReplicaBadOutput(t *testing.T) {
 		{[]string{"--write", yml, "--nodes", missing}, "--nodes " + missing},
 		{[]string{"--write", missing, "--nodes", nodes}, "--write " + missing},
 		{[]string{"--write", bundles}, "--write " + bundles + ": is a directory"},
+		{[]string{"--write", yml, "--name", ""}, "--name is empty"},
 	} {
 		code, out, stderr := runMain(t, append([]string{"lab", "replica", bundles}, c.args...)...)
 		if code != ExitUnknown || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "interlink: lab replica: "+c.flag) {

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 // progressLine rewrites one line on a terminal, at most once per every, so
@@ -123,13 +124,14 @@ func readNodes(file string, args []string, m nodeMessages) ([]mesh.Node, error) 
 	case file != "" && len(args) > 0:
 		return nil, usageError("%s: %s", m.cmd, m.both)
 	case file != "":
-		f, err := os.Open(file)
+		f, err := readfile.Open(file) // never blocks on a FIFO
 		if err != nil {
 			return nil, usageError("%s: --nodes: %v", m.cmd, err)
 		}
 		defer f.Close()
 		if nodes, err = mesh.ParseNodes(f, file); err != nil { // ParseNodes runs mesh.Check
-			return nil, usageError("%s: %v", m.cmd, err)
+			// Clean: a binary file's bytes went raw to the terminal.
+			return nil, usageError("%s: %s", m.cmd, termtext.Clean(err.Error()))
 		}
 	default:
 		for _, a := range args {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/mesh"
 )
 
 // TestNodeLists: mesh and bench --mode gc read their nodes through one
@@ -18,6 +19,16 @@ func TestNodeLists(t *testing.T) {
 	var many []string
 	for i := 0; i <= gc.MaxNodes; i++ {
 		many = append(many, fmt.Sprintf("n%d=127.0.0.1:%d", i, 7400+i))
+	}
+	// Past mesh.MaxNodes, or past mesh.MaxPaths with several networks,
+	// a mesh is refused before any work (1000 nodes took 1.6 GB, 3000
+	// never finished).
+	var tooMany, tooManyPaths []string
+	for i := 0; i <= mesh.MaxNodes; i++ {
+		tooMany = append(tooMany, fmt.Sprintf("n%d=127.0.0.1", i))
+	}
+	for i := 0; i < 200; i++ {
+		tooManyPaths = append(tooManyPaths, fmt.Sprintf("n%d=127.0.0.1@10.0.%d.1,10.1.%d.1,10.2.%d.1,10.3.%d.1", i, i, i, i, i))
 	}
 	cases := []struct {
 		cmd  string
@@ -31,8 +42,8 @@ func TestNodeLists(t *testing.T) {
 		{"bench", "", []string{"127.0.0.1", "127.0.0.2"}, ""},
 		{"mesh", dir + "two.txt", []string{"127.0.0.1"}, "mesh: give nodes either with --nodes or as arguments, not both"},
 		{"bench", dir + "two.txt", []string{"127.0.0.1"}, "bench: give the nodes either with --nodes or as arguments, not both"},
-		{"mesh", dir + "absent.txt", nil, "mesh: --nodes: open testdata/nodes/absent.txt: no such file or directory"},
-		{"bench", dir + "absent.txt", nil, "bench: --nodes: open testdata/nodes/absent.txt: no such file or directory"},
+		{"mesh", dir + "absent.txt", nil, "mesh: --nodes: stat testdata/nodes/absent.txt: no such file or directory"},
+		{"bench", dir + "absent.txt", nil, "bench: --nodes: stat testdata/nodes/absent.txt: no such file or directory"},
 		{"mesh", dir + "bad.txt", nil, `mesh: testdata/nodes/bad.txt:1: want NAME AGENT[:PORT] [ADDR ...], got "rac1"`},
 		{"bench", dir + "one.txt", nil, "bench: a mesh needs at least 2 nodes, got 1"},
 		{"mesh", "", []string{"127.0.0.1"}, "mesh: a mesh needs at least 2 nodes, got 1"},
@@ -42,6 +53,11 @@ func TestNodeLists(t *testing.T) {
 		{"bench", "", []string{"a=127.0.0.1", "a=127.0.0.2"}, "bench: node a listed twice"},
 		{"bench", "", many, fmt.Sprintf("bench: %d nodes: --mode gc takes at most %d", gc.MaxNodes+1, gc.MaxNodes)},
 		{"mesh", "", many, ""},
+		{"mesh", "", []string{"=127.0.0.1", "b=127.0.0.2"}, `mesh: node "=127.0.0.1": empty NAME before '='`},
+		{"mesh", "", []string{"a=127.0.0.1@", "b=127.0.0.2"}, `mesh: node "127.0.0.1@": no address after '@'`},
+		{"mesh", dir + "binary.txt", nil, `mesh: testdata/nodes/binary.txt:1: node \e[31mred\x07: "\x1b[0m" is not an IP address`},
+		{"mesh", "", tooMany, fmt.Sprintf("mesh: %d nodes: a mesh takes at most %d (split the cluster)", mesh.MaxNodes+1, mesh.MaxNodes)},
+		{"mesh", "", tooManyPaths, fmt.Sprintf("mesh: 200 nodes on 4 networks make 159200 paths: a mesh proves at most %d (%d nodes on 2 networks)", mesh.MaxPaths, mesh.MaxNodes)},
 	}
 	for _, c := range cases {
 		read := meshNodes

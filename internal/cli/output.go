@@ -30,12 +30,14 @@ type outputFlags struct {
 	saveAs string
 	labels []string
 	db     string
+	fs     *pflag.FlagSet // to tell an empty --save-as from none
 }
 
 // saving reports whether the result goes into the history.
 func (o *outputFlags) saving() bool { return o.save || o.saveAs != "" }
 
 func (o *outputFlags) add(fs *pflag.FlagSet) {
+	o.fs = fs
 	fs.StringVar(&o.html, "html", "", "also write the result as a self-contained HTML report to FILE")
 	fs.BoolVar(&o.save, "save", false, "record the result in the results history (see 'interlink history')")
 	fs.StringVar(&o.saveAs, "save-as", "", "record the result and name it NAME, a baseline for 'interlink diff NAME'")
@@ -60,6 +62,10 @@ func (o *outputFlags) check(cmd string) error {
 		if err := writableDir(o.html); err != nil {
 			return usageError("%s: --html %s: %v", cmd, termtext.Clean(o.html), err)
 		}
+	}
+	if o.saveAs == "" && o.fs != nil && o.fs.Changed("save-as") {
+		// --save-as "$NAME" with NAME unset ran and saved nothing.
+		return usageError("%s: --save-as is empty: want a NAME (or --save for no name)", cmd)
 	}
 	if o.saveAs != "" && !nameRE.MatchString(o.saveAs) {
 		return usageError("%s: --save-as %q: want a name of letters, digits and _.:- starting with a letter (not a number, which would read as a result id)", cmd, termtext.Clean(o.saveAs))
@@ -166,14 +172,15 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	return nil
 }
 
-// writableDir checks that path's directory exists and is writable, and
-// that path, if it exists, is a regular file: the file is replaced by a
-// rename, which would put a regular file in the place of a directory,
-// /dev/null or a named pipe (atomicfile refuses that too; here it is bad
-// input, found before any work).
+// writableDir checks that path's directory exists and path is not a
+// directory itself, nor a FIFO, device or socket: the file is written
+// beside it and renamed over it, which would replace a FIFO (or, as root,
+// /dev/stdout) with a regular file.
 func writableDir(path string) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	} else if err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a regular file (the file is replaced whole)", readfile.Kind(fi.Mode()))
 	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {

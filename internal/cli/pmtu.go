@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/pmtu"
 	"github.com/interlink/interlink/internal/report"
+	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -76,6 +78,11 @@ func (f *probeFlags) parseSearch(cmd string, needToken bool) (tok []byte, opt ag
 			return nil, opt, usageError("%s: --max %q: want a packet size between 68 and 65535", cmd, f.max)
 		}
 		opt.Max = int(v)
+	}
+	if opt.Max > 0 && opt.Expect > opt.Max {
+		// No path could meet it: every run would end CRITICAL (exit 2)
+		// for a typo, paging someone.
+		return nil, opt, usageError("%s: --max %d is below --expect %d: no path could meet it", cmd, opt.Max, opt.Expect)
 	}
 	if f.tries < 1 || f.tries > 10 {
 		return nil, opt, usageError("%s: --tries must be 1 to 10", cmd)
@@ -169,6 +176,11 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if sf.on && (f.icmp || f.target != "" || f.source != "" || f.probe.tokenFile != "") {
 		return usageError("pmtu: --storage probes with ICMP from each oranfstab local: address; --icmp, --target, --source and --token-file do not apply")
 	}
+	if f.icmp && f.probe.tokenFile != "" {
+		// As with --storage: the token was read and ignored, so a
+		// reader of the command line took the probes for the agent's.
+		return usageError("pmtu: --token-file does nothing with --icmp (ICMP echo needs no agent)")
+	}
 	tok, opt, err := f.probe.parse("pmtu", !f.icmp && !sf.on)
 	if err != nil {
 		return err
@@ -178,6 +190,11 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if sf.on {
 		return runPMTUStorage(ctx, e, sf, opt, f.probe.asJSON)
 	}
+	// A malformed PEER is bad input in both modes, not a host name to
+	// look up ("[::1" was probed as ::1 with --icmp).
+	if _, err := agent.HostPort(args[0]); err != nil {
+		return usageError("pmtu: PEER %q: %v", termtext.Clean(args[0]), err)
+	}
 	rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: args[0], Expect: opt.Expect, Method: "udp"}
 	results, err := f.prove(ctx, rep, tok, opt)
 	if len(results) > 0 {
@@ -186,7 +203,12 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if err != nil {
 		rep.Error = err.Error()
 		if len(results) == 0 {
-			return err
+			if errors.Is(err, ErrUsage) {
+				return err // already "pmtu: ..."
+			}
+			// Named like every other pmtu error ("interlink: agent ..."
+			// did not say which command failed).
+			return fmt.Errorf("pmtu: %w", err)
 		}
 	}
 	rep.Evaluate(results)

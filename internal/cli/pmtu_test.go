@@ -52,6 +52,8 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "huge"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "70000"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--tries", "0"}, "--tries"},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--max", "1500", "--expect", "9000"}, "--max 1500 is below --expect 9000"},
+		{[]string{"mesh", "--token-file", good, "--max", "1500", "--expect", "9000", "a=127.0.0.1", "b=127.0.0.2"}, "mesh: --max 1500 is below --expect 9000"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--target", "nope"}, "--target"},
 		{[]string{"mesh", "--token-file", good, "127.0.0.1"}, "at least 2 nodes"},
 		{[]string{"mesh", "--token-file", good, "a=127.0.0.1", "a=127.0.0.2"}, "listed twice"},
@@ -59,6 +61,18 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"mesh", "--token-file", good, "--nodes", filepath.Join(dir, "missing")}, "no such file"},
 		{[]string{"mesh", "--token-file", good, "--per-node", "0", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 0: give 1 to 12"},
 		{[]string{"mesh", "--token-file", good, "--per-node", "13", "a=127.0.0.1", "b=127.0.0.2"}, "--per-node 13: give 1 to 12"},
+		// Malformed addresses are refused, not looked up as host names
+		// or dialled and reported as agents that are not running.
+		{[]string{"agent", "--listen", "[::1", "--token-file", good}, `--listen "[::1": want HOST`},
+		{[]string{"agent", "--listen", "127.0.0.1:1:x", "--token-file", good}, "want HOST, HOST:PORT"},
+		{[]string{"pmtu", "[::1", "--icmp"}, `PEER "[::1": want HOST`},
+		{[]string{"pmtu", "nohost.invalid", "--icmp"}, `interlink: pmtu: cannot resolve "nohost.invalid"`},
+		{[]string{"pmtu", "127.0.0.1", "--icmp", "--token-file", good}, "--token-file does nothing with --icmp"},
+		{[]string{"pmtu", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
+		{[]string{"pmtu", "127.0.0.1:65536", "--token-file", good}, `port "65536" is not a number from 0 to 65535`},
+		{[]string{"mesh", "--token-file", good, "a=[::1", "b=127.0.0.2"}, `node a: agent "[::1"`},
+		{[]string{"mesh", "--token-file", good, "a=127.0.0.1:-1", "b=127.0.0.2"}, `port "-1"`},
+		{[]string{"bench", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
 	} {
 		out, errOut, code := mainOutput(c.args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
@@ -72,7 +86,7 @@ func TestPMTUNoAgent(t *testing.T) {
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("cli-test-token-0123456789\n"), 0o600)
 	_, errOut, code := mainOutput("pmtu", "127.0.0.1:1", "--token-file", tok)
-	if code != ExitUnknown || !strings.Contains(errOut, "is 'interlink agent' running there?") {
+	if code != ExitUnknown || !strings.HasPrefix(errOut, "interlink: pmtu: agent 127.0.0.1:1: connect") || !strings.Contains(errOut, "is 'interlink agent' running there?") {
 		t.Fatalf("exit %d: %q", code, errOut)
 	}
 }

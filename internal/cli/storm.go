@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -61,6 +64,9 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`,
 			if err := spec.Validate(); err != nil {
 				return usageError("storm: %s", strings.TrimPrefix(err.Error(), storm.ErrSpec.Error()+": "))
 			}
+			if err := resolveTarget(e.ctx, spec.Target); err != nil {
+				return err
+			}
 			res, err := storm.Run(e.ctx, spec)
 			if err != nil {
 				return fmt.Errorf("storm: %w", err)
@@ -91,4 +97,20 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`,
 	fs.DurationVar(&spec.Hold, "hold", 0, "keep each connection open this long after logon, as a pool would")
 	fs.BoolVar(&asJSON, "json", false, "print JSON (schema interlink.storm/v1)")
 	return c
+}
+
+// resolveTarget looks a target given by name up once before the release:
+// a name that does not resolve is bad input, not a storm of clients that
+// each fail with "other".
+func resolveTarget(ctx context.Context, target string) error {
+	host, _, _ := net.SplitHostPort(target) // Validate checked the form
+	if _, err := netip.ParseAddr(host); err == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+		return usageError("storm: target %s: cannot resolve %s: %v", target, host, err)
+	}
+	return nil
 }

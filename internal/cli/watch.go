@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +13,7 @@ import (
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/watch"
 )
@@ -148,7 +148,7 @@ func watchNodes(nodesFile, inventory string) ([]mesh.Node, error) {
 	case (nodesFile == "") == (inventory == ""):
 		return nil, usageError("watch: give exactly one of --nodes FILE and --inventory FILE")
 	case nodesFile != "":
-		f, err := os.Open(nodesFile)
+		f, err := readfile.Open(nodesFile) // never blocks on a FIFO
 		if err != nil {
 			return nil, usageError("watch: --nodes: %v", err)
 		}
@@ -159,7 +159,7 @@ func watchNodes(nodesFile, inventory string) ([]mesh.Node, error) {
 		}
 		return nodes, nil
 	}
-	f, err := os.Open(inventory)
+	f, err := readfile.Open(inventory)
 	if err != nil {
 		return nil, usageError("watch: --inventory: %v", err)
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -86,6 +87,13 @@ func (v vars) host(name string) (Host, error) {
 	if h.User == "" {
 		h.User = v["ansible_ssh_user"]
 	}
+	addr, what := h.Address, "ansible_host"
+	if addr == "" {
+		addr, what = name, "name"
+	}
+	if err := CheckHost(addr); err != nil {
+		return h, fmt.Errorf("host %s: %s %q: %v", name, what, addr, err)
+	}
 	port := v["ansible_port"]
 	if port == "" {
 		port = v["ansible_ssh_port"]
@@ -103,6 +111,23 @@ func (v vars) host(name string) (Host, error) {
 	}
 	h.Interconnect = ic
 	return h, nil
+}
+
+// CheckHost refuses what cannot be an SSH host: empty, blanks, quotes,
+// brackets, '@' or '/', or colons outside an IPv6 literal ("rac1:22:x"
+// was looked up as a host name and reported as unreachable).
+func CheckHost(s string) error {
+	switch {
+	case s == "":
+		return errors.New("empty host")
+	case strings.ContainsAny(s, " \t'\"[]@/"):
+		return errors.New("want a host name or an IP address")
+	case strings.Contains(s, ":"):
+		if a, err := netip.ParseAddr(s); err != nil || !a.Is6() {
+			return errors.New("want a host name or an IP address (a port goes in ansible_port or HOST:PORT)")
+		}
+	}
+	return nil
 }
 
 // ParseAddrs reads a comma (or space) separated list of IP addresses.

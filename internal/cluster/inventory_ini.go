@@ -3,8 +3,11 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/interlink/interlink/internal/termtext"
 )
 
 // parseINI reads an Ansible INI inventory: [group], [group:vars] and
@@ -64,7 +67,9 @@ func parseINI(data []byte, file string) ([]Host, error) {
 			}
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s: a line longer than %d bytes: not an inventory", file, bufio.MaxScanTokenSize)
+	} else if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return t.hosts(file)
@@ -97,7 +102,7 @@ func splitINI(s string) ([]string, error) {
 		}
 	}
 	if quote != 0 {
-		return nil, fmt.Errorf("unterminated quote in %q", s)
+		return nil, fmt.Errorf("unterminated quote in %s", termtext.Short(s, 60))
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())

@@ -90,6 +90,8 @@ func TestParseInventoryErrors(t *testing.T) {
 		{"bad section", "hosts", "[rac:hosts]\n", "hosts:1: section [rac:hosts]: want :vars or :children"},
 		{"no equals", "hosts", "rac1 oops\n", `hosts:1: host rac1: want key=value, got "oops"`},
 		{"quote", "hosts", "rac1 a='b\n", "hosts:1: unterminated quote"},
+		{"long quote", "hosts", "rac1 a='" + strings.Repeat("b", 5000) + "\n", `hosts:1: unterminated quote in "rac1 a='` + strings.Repeat("b", 52) + `"... (5008 bytes)`},
+		{"long line", "hosts", strings.Repeat("x", 70000), "hosts: a line longer than 65536 bytes: not an inventory"},
 		{"huge range", "hosts", "n[1:99999]\n", `hosts:1: host range "n[1:99999]": want [LOW:HIGH] with at most 256 hosts`},
 		{"yaml", "x.yaml", "all: [1, 2\n", "x.yaml: "},
 		{"simple bad", "x.yaml", "nodes:\n  - {name: a, interconnect: nope}\n", `x.yaml: node a: interconnect: "nope" is not an IP address`},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/interlink/interlink/internal/readfile"
 	"github.com/kevinburke/ssh_config"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
@@ -45,7 +46,7 @@ func LoadSSHConfig(path string) (SSHConfig, error) {
 	if path == "" {
 		path = filepath.Join(home(), ".ssh", "config")
 	}
-	f, err := os.Open(path)
+	f, err := readfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		if !explicit && errors.Is(err, os.ErrNotExist) {
 			return SSHConfig{}, nil

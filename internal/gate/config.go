@@ -2,6 +2,7 @@ package gate
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -35,7 +36,9 @@ func ParseConfig(r io.Reader, name string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	if err := dec.Decode(&c); errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %s: empty file, want routes: (see interlink gate --help)", ErrConfig, name)
+	} else if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrConfig, name, err)
 	}
 	if len(c.Routes) == 0 {

@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -79,10 +80,24 @@ func (r *Route) Validate() error {
 		if name == "" {
 			name = r.Listen
 		}
+		if name == "" {
+			// Never "route : ...": a route with neither is named by
+			// what it lacks.
+			return fmt.Errorf("%w: route without a name: %s", ErrConfig, fmt.Sprintf(format, a...))
+		}
 		return fmt.Errorf("%w: route %s: %s", ErrConfig, name, fmt.Sprintf(format, a...))
 	}
-	if r.Listen == "" || r.Upstream == "" {
-		return bad("listen and upstream are both required")
+	switch {
+	case r.Listen == "":
+		return bad("listen is required (the address to accept clients on)")
+	case r.Upstream == "":
+		return bad("upstream is required (the listener to admit clients to)")
+	}
+	if err := checkUpstream(r.Upstream); err != nil {
+		return bad("upstream %q: %v", r.Upstream, err)
+	}
+	if r.Upstream == r.Listen {
+		return bad("upstream %s is the gate's own listen address (a loop)", r.Upstream)
 	}
 	if r.Name == "" {
 		r.Name = r.Listen
@@ -118,6 +133,24 @@ func (r *Route) Validate() error {
 		return bad("max in-flight %d: want 0 (no bound) or more", l.MaxInflight)
 	case l.ClientBuffer < 0 || l.ClientBuffer > 16<<20:
 		return bad("client buffer %d: want up to 16 MiB", l.ClientBuffer)
+	}
+	return nil
+}
+
+// checkUpstream refuses an upstream address that can never be dialled:
+// not HOST:PORT, no host, or a port that is not 1 to 65535. A name is
+// resolved per connection, as before, so one that does not resolve yet is
+// not refused here.
+func checkUpstream(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want HOST:PORT, e.g. 192.0.2.10:1521")
+	}
+	if host == "" {
+		return errors.New("no host: want HOST:PORT")
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("port %q: want 1 to 65535", port)
 	}
 	return nil
 }
@@ -162,7 +195,7 @@ func New(routes []Route, log *slog.Logger) (*Gate, error) {
 		ln, err := listenConfig.Listen(context.Background(), "tcp", rt.Listen)
 		if err != nil {
 			g.close()
-			return nil, fmt.Errorf("gate: route %s: %w", rt.Name, err)
+			return nil, fmt.Errorf("route %s: %w", rt.Name, err)
 		}
 		g.routes[rt.Name] = newRoute(rt, ln.(*net.TCPListener), g.m.route(rt.Name), log)
 		g.order = append(g.order, rt.Name)

@@ -304,7 +304,11 @@ func TestValidate(t *testing.T) {
 		r    Route
 		want string
 	}{
-		{Route{Listen: ":1"}, "listen and upstream are both required"},
+		{Route{Listen: ":1"}, "route :1: upstream is required"},
+		{Route{Upstream: "x:1"}, "route without a name: listen is required"},
+		{Route{Listen: ":1", Upstream: "x", Limits: Limits{RatePerSec: 5, Burst: 1}}, `upstream "x": want HOST:PORT`},
+		{Route{Listen: ":1", Upstream: ":1", Limits: Limits{RatePerSec: 5, Burst: 1}}, "no host"},
+		{Route{Listen: ":1", Upstream: "x:65536", Limits: Limits{RatePerSec: 5, Burst: 1}}, `port "65536"`},
 		{Route{Listen: ":1", Upstream: "x:1", Limits: Limits{Burst: 1}}, "rate 0"},
 		{Route{Listen: ":1", Upstream: "x:1", Limits: Limits{RatePerSec: 5}}, "burst 0"},
 		{Route{Listen: ":1", Upstream: "x:1", Limits: Limits{RatePerSec: 5, Burst: 1, Queue: 5, PerSource: 6}}, "per-source queue 6"},

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // Builtin is a topology that ships with interlink, usable by name.
@@ -58,6 +60,10 @@ func builtinNames() string {
 	return strings.Join(names, ", ")
 }
 
+// maxTopologyBytes bounds a topology file: the largest lab (1024 links on
+// one switch) takes about 100 KiB of YAML.
+const maxTopologyBytes = 8 << 20
+
 // Load returns the topology of a built-in name, or else of the file at
 // nameOrPath. A name containing a '/' or ending in .yaml/.yml is always a
 // path.
@@ -68,7 +74,9 @@ func Load(nameOrPath string) (*Topology, error) {
 			return Parse("builtin:"+nameOrPath, data)
 		}
 	}
-	data, err := os.ReadFile(nameOrPath)
+	// Bounded, and a FIFO or device is refused unopened (os.ReadFile of
+	// a FIFO blocked until a writer came, deaf to SIGTERM).
+	data, err := readfile.ReadAll(nameOrPath, maxTopologyBytes)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !isPath {
 			return nil, fmt.Errorf("lab: %q is neither a built-in topology (%s) nor a file", nameOrPath, builtinNames())

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ func ParseSettings(target string, kvs []string) ([]Setting, error) {
 		return nil, fmt.Errorf("%w: nothing to set: give KEY=VALUE (mtu, port_mtu, rate)", ErrInvalid)
 	}
 	var out []Setting
+	seen := map[string]string{}
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
@@ -40,6 +42,11 @@ func ParseSettings(target string, kvs []string) ([]Setting, error) {
 		default:
 			return nil, fmt.Errorf("%w: %q: unknown setting %q (mtu, port_mtu, rate)", ErrInvalid, kv, k)
 		}
+		// "mtu=1500 mtu=9000" set 9000 silently: which one was meant?
+		if prev, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%w: %s given twice (%s=%s and %q)", ErrInvalid, k, k, prev, kv)
+		}
+		seen[k] = v
 		out = append(out, Setting{Target: target, Key: k, Value: v})
 	}
 	return out, nil
@@ -81,6 +88,9 @@ func (t *Topology) apply(s Setting) error {
 		if s.Value != "0" && s.Value != "none" {
 			v, err := units.ParseRate(s.Value)
 			if err != nil {
+				if errors.Is(err, units.ErrBytes) {
+					return fmt.Errorf("B is bytes, a rate is in bits: want e.g. 8gbit for 1GB/s, or 0 for none")
+				}
 				return fmt.Errorf("want a rate such as 1gbit, or 0 for none")
 			}
 			rate = v

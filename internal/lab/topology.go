@@ -80,7 +80,12 @@ const (
 	// at most BR_MAX_PORTS (1 << BR_PORT_BITS = 1024) ports, and the 1025th
 	// would fail only when lab up adds it.
 	MaxSwitchPorts = 1024
-	maxNameLen     = 24 // lab and node names; namespaces are il-LAB.NODE
+	// MaxNodes is the most nodes a lab takes (each is a namespace, and
+	// lab up builds them one after the other): two full switches' worth.
+	// 10 000 nodes without links passed validation and lab up set out to
+	// build 10 000 namespaces.
+	MaxNodes   = 2 * MaxSwitchPorts
+	maxNameLen = 24 // lab and node names; namespaces are il-LAB.NODE
 )
 
 // ErrInvalid is wrapped by every error about a topology.

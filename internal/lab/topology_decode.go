@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/interlink/interlink/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
 
@@ -54,6 +55,9 @@ func resolve(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
+// maxQuoted is how much of a scalar an error quotes.
+const maxQuoted = 40
+
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -64,7 +68,10 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "nothing"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		// A file of another kind parses as one long scalar: quote its
+		// start, not the whole file (lab up /etc/passwd printed all of
+		// it on the one line).
+		return termtext.Short(n.Value, maxQuoted)
 	}
 	return "something else"
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -254,7 +255,11 @@ func (c *converter) link(fl fileLink, f string, index int, switchMTU map[string]
 		s := *fl.Rate
 		r, err := units.ParseRate(s)
 		if err != nil {
-			return l, c.fail(f+".rate", "%q is not a rate (want e.g. 100mbit, 1gbit)", s)
+			why := "want e.g. 100mbit, 1gbit"
+			if errors.Is(err, units.ErrBytes) {
+				why = "B is bytes, a rate is in bits: want e.g. 8gbit for 1GB/s"
+			}
+			return l, c.fail(f+".rate", "%q is not a rate (%s)", s, why)
 		}
 		if r == 0 { // 0 means "not shaped" in a Topology: a file leaves rate out
 			return l, c.fail(f+".rate", "%s", rateProblem(r))

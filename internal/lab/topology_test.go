@@ -178,6 +178,10 @@ nodes:
 	{"no nodes", "name: x\n", `^bad\.yaml:1: nodes: missing`},
 	{"empty", "", `^bad\.yaml:1: empty topology`},
 	{"not a mapping", "- a\n- b\n", `^bad\.yaml:1: want a mapping, got a list$`},
+	// A file of another kind is quoted by its start only (the whole of
+	// /etc/passwd was the one line).
+	{"a text file", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+		`^bad\.yaml:1: want a mapping, got "root:x:0:0:root:/root:/bin/bash daemon:x"\.\.\. \(79 bytes\)$`},
 	{"address without length", `name: x
 switches: {a: {}}
 nodes:
@@ -396,5 +400,20 @@ func TestValidateBridgePortLimit(t *testing.T) {
 	err := build(lab.MaxSwitchPorts + 1).Validate()
 	if !errors.Is(err, lab.ErrInvalid) || !strings.Contains(err.Error(), "switch ic: more than 1024 links") {
 		t.Errorf("1025 links: %v", err)
+	}
+}
+
+// TestParseRefusesTooManyNodes: 10 000 nodes without links passed, and
+// lab up set out to build 10 000 namespaces.
+func TestParseRefusesTooManyNodes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: x\nnodes:\n")
+	for i := 0; i <= lab.MaxNodes; i++ {
+		fmt.Fprintf(&b, "  n%d: {}\n", i)
+	}
+	_, err := lab.Parse("big.yaml", []byte(b.String()))
+	want := fmt.Sprintf("big.yaml:3: nodes: %d nodes: a lab takes at most %d", lab.MaxNodes+1, lab.MaxNodes)
+	if !errors.Is(err, lab.ErrInvalid) || err == nil || err.Error() != want {
+		t.Errorf("%d nodes: %v, want %s", lab.MaxNodes+1, err, want)
 	}
 }

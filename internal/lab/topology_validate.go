@@ -70,6 +70,9 @@ func (v *validator) topology() *TopologyError {
 	if len(t.Nodes) == 0 {
 		return v.bad("nodes", "missing or empty: a lab needs at least one node")
 	}
+	if len(t.Nodes) > MaxNodes {
+		return v.bad("nodes", "%d nodes: a lab takes at most %d", len(t.Nodes), MaxNodes)
+	}
 	nodes := map[string]bool{}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]

@@ -32,6 +32,17 @@ node3   [fd00::3]
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// A file of another kind: the line is quoted by its start, and a line
+	// past the scanner's bound is named as such ("bufio.Scanner: token
+	// too long" said neither where nor what).
+	for in, want := range map[string]string{
+		strings.Repeat("x", 5000) + "\n":             `f:1: want NAME AGENT[:PORT] [ADDR ...], got "` + strings.Repeat("x", 60) + `"... (5000 bytes)`,
+		"n1 10.0.0.1\n" + strings.Repeat("x", 70000): "f:2: a line longer than 65536 bytes: not a nodes file",
+	} {
+		if _, err := ParseNodes(strings.NewReader(in), "f"); err == nil || err.Error() != want {
+			t.Errorf("%.20q...: %v, want %s", in, err, want)
+		}
+	}
 	n, err := ParseNode("db1=198.18.0.1:7000@198.18.10.1,fd00:10::1")
 	if err != nil || n.Name != "db1" || n.Agent != "198.18.0.1:7000" || len(n.Addrs) != 2 {
 		t.Fatalf("ParseNode: %+v %v", n, err)

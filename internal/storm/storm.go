@@ -10,7 +10,9 @@ package storm
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"time"
 )
 
@@ -74,12 +76,28 @@ func (s *Spec) Validate() error {
 		return bad("--protocol %q: want tcp, postgres or mysql", s.Protocol)
 	case s.Protocol != TCP && s.User == "":
 		return bad("--protocol %s needs --user", s.Protocol)
+	case s.Protocol == TCP && (s.User != "" || s.Database != ""):
+		return bad("--user and --database go with --protocol postgres or mysql (tcp has no logon)")
 	case s.Timeout < 0 || s.Hold < 0 || s.Timeout > time.Hour || s.Hold > time.Hour:
 		return bad("--timeout and --hold: want 0 to 1h")
 	}
+	// A target that can never be dialled is bad input, not a storm of
+	// clients that all fail with "other" (exit 1).
+	host, port, err := net.SplitHostPort(s.Target)
+	if err != nil || host == "" {
+		return bad("target %q: want HOST:PORT, e.g. 127.0.0.1:1521", s.Target)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return bad("target %q: port %q: want 1 to 65535", s.Target, port)
+	}
+	target, terr := netip.ParseAddr(host)
 	for _, src := range s.Sources {
-		if _, err := netip.ParseAddr(src); err != nil {
+		a, err := netip.ParseAddr(src)
+		if err != nil {
 			return bad("source %q is not an IP address", src)
+		}
+		if terr == nil && a.Unmap().Is4() != target.Unmap().Is4() {
+			return bad("source %s and target %s are of different IP versions", src, host)
 		}
 	}
 	return nil

@@ -91,3 +91,14 @@ slow:
 func unsafe(r rune) bool {
 	return (r >= 0x80 && r <= 0x9f) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
 }
+
+// Short quotes s as %q does, cut after max runes with "..." and the
+// length in bytes: an error line that quotes a line of a file of another
+// kind (a binary file, a 5000-character line) stays short.
+func Short(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return fmt.Sprintf("%q", s)
+	}
+	r := []rune(s)
+	return fmt.Sprintf("%q... (%d bytes)", string(r[:max]), len(s))
+}

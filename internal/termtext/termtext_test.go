@@ -49,3 +49,13 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+func TestShort(t *testing.T) {
+	for in, want := range map[string]string{
+		"abc": `"abc"`, "a\x1bb": `"a\x1bb"`, strings.Repeat("é", 12): `"éééééééééé"... (24 bytes)`,
+	} {
+		if got := Short(in, 10); got != want {
+			t.Errorf("Short(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -14,6 +14,9 @@ import (
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("invalid value")
 
+// ErrBytes marks a rate given in bytes ("1GB"): rates are in bits.
+var ErrBytes = errors.New("B is bytes, a rate is in bits per second")
+
 // ParseSize parses a byte count such as "9000", "8K", "8KiB", "1M", "2G".
 // Suffixes are binary multiples (K = 1024). The result must fit in an int64.
 func ParseSize(s string) (int64, error) {
@@ -54,6 +57,13 @@ func ParseRate(s string) (int64, error) {
 	num, suffix := splitNumber(s)
 	if num == "" {
 		return 0, fmt.Errorf("%w: rate %q: want a number like 1gbit, 200M", ErrSyntax, s)
+	}
+	// A capital B is bytes ("1GB", "100MB/s", "1GBps"), 8 times the
+	// bits this takes: refused, not read as 1 Gbit/s.
+	if b := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(suffix), "/s"), "ps"); strings.HasSuffix(b, "B") {
+		f, _ := strconv.ParseFloat(num, 64)
+		return 0, fmt.Errorf("%w: rate %q: %w (%s%sbit)", ErrSyntax, s, ErrBytes,
+			strconv.FormatFloat(8*f, 'g', -1, 64), strings.ToLower(strings.TrimSuffix(b, "B")))
 	}
 	u := strings.ToLower(strings.TrimSpace(suffix))
 	u = strings.TrimSuffix(u, "/s")

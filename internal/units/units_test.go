@@ -2,6 +2,7 @@ package units
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -23,11 +24,17 @@ func TestParseSize(t *testing.T) {
 
 func TestParseRate(t *testing.T) {
 	good := map[string]int64{"1gbit": 1e9, "200M": 200e6, "1G": 1e9, "10Gbit/s": 10e9,
-		"500kbit": 500e3, "100mbps": 100e6, "0": 0, "1.5gbit": 1.5e9, "64000": 64000}
+		"500kbit": 500e3, "100mbps": 100e6, "1Gb": 1e9, "10GBit/s": 10e9, "1Gbps": 1e9, "0": 0, "1.5gbit": 1.5e9, "64000": 64000}
 	for in, want := range good {
 		got, err := ParseRate(in)
 		if err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	// Bytes are refused, not taken for bits (1GB was 1 Gbit/s).
+	for _, in := range []string{"1GB", "100MB/s", "1GBps", "5KB", "64B"} {
+		if _, err := ParseRate(in); !errors.Is(err, ErrSyntax) || !errors.Is(err, ErrBytes) || !strings.Contains(err.Error(), "B is bytes") {
+			t.Errorf("ParseRate(%q) err = %v; want B is bytes", in, err)
 		}
 	}
 	for _, in := range []string{"", "fast", "1qbit", "-5M"} {
