@@ -172,15 +172,14 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 	return nil
 }
 
-// writableDir checks that path's directory exists and path is not a
-// directory itself, nor a FIFO, device or socket: the file is written
-// beside it and renamed over it, which would replace a FIFO (or, as root,
-// /dev/stdout) with a regular file.
+// writableDir checks that path's directory exists and is writable, and
+// that path, if it exists, is a regular file: the file is replaced by a
+// rename, which would put a regular file in the place of a directory,
+// /dev/null or a named pipe (as root, /dev/stdout too; atomicfile refuses
+// that as well; here it is bad input, found before any work).
 func writableDir(path string) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
-	} else if err == nil && !fi.Mode().IsRegular() {
-		return fmt.Errorf("is %s, not a regular file (the file is replaced whole)", readfile.Kind(fi.Mode()))
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
 	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {
