@@ -49,7 +49,7 @@ func TestApplySettings(t *testing.T) {
 		{"ic", []string{"mtu"}, "want KEY=VALUE"},
 		{"ic", []string{"speed=10"}, `unknown setting "speed"`},
 		{"ic", []string{"mtu=1500", "mtu=9000"}, `mtu given twice (mtu=1500 and "mtu=9000")`},
-		{"node1:eth1", []string{"rate=1GB"}, "B is bytes"},
+		{"node1:eth1", []string{"rate=1GB"}, "a capital B means bytes"},
 		{"ic", []string{"mtu=70000"}, "want an MTU of 68 to 65535"},
 		{"ic", []string{"rate=fast"}, "want a rate"},
 		{"nosw", []string{"mtu=1500"}, "no switch nosw"},

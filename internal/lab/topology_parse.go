@@ -257,7 +257,7 @@ func (c *converter) link(fl fileLink, f string, index int, switchMTU map[string]
 		if err != nil {
 			why := "want e.g. 100mbit, 1gbit"
 			if errors.Is(err, units.ErrBytes) {
-				why = "B is bytes, a rate is in bits: want e.g. 8gbit for 1GB/s"
+				why = "a capital B means bytes; a rate is in bits: want e.g. 8gbit for 1GB/s"
 			}
 			return l, c.fail(f+".rate", "%q is not a rate (%s)", s, why)
 		}

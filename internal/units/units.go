@@ -15,7 +15,7 @@ import (
 var ErrSyntax = errors.New("invalid value")
 
 // ErrBytes marks a rate given in bytes ("1GB"): rates are in bits.
-var ErrBytes = errors.New("B is bytes, a rate is in bits per second")
+var ErrBytes = errors.New("a capital B means bytes; a rate is in bits per second")
 
 // ParseSize parses a byte count such as "9000", "8K", "8KiB", "1M", "2G".
 // Suffixes are binary multiples (K = 1024). The result must fit in an int64.

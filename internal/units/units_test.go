@@ -33,8 +33,8 @@ func TestParseRate(t *testing.T) {
 	}
 	// Bytes are refused, not taken for bits (1GB was 1 Gbit/s).
 	for _, in := range []string{"1GB", "100MB/s", "1GBps", "5KB", "64B"} {
-		if _, err := ParseRate(in); !errors.Is(err, ErrSyntax) || !errors.Is(err, ErrBytes) || !strings.Contains(err.Error(), "B is bytes") {
-			t.Errorf("ParseRate(%q) err = %v; want B is bytes", in, err)
+		if _, err := ParseRate(in); !errors.Is(err, ErrSyntax) || !errors.Is(err, ErrBytes) || !strings.Contains(err.Error(), "a capital B means bytes") {
+			t.Errorf("ParseRate(%q) err = %v; want a capital B means bytes", in, err)
 		}
 	}
 	for _, in := range []string{"", "fast", "1qbit", "-5M"} {
