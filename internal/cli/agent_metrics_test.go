@@ -14,6 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/interlink/interlink/internal/syncbuf"
 )
 
 // agent --metrics on loopback: the scrape parses, holds the node's IP
@@ -25,7 +27,7 @@ func TestAgentMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr lockedBuf
+	var stderr syncbuf.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--metrics", "127.0.0.1:0", "--check-interval", "10s"}, &bytes.Buffer{}, &stderr)

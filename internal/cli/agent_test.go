@@ -6,25 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/agent/agenttest"
+	"github.com/interlink/interlink/internal/syncbuf"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // Item 7 of issue 18: --peer-cpu 999 dropped the stream mid-run, printed
 // half a report and a raw "broken pipe", and the agent logged nothing.
@@ -36,7 +24,7 @@ func TestBenchPeerCPURefusedByAgent(t *testing.T) {
 	if err := os.WriteFile(tokenFile, tok, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedBuf{}
+	log := &syncbuf.Buffer{}
 	addr := agenttest.Start(t, agent.Config{Token: tok, Software: "t5 cli test", Log: log})
 	for _, mode := range []string{"tcp", "blocks"} {
 		var o, e bytes.Buffer

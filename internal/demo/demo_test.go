@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
+	"github.com/interlink/interlink/internal/syncbuf"
 	"github.com/interlink/interlink/internal/testlab"
 )
 
@@ -291,7 +291,7 @@ func TestDemoKilled(t *testing.T) {
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "lab", "demo", "--name", name, "--time", "20s")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var o, e syncBuffer
+	var o, e syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestDemoInterrupt(t *testing.T) {
 	const name = "t6int"
 	cleanupLab(t, name)
 	cmd := exec.Command(bin, "lab", "demo", "--name", name, "--time", "20s")
-	var o, e syncBuffer
+	var o, e syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -394,22 +394,4 @@ func TestDemoNotRoot(t *testing.T) {
 	if ns := namespaces(t, "t6nobody"); len(ns) != 0 {
 		t.Errorf("namespaces made without privilege: %v", ns)
 	}
-}
-
-// syncBuffer is a bytes.Buffer a test can read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,33 +1,14 @@
 package gate
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/interlink/interlink/internal/syncbuf"
 )
-
-// lockedBuffer is a log sink the route writes to under its lock and the
-// test reads from its own goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestFullQueueOneEpisode: under a storm the queue fills again at each
 // admission (one slot freed, one backlog connection accepted): that is
@@ -39,7 +20,7 @@ func TestFullQueueOneEpisode(t *testing.T) {
 		u := newUpstream(t)
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(),
 			Limits: Limits{RatePerSec: 20, Burst: 1, Queue: 2, PerSource: 2}})
-		var logs lockedBuffer
+		var logs syncbuf.Buffer
 		r := g.routes["db"]
 		r.mu.Lock()
 		r.log = slog.New(slog.NewTextHandler(&logs, nil))
