@@ -250,11 +250,12 @@ func (n *node) cleanup(ctx context.Context) {
 // group (setpgid unless --foreground) with the agent, its child, in it:
 // KILL is not passed on, so signalling timeout alone left an agent that
 // had not ended on TERM running, orphaned, its port held. The cleanup
-// therefore signals and waits for the whole group when the PID leads its
-// group, or when the PID is gone and its group is not (timeout killed,
-// the agent left: a group's ID is not given to a new process while the
-// group has members). Before KILL it looks again, as a PID read from the
-// PID file may be timeout's just before its setpgid. Otherwise (no timeout(1), or busybox's, which
+// therefore signals and waits for the whole group when a process runs in
+// the group the PID would lead: the PID leads it, or the PID is gone and
+// its group is not (timeout killed, the agent left: a group's ID is the
+// PID of the process that made it, and is not given to a new process while
+// the group has members). Before KILL it looks again, as a PID read from
+// the PID file may be timeout's just before its setpgid. Otherwise (no timeout(1), or busybox's, which
 // execs the agent itself) the PID is the agent's and its group the start
 // session's, not the run's to kill: it signals the PID alone. Groups are
 // signalled as kill -SIG -PGID, the form dash, bash and busybox sh all
@@ -282,7 +283,7 @@ case $p in ""|*[!0-9]*) p=;; esac
 	k := int(grace / (100 * time.Millisecond)) // in the loop's 0.1 s steps
 	fmt.Fprintf(&b, "k=%d\n", k)
 	b.WriteString(`if [ -n "$p" ] && [ "$p" -gt 1 ]; then t=$p m="PID $p"; g() { t=-$p m="process group $p"; }
-{ [ "$(ps -A -o pid= -o pgid= 2>/dev/null | while read a b; do [ "$a" = $p ] && echo $b; done)" = $p ] || { ! up $p && up -$p; }; } && g
+up -$p && g
 if up $t; then kill -TERM $t 2>/dev/null; i=0
 while up $t && [ $i -lt $((k+20)) ]; do [ $i = $k ] && { up -$p && g; kill -KILL $t 2>/dev/null; }; sleep 0.1; i=$((i+1)); done
 if up $t || up -$p; then echo "agent $m still running after KILL" >&2; exit 1; fi

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/interlink/interlink/internal/syncbuf"
@@ -43,4 +44,28 @@ func TestFullQueueOneEpisode(t *testing.T) {
 			t.Errorf("one pause in a storm of %d through a queue of 2:\n%s", storm, out)
 		}
 	})
+}
+
+// TestFullQueueEpisodeEndsWithoutAdmission: the queue empties by
+// timeouts or abandons before the accepter wakes, and nothing is admitted
+// after: the episode ends when accepting resumes, so that the next fill is
+// counted and logged as a new one.
+func TestFullQueueEpisodeEndsWithoutAdmission(t *testing.T) {
+	var logs lockedBuffer
+	m := newMetrics(prometheus.NewRegistry())
+	r := &route{cfg: Route{Name: "db", Limits: Limits{Queue: 2}}, q: newFairQueue(),
+		m: m.route("db"), log: slog.New(slog.NewTextHandler(&logs, nil))}
+	r.cond = sync.NewCond(&r.mu)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pauseAccept()
+	r.roomMade() // the queue emptied while accepting was paused
+	r.resumeAccept()
+	r.pauseAccept()
+	if v := testutil.ToFloat64(m.fullEpisodes.WithLabelValues("db")); v != 2 {
+		t.Errorf("queue_full_total %v after two fills with an empty queue between, want 2\n%s", v, logs.String())
+	}
+	if n := strings.Count(logs.String(), "room again"); n != 1 {
+		t.Errorf("%d 'room again' lines, want 1:\n%s", n, logs.String())
+	}
 }

@@ -149,10 +149,16 @@ func (r *route) pauseAccept() {
 	}
 }
 
-// resumeAccept notes that accepting goes on; r.mu is held.
+// resumeAccept notes that accepting goes on; r.mu is held. One slot freed
+// while paused is a storm's refill; more, and the queue drained while
+// paused (timeouts or abandons together) with maybe nothing to shrink it
+// after: the episode may end here.
 func (r *route) resumeAccept() {
 	if r.full && !r.closed {
 		r.full = false
+		if r.q.len() < r.cfg.Queue-1 {
+			r.endSpell()
+		}
 	}
 }
 
