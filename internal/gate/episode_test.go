@@ -3,6 +3,7 @@ package gate
 import (
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,7 +52,7 @@ func TestFullQueueOneEpisode(t *testing.T) {
 // after: the episode ends when accepting resumes, so that the next fill is
 // counted and logged as a new one.
 func TestFullQueueEpisodeEndsWithoutAdmission(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	m := newMetrics(prometheus.NewRegistry())
 	r := &route{cfg: Route{Name: "db", Limits: Limits{Queue: 2}}, q: newFairQueue(),
 		m: m.route("db"), log: slog.New(slog.NewTextHandler(&logs, nil))}
