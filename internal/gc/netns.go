@@ -54,15 +54,14 @@ func netnsGroups(runs []*NodeRun) map[string]*netnsGroup {
 	return g
 }
 
-// foreignUDP is how many datagrams beyond own, what the run's nodes sent
-// themselves, a namespace whose UDP counters counted out sent: 0 unless
-// clearly more (the setup's hellos are within the slack), or when own is
-// not known.
+// foreignUDP is traffic's rule (ForeignDatagrams) for the datagrams beyond
+// own, what the run's nodes sent themselves, that a namespace's counters
+// counted (out); 0 when own is not known (an agent that does not say).
 func foreignUDP(out, own int64) int64 {
-	if own <= 0 || out-own <= traffic.ForeignSlack(own) {
+	if own <= 0 {
 		return 0
 	}
-	return out - own
+	return traffic.ForeignDatagrams(out, own)
 }
 
 // sharedGroup returns nr's group when it has more than one node, else nil.
