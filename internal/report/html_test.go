@@ -303,3 +303,14 @@ func TestHTMLBenchPacketsNote(t *testing.T) {
 		}
 	}
 }
+
+// A direction no probe crossed has no path MTU: "-" in HTML as n/a in
+// text, not 0.
+func TestHTMLPMTUNone(t *testing.T) {
+	r := fixture(t, "lab-pmtu.json").(*pmtu.Report)
+	r.Directions[0].PathMTU, r.Directions[0].PeerMTU = 0, 0
+	page := render(t, r)
+	if strings.Contains(page, ">0<") || !strings.Contains(page, "- ("+string(r.Directions[0].Verdict)+")") {
+		t.Error("a path MTU no probe showed reads as a figure")
+	}
+}
