@@ -14,15 +14,16 @@ type netnsGroup struct {
 	other    int64 // the members' packets that were not blocks
 	served   int64 // blocks the members shipped
 	received int64 // blocks the members received
-	own      int64 // datagrams the members sent themselves (0: a member did not say)
+	own      int64 // datagrams the members sent themselves
+	ownGap   bool  // a member did not say its own (an older agent)
 	foreign  int64 // datagrams beyond own in the namespace's counters
+	counted  bool  // its packets are in the total (Build counts them once)
 }
 
 // netnsGroups groups the collected runs by the namespace their agent named
 // (nodes that named none stand alone).
 func netnsGroups(runs []*NodeRun) map[string]*netnsGroup {
 	g := map[string]*netnsGroup{}
-	unknownOwn := map[*netnsGroup]bool{}
 	for _, nr := range runs {
 		if nr == nil || nr.Netns == "" {
 			continue
@@ -41,13 +42,13 @@ func netnsGroups(runs []*NodeRun) map[string]*netnsGroup {
 		e.other += nr.OtherPackets
 		e.served += nr.BlocksServed
 		e.own += nr.DatagramsOut
-		unknownOwn[e] = unknownOwn[e] || nr.DatagramsOut == 0
+		e.ownGap = e.ownGap || nr.DatagramsOut == 0
 		for _, f := range nr.From {
 			e.received += f.Received
 		}
 	}
 	for _, e := range g {
-		if e.known && !unknownOwn[e] {
+		if e.known && !e.ownGap {
 			e.foreign = foreignUDP(e.out, e.own)
 		}
 	}
