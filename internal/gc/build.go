@@ -46,7 +46,7 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 			hosts[nr.Host]++
 		}
 	}
-	groups, counted := netnsGroups(runs), map[*netnsGroup]bool{}
+	groups := netnsGroups(runs)
 	s := &sums{hist: [2]*hdrhistogram.Histogram{newHist(), newHist()}, softByHost: map[string]float64{}}
 	t := &r.Total
 	for i, nr := range runs {
@@ -86,8 +86,8 @@ func (r *Report) addNodes(spec Spec, nodes []Named, runs []*NodeRun, name func(i
 		case nd.ForeignUDP > 0 || g != nil && !g.known:
 			s.pktsUnknown = true
 		case g != nil:
-			if !counted[g] { // one namespace's packets, once
-				counted[g] = true
+			if !g.counted { // one namespace's packets, once
+				g.counted = true
 				s.blockPkts += float64(g.pkts - g.other)
 				s.pkts += float64(g.pkts)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,7 +123,7 @@ func (nd *node) Stop() *NodeRun {
 	if nd.merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)
-			res.Netns = netnsName(res.Host)
+			res.Netns = traffic.NetnsID() // the agent's: it never switches
 		} else {
 			nd.merr = err
 		}
@@ -218,17 +217,4 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 		res.Error = "stopped at its own deadline: the run was never collected"
 	}
 	return res
-}
-
-// netnsName names the network namespace whose counters this process reads
-// (the agent's: it never switches), on the host with boot id host; "" when
-// either is unknown.
-func netnsName(host string) string {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ns, err := os.Readlink("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/ns/net")
-	if err != nil || host == "" {
-		return ""
-	}
-	return host + " " + ns
 }

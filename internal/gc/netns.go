@@ -14,15 +14,16 @@ type netnsGroup struct {
 	other    int64 // the members' packets that were not blocks
 	served   int64 // blocks the members shipped
 	received int64 // blocks the members received
-	own      int64 // datagrams the members sent themselves (0: a member did not say)
+	own      int64 // datagrams the members sent themselves
+	ownGap   bool  // a member did not say its own (an older agent)
 	foreign  int64 // datagrams beyond own in the namespace's counters
+	counted  bool  // its packets are in the total (Build counts them once)
 }
 
 // netnsGroups groups the collected runs by the namespace their agent named
 // (nodes that named none stand alone).
 func netnsGroups(runs []*NodeRun) map[string]*netnsGroup {
 	g := map[string]*netnsGroup{}
-	unknownOwn := map[*netnsGroup]bool{}
 	for _, nr := range runs {
 		if nr == nil || nr.Netns == "" {
 			continue
@@ -41,28 +42,27 @@ func netnsGroups(runs []*NodeRun) map[string]*netnsGroup {
 		e.other += nr.OtherPackets
 		e.served += nr.BlocksServed
 		e.own += nr.DatagramsOut
-		unknownOwn[e] = unknownOwn[e] || nr.DatagramsOut == 0
+		e.ownGap = e.ownGap || nr.DatagramsOut == 0
 		for _, f := range nr.From {
 			e.received += f.Received
 		}
 	}
 	for _, e := range g {
-		if e.known && !unknownOwn[e] {
+		if e.known && !e.ownGap {
 			e.foreign = foreignUDP(e.out, e.own)
 		}
 	}
 	return g
 }
 
-// foreignUDP is how many datagrams beyond own, what the run's nodes sent
-// themselves, a namespace whose UDP counters counted out sent: 0 unless
-// clearly more (the setup's hellos are within the slack), or when own is
-// not known.
+// foreignUDP is traffic's rule (ForeignDatagrams) for the datagrams beyond
+// own, what the run's nodes sent themselves, that a namespace's counters
+// counted (out); 0 when own is not known (an agent that does not say).
 func foreignUDP(out, own int64) int64 {
-	if own <= 0 || out-own <= traffic.ForeignSlack(own) {
+	if own <= 0 {
 		return 0
 	}
-	return out - own
+	return traffic.ForeignDatagrams(out, own)
 }
 
 // sharedGroup returns nr's group when it has more than one node, else nil.

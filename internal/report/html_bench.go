@@ -44,8 +44,8 @@ func benchSection(r *traffic.Report) section {
 		if fl := f.Summary.Flow; fl != nil {
 			s.note("%s", flowNote(f.Direction, fl))
 		}
-		if n := f.Summary.ForeignUDP; n > 0 {
-			s.note("%s: fragments and packets per message n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the kernel's counters hold too.", f.Direction, n)
+		if n := f.Summary.PacketsNote(); n != "" && r.Spec.Mode != traffic.ModeTCP { // as in the text
+			s.note("%s: %s.", f.Direction, n)
 		}
 	}
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")

@@ -116,13 +116,13 @@ func pmtuSection(r *pmtu.Report) section {
 			vcls = "warning"
 		}
 		t.Rows = append(t.Rows, []cell{{Text: d.Direction}, {Text: d.From + " -> " + d.To}, {Text: string(d.Verdict), Class: vcls},
-			{Text: fmt.Sprint(d.PathMTU), Class: "num"}, {Text: fmt.Sprint(d.LocalMTU), Class: "num"}, {Text: fmt.Sprint(d.PeerMTU), Class: "num"},
+			{Text: mtuText(d.PathMTU), Class: "num"}, {Text: fmt.Sprint(d.LocalMTU), Class: "num"}, {Text: mtuText(d.PeerMTU), Class: "num"},
 			{Text: exp, Class: cls}, {Text: fmt.Sprint(d.Probes), Class: "num"}, {Text: d.Line() + "; " + d.Detail}})
 		col := styleOK.fill
 		if d.Verdict != pmtu.OK || (d.MeetsExpect != nil && !*d.MeetsExpect) {
 			col = styleHole.fill
 		}
-		bars = append(bars, bar{Label: d.Direction + " path MTU", Value: float64(d.PathMTU), Text: fmt.Sprintf("%d (%s)", d.PathMTU, d.Verdict), Color: col},
+		bars = append(bars, bar{Label: d.Direction + " path MTU", Value: float64(d.PathMTU), Text: fmt.Sprintf("%s (%s)", mtuText(d.PathMTU), d.Verdict), Color: col},
 			bar{Label: d.Direction + " sending interface", Value: float64(d.LocalMTU), Text: fmt.Sprint(d.LocalMTU), Color: "#cfd8dc"})
 	}
 	s.table(t)

@@ -172,7 +172,7 @@ func gcNodeTable(r *gc.Report) *table {
 		if n.ForeignUDP > 0 {
 			ns = fmt.Sprintf(" (%d UDP datagrams not of this run in its namespace's counters)", n.ForeignUDP)
 		}
-		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: gcMTUText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
+		nt.Rows = append(nt.Rows, []cell{{Text: n.Name}, {Text: mtuText(n.MTU), Class: "num"}, {Text: fmt.Sprintf("%.0f", n.BlocksPerSec), Class: "num"},
 			{Text: strconv.FormatInt(n.Served, 10), Class: "num"}, {Text: strconv.FormatInt(n.LocalHits, 10), Class: "num"}, {Text: strconv.FormatInt(n.Lost, 10), Class: "num"},
 			{Text: fmt.Sprintf("%.1f / %.1f / %s", n.CPUPerBlock.UserNs/1e3, n.CPUPerBlock.SystemNs/1e3, soft)},
 			{Text: traffic.FormatRatio(n.FragmentsPerBlock) + ns, Class: "num"}, {Text: traffic.FormatRatio(n.PacketsPerBlock) + ns, Class: "num"}, {Text: where}})
@@ -278,8 +278,9 @@ func gcHeatmap(class, label string, names []string, cell func(i, j int) (float64
 	return s.html()
 }
 
-// gcMTUText is a node's MTU, or "-" when its agent could not name one.
-func gcMTUText(mtu int) string {
+// mtuText is an MTU, or "-" when there is none (no gc agent named one, no
+// pmtu probe arrived, no receiver said).
+func mtuText(mtu int) string {
 	if mtu <= 0 {
 		return "-"
 	}

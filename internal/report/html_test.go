@@ -286,3 +286,31 @@ func TestHTMLBenchVerdict(t *testing.T) {
 		t.Error("a run without problems lists some")
 	}
 }
+
+// The HTML qualifies the packet figures as the text does: other traffic in
+// the counters, or both ends in one namespace.
+func TestHTMLBenchPacketsNote(t *testing.T) {
+	r := fixture(t, "loopback-bench-udp-limited.json").(*traffic.Report)
+	f := &r.Flows[0].Summary
+	for _, c := range []struct {
+		shared  bool
+		foreign int64
+		want    string
+	}{{true, 0, "both ends ran in one network namespace"}, {true, 5000, "5000 UDP datagrams not of this run"}} {
+		f.SharedNetns, f.ForeignUDP, f.PacketsPerMessage = c.shared, c.foreign, 2
+		if page := render(t, r); !strings.Contains(page, c.want) {
+			t.Errorf("shared %v, foreign %d: the HTML lacks %q", c.shared, c.foreign, c.want)
+		}
+	}
+}
+
+// A direction no probe crossed has no path MTU: "-" in HTML as n/a in
+// text, not 0.
+func TestHTMLPMTUNone(t *testing.T) {
+	r := fixture(t, "lab-pmtu.json").(*pmtu.Report)
+	r.Directions[0].PathMTU, r.Directions[0].PeerMTU = 0, 0
+	page := render(t, r)
+	if strings.Contains(page, ">0<") || !strings.Contains(page, "- ("+string(r.Directions[0].Verdict)+")") {
+		t.Error("a path MTU no probe showed reads as a figure")
+	}
+}

@@ -67,3 +67,23 @@ func (s Side) MarshalJSON() ([]byte, error) {
 		Intervals []streamInterval `json:"intervals"`
 	}{plain(s), writes, ivs})
 }
+
+// UnmarshalJSON marks a summary whose JSON has no messages as a TCP
+// flow's (MarshalJSON leaves them out of one), so a saved result read back
+// (report, diff, drift) encodes as it was saved, not with zeros.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary // without this method
+	var v struct {
+		plain
+		Messages *int64 `json:"messages"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Summary(v.plain)
+	if v.Messages != nil {
+		s.Messages = *v.Messages
+	}
+	s.stream = v.Messages == nil
+	return nil
+}

@@ -87,3 +87,28 @@ func TestAbsentJSON(t *testing.T) {
 		t.Errorf("udp figures lost: client %v, server %v, summary lost %v messages %v", back.Client.UDP, back.Server.UDP, back.Summary["lost"], back.Summary["messages"])
 	}
 }
+
+// A saved result read back (report, diff, drift) encodes as it was saved:
+// a TCP summary gains no zero messages or loss, a UDP one keeps its zeros.
+func TestAbsentJSONRoundTrip(t *testing.T) {
+	tcp, _ := Spec{Mode: ModeTCP}.Normalize()
+	udp, _ := Spec{Mode: ModeUDP, Len: 8192}.Normalize()
+	for _, f := range []Flow{
+		Summarize(tcp, Forward, &Side{Role: RoleSender, Duration: time.Second, Bytes: 1 << 30, Messages: 8192, Streams: []Stream{{Bytes: 1 << 30}}},
+			&Side{Role: RoleReceiver, Duration: time.Second, Bytes: 1 << 30, Streams: []Stream{{Bytes: 1 << 30}}}),
+		Summarize(udp, Forward, &Side{Role: RoleSender, Duration: time.Second, Messages: 10, UDP: &UDPStats{Sent: 10}},
+			&Side{Role: RoleReceiver, Duration: time.Second, UDP: &UDPStats{}}),
+	} {
+		saved, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Flow
+		if err := json.Unmarshal(saved, &back); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := json.Marshal(back); string(again) != string(saved) {
+			t.Errorf("flow (stream %v) re-encoded differs:\nsaved %s\nagain %s", f.Summary.stream, saved, again)
+		}
+	}
+}

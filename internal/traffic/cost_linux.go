@@ -18,14 +18,14 @@ func startMeter() (*meter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &meter{before: s, netns: netnsID()}, nil
+	return &meter{before: s, netns: NetnsID()}, nil
 }
 
-// netnsID names the calling thread's network namespace, whose counters
+// NetnsID names the calling thread's network namespace, whose counters
 // the meter reads, among all hosts: the host's boot id and the
 // namespace's inode ("" when either cannot be read). Two ends with the
-// same name count each other's packets in their counters.
-func netnsID() string {
+// same name count each other's packets in their counters (gc's nodes too).
+func NetnsID() string {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ns, err := os.Readlink(threadNetns())

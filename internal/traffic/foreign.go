@@ -6,10 +6,16 @@ package traffic
 // namespace that sent clearly more carried other traffic, and packet
 // figures read from its counters would be that traffic's too.
 
-// ForeignSlack is how many datagrams beyond its own an end's namespace may
-// send before its counters are taken to hold other traffic: the session's
-// hellos, a share for late feedback and probes.
-func ForeignSlack(own int64) int64 { return 16 + own/100 }
+// ForeignDatagrams is how many datagrams beyond own, what the run's ends
+// in a namespace sent themselves, the namespace's counters counted (out):
+// 0 unless clearly more than a slack for the session's hellos, late
+// feedback and probes.
+func ForeignDatagrams(out, own int64) int64 {
+	if out-own > 16+own/100 {
+		return out - own
+	}
+	return 0
+}
 
 // ownUDP is the datagrams an end sent itself, from its own counts, and
 // whether that is known (not with UDP_SEGMENT, where the kernel may count
@@ -39,14 +45,8 @@ func foreignUDP(client, server *Side) int64 {
 	if !cok || !sok || !client.Counters.Has("udp_out_datagrams") || !server.Counters.Has("udp_out_datagrams") {
 		return 0
 	}
-	extra := func(out, own int64) int64 {
-		if out-own > ForeignSlack(own) {
-			return out - own
-		}
-		return 0
-	}
 	if sharedNetns(client, server) {
-		return extra(max(client.Counters.UDPOutDatagrams, server.Counters.UDPOutDatagrams), c+s)
+		return ForeignDatagrams(max(client.Counters.UDPOutDatagrams, server.Counters.UDPOutDatagrams), c+s)
 	}
-	return extra(client.Counters.UDPOutDatagrams, c) + extra(server.Counters.UDPOutDatagrams, s)
+	return ForeignDatagrams(client.Counters.UDPOutDatagrams, c) + ForeignDatagrams(server.Counters.UDPOutDatagrams, s)
 }

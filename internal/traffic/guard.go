@@ -37,7 +37,7 @@ type Options struct {
 // called on a thread that sits in the end's namespace.
 type meter struct {
 	before *counters.Snapshot
-	netns  string // the namespace the counters are of (netnsID)
+	netns  string // the namespace the counters are of (NetnsID)
 }
 
 func (o Options) overhead() int {

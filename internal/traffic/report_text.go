@@ -139,10 +139,8 @@ func (rep Report) WriteText(out io.Writer) error {
 		if rep.Spec.Mode != ModeTCP {
 			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
 				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
-			if s.ForeignUDP > 0 {
-				fmt.Fprintf(w, "    (fragments and packets n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the counters hold too)\n", s.ForeignUDP)
-			} else if s.SharedNetns && s.PacketsPerMessage > 0 { // the figures the note qualifies
-				fmt.Fprintln(w, "    (both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once)")
+			if note := s.PacketsNote(); note != "" {
+				fmt.Fprintf(w, "    (%s)\n", note)
 			}
 		}
 		for _, e := range []struct {
@@ -263,4 +261,17 @@ func sender(f Flow) *Side {
 		}
 	}
 	return nil
+}
+
+// PacketsNote qualifies the packet figures read from the kernel's
+// counters, for the text and the HTML alike: other traffic in them (the
+// figures are n/a), or both ends in one namespace; "" when neither.
+func (s Summary) PacketsNote() string {
+	switch {
+	case s.ForeignUDP > 0:
+		return fmt.Sprintf("fragments and packets n/a: %d UDP datagrams not of this run left the namespace(s) during it, other traffic the counters hold too", s.ForeignUDP)
+	case s.SharedNetns && s.PacketsPerMessage > 0: // the figures the note qualifies
+		return "both ends ran in one network namespace, whose counters hold both ends' packets: fragments leave out the other end's datagrams, packets count once"
+	}
+	return ""
 }
