@@ -350,6 +350,9 @@ func renderTCP(w io.Writer, r *Result) {
 		{"throughput", func(s *traffic.Summary) string { return units.FormatRate(s.BitsPerSec) }},
 		{"retransmits", func(s *traffic.Summary) string { return fmt.Sprint(s.Retransmits) }},
 		{"CPU per GiB, sender + receiver", func(s *traffic.Summary) string {
+			if s.ClientCost.CPUNsPerGiB <= 0 || s.ServerCost.CPUNsPerGiB <= 0 {
+				return units.NotAvailable // nothing delivered: no cost per GiB, not 0 ms
+			}
 			return fmt.Sprintf("%.0f ms", (s.ClientCost.CPUNsPerGiB+s.ServerCost.CPUNsPerGiB)/1e6)
 		}},
 	})
