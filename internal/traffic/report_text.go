@@ -97,8 +97,25 @@ func WriteInterval(out io.Writer, mode Mode, d Direction, r Role, in Interval) e
 // the figures, the costs, the verdict and the limits that held it back.
 func (rep Report) WriteText(out io.Writer) error {
 	w := textout.New(out)
-	// The agent's lines, when they hold what this end could not see live:
-	// a UDP receiver's loss and jitter, a TCP sender's retransmits.
+	rep.writeAgentIntervals(w)
+	fmt.Fprintln(w, strings.Repeat("- ", 40))
+	for _, f := range rep.Flows {
+		writeFlowHeadline(w, f)
+		writeModeText(w, rep.Spec.Mode, f)
+		writeLossWhere(w, f.Summary)
+		if rep.Spec.Mode != ModeTCP {
+			writePackets(w, f.Summary)
+		}
+		writeCosts(w, f)
+	}
+	rep.writeVerdict(w)
+	return w.Err()
+}
+
+// writeAgentIntervals writes the agent's intervals when they hold what
+// this end could not see live: a UDP receiver's loss and jitter, a TCP
+// sender's retransmits.
+func (rep Report) writeAgentIntervals(w io.Writer) {
 	for _, f := range rep.Flows {
 		if sd := f.Server; sd != nil && len(sd.Intervals) > 0 &&
 			(rep.Spec.Mode == ModeUDP && sd.Role == RoleReceiver || rep.Spec.Mode == ModeTCP && sd.Role == RoleSender) {
@@ -108,61 +125,79 @@ func (rep Report) WriteText(out io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintln(w, strings.Repeat("- ", 40))
-	for _, f := range rep.Flows {
-		s := f.Summary
-		fmt.Fprintf(w, "%s: %s delivered in %s sec = %s", f.Direction, units.FormatBytes(float64(s.Bytes)), secs(s.Duration), units.FormatRate(s.BitsPerSec))
-		switch {
-		case s.MTUProven:
-			fmt.Fprintf(w, ", path MTU %d (proven: %d-byte packets crossed)", s.MTU, s.LargestPacket)
-		case s.MTU > 0 && s.LargestPacket > 0:
-			fmt.Fprintf(w, ", interface MTU %d (not proven: the largest packet that crossed was %d bytes)", s.MTU, s.LargestPacket)
-		case s.MTU > 0:
-			fmt.Fprintf(w, ", interface MTU %d (not proven: no packet crossed)", s.MTU)
+}
+
+// writeFlowHeadline writes a flow's first line: what was delivered, the
+// MTU and whether a packet proved it, the share of the wire limit.
+func writeFlowHeadline(w io.Writer, f Flow) {
+	s := f.Summary
+	fmt.Fprintf(w, "%s: %s delivered in %s sec = %s", f.Direction, units.FormatBytes(float64(s.Bytes)), secs(s.Duration), units.FormatRate(s.BitsPerSec))
+	switch {
+	case s.MTUProven:
+		fmt.Fprintf(w, ", path MTU %d (proven: %d-byte packets crossed)", s.MTU, s.LargestPacket)
+	case s.MTU > 0 && s.LargestPacket > 0:
+		fmt.Fprintf(w, ", interface MTU %d (not proven: the largest packet that crossed was %d bytes)", s.MTU, s.LargestPacket)
+	case s.MTU > 0:
+		fmt.Fprintf(w, ", interface MTU %d (not proven: no packet crossed)", s.MTU)
+	}
+	if s.WireLimitBitsPerSec > 0 && s.Bytes > 0 {
+		fmt.Fprintf(w, ", %s %% of the %s wire limit", units.FormatPercent(s.PercentOfWireLimit, 1), units.FormatRate(s.WireLimitBitsPerSec))
+	}
+	fmt.Fprintln(w)
+}
+
+// writeLossWhere places a flow's loss, when it lost any.
+func writeLossWhere(w io.Writer, s Summary) {
+	switch {
+	case s.LossBy != nil && s.Lost > 0:
+		fmt.Fprint(w, "  lost where: ")
+		if s.LossBy.Truncated > 0 {
+			fmt.Fprintf(w, "read short (truncated) %d, ", s.LossBy.Truncated)
 		}
-		if s.WireLimitBitsPerSec > 0 && s.Bytes > 0 {
-			fmt.Fprintf(w, ", %s %% of the %s wire limit", units.FormatPercent(s.PercentOfWireLimit, 1), units.FormatRate(s.WireLimitBitsPerSec))
+		fmt.Fprintf(w, "sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
+			s.LossBy.SenderQueue, s.LossBy.Network, s.LossBy.SocketBuffer, s.LossBy.Reassembly)
+	case s.Lost > 0:
+		fmt.Fprintln(w, "  lost where: n/a (the kernel does not keep the counters that place a loss)")
+	}
+}
+
+// writePackets writes a datagram flow's packet figures and what qualifies
+// them.
+func writePackets(w io.Writer, s Summary) {
+	fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
+		FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
+	if note := s.PacketsNote(); note != "" {
+		fmt.Fprintf(w, "    (%s)\n", note)
+	}
+}
+
+// writeCosts writes each end's CPU and what it cost per GiB and message.
+func writeCosts(w io.Writer, f Flow) {
+	s := f.Summary
+	for _, e := range []struct {
+		name string
+		c    Cost
+		sd   *Side
+	}{{"client", s.ClientCost, f.Client}, {"agent ", s.ServerCost, f.Server}} {
+		if e.sd == nil {
+			continue
+		}
+		perGiB := units.NotAvailable // nothing delivered
+		if e.c.CPUNsPerGiB > 0 {
+			perGiB = fmt.Sprintf("%.0f ms", e.c.CPUNsPerGiB/1e6)
+		}
+		fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %s cpu",
+			e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), perGiB)
+		if e.c.CPUNsPerMsg > 0 {
+			fmt.Fprintf(w, "; per message %.1f us cpu, %.1f us softirq", e.c.CPUNsPerMsg/1e3, e.c.SoftIRQNsPerMsg/1e3)
 		}
 		fmt.Fprintln(w)
-		writeModeText(w, rep.Spec.Mode, f)
-		switch {
-		case s.LossBy != nil && s.Lost > 0:
-			fmt.Fprint(w, "  lost where: ")
-			if s.LossBy.Truncated > 0 {
-				fmt.Fprintf(w, "read short (truncated) %d, ", s.LossBy.Truncated)
-			}
-			fmt.Fprintf(w, "sender queue %d, network %d, receiver socket buffer %d, reassembly %d\n",
-				s.LossBy.SenderQueue, s.LossBy.Network, s.LossBy.SocketBuffer, s.LossBy.Reassembly)
-		case s.Lost > 0:
-			fmt.Fprintln(w, "  lost where: n/a (the kernel does not keep the counters that place a loss)")
-		}
-		if rep.Spec.Mode != ModeTCP {
-			fmt.Fprintf(w, "  packets: %s fragments per message (1 = not fragmented), %s packets per message both ways; reassembly %s fragments -> %s OK, %s failed\n",
-				FormatRatio(s.FragmentsPerMessage), FormatRatio(s.PacketsPerMessage), units.FormatCount(s.ReasmReqds), units.FormatCount(s.ReasmOKs), units.FormatCount(s.ReasmFails))
-			if note := s.PacketsNote(); note != "" {
-				fmt.Fprintf(w, "    (%s)\n", note)
-			}
-		}
-		for _, e := range []struct {
-			name string
-			c    Cost
-			sd   *Side
-		}{{"client", s.ClientCost, f.Client}, {"agent ", s.ServerCost, f.Server}} {
-			if e.sd == nil {
-				continue
-			}
-			perGiB := units.NotAvailable // nothing delivered
-			if e.c.CPUNsPerGiB > 0 {
-				perGiB = fmt.Sprintf("%.0f ms", e.c.CPUNsPerGiB/1e6)
-			}
-			fmt.Fprintf(w, "  cpu %s %-9s user %s ms, sys %s ms (%s %% of a core), host softirq %s ms; per GiB %s cpu",
-				e.name, e.sd.Role, ms(e.sd.CPU.UserNs), ms(e.sd.CPU.SystemNs), units.FormatPercent(100*e.c.Utilisation, 0), ms(e.sd.CPU.SoftIRQNs), perGiB)
-			if e.c.CPUNsPerMsg > 0 {
-				fmt.Fprintf(w, "; per message %.1f us cpu, %.1f us softirq", e.c.CPUNsPerMsg/1e3, e.c.SoftIRQNsPerMsg/1e3)
-			}
-			fmt.Fprintln(w)
-		}
 	}
+}
+
+// writeVerdict writes the problems, the limits, an interruption and the
+// tool's own floor.
+func (rep Report) writeVerdict(w io.Writer) {
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "FAILED: %s %s: %s\n", p.Direction, p.Problem, termtext.Clean(p.Detail))
 	}
@@ -180,7 +215,6 @@ func (rep Report) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, "tool floor: not measured (%s)\n", st.Error)
 		}
 	}
-	return w.Err()
 }
 
 // writeModeText writes a flow's mode-specific lines: retransmits and
