@@ -40,6 +40,20 @@ func checkTarget(path string) error {
 	return fmt.Errorf("%s is %s: %w", path, readfile.Kind(fi.Mode()), ErrNotRegular)
 }
 
+// Resolve is the file that path names when it is a link: the rename
+// replaces that file and the link stays. A rename over the link itself
+// put a regular file in its place (as root, "-o /dev/stdout > out.html"
+// replaced /dev/stdout and left out.html empty). A dangling link, or
+// one that ends in no path (a pipe's "pipe:[...]"), is path itself.
+func Resolve(path string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if p, err := filepath.EvalSymlinks(path); err == nil {
+			return p
+		}
+	}
+	return path
+}
+
 // Options says how Write makes its file. The zero value writes a 0644
 // file under a random temporary name.
 type Options struct {
@@ -110,7 +124,8 @@ func Write(path string, opt Options, write func(w io.Writer) error) (err error) 
 	if err := checkTarget(path); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
+	real := Resolve(path)
+	dir := filepath.Dir(real)
 	f, err := fs.create(dir, "."+filepath.Base(path)+".*", opt.Temp)
 	if err != nil {
 		return fmt.Errorf("create a temporary file in %s: %w", dir, cause(err))
@@ -146,7 +161,7 @@ func Write(path string, opt Options, write func(w io.Writer) error) (err error) 
 	if err = checkTarget(path); err != nil {
 		return err
 	}
-	if err = fs.rename(tmp, path); err != nil {
+	if err = fs.rename(tmp, real); err != nil {
 		return fmt.Errorf("rename to %s: %w", path, cause(err))
 	}
 	// The file is in place; a failed directory sync means the rename may

@@ -199,3 +199,34 @@ func TestNotRegular(t *testing.T) {
 		t.Errorf("left behind %v", got)
 	}
 }
+
+// TestThroughLink: a link to a regular file (as /dev/stdout is when the
+// output is redirected to a file) is written through: the file it names
+// gets the content, beside it, and the link stays a link. The rename
+// replaced the link itself and left the file as it was.
+func TestThroughLink(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	file := filepath.Join(other, "real.html")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "out.html")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(link, []byte("new"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link is now %v (%v)", fi.Mode(), err)
+	}
+	if b, err := os.ReadFile(file); err != nil || string(b) != "new" {
+		t.Errorf("%s holds %q (%v), want new", file, b, err)
+	}
+	if got := leftovers(t, dir, "out.html"); len(got) != 0 {
+		t.Errorf("left behind %v", got)
+	}
+	if got := leftovers(t, other, "real.html"); len(got) != 0 {
+		t.Errorf("left behind %v", got)
+	}
+}

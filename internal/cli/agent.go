@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -154,11 +154,8 @@ func runAgent(e *env, f *agentFlags, intervalSet bool) error {
 }
 
 // trimToken drops the sentinel's text from a token error: the line already
-// says what is wrong.
+// says what is wrong. It is not always last (a fix follows it: "...: bad
+// token file; run: chmod 600 FILE"); cutting it off the end left "; r".
 func trimToken(err error) string {
-	s := err.Error()
-	if errors.Is(err, agent.ErrToken) {
-		s = s[:len(s)-len(": "+agent.ErrToken.Error())]
-	}
-	return s
+	return strings.Replace(err.Error(), ": "+agent.ErrToken.Error(), "", 1)
 }

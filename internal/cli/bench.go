@@ -136,7 +136,7 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	}
 	tok, err := agent.ReadToken(f.tokenFile)
 	if err != nil {
-		return usageError("bench: %v", err)
+		return usageError("bench: %v", trimToken(err))
 	}
 	addr, err := agent.HostPort(args[0])
 	if err != nil {

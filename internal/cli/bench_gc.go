@@ -123,7 +123,7 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 	}
 	tok, err := agent.ReadToken(a.tokenFile)
 	if err != nil {
-		return usageError("bench: %v", err)
+		return usageError("bench: %v", trimToken(err))
 	}
 	opt := gc.Options{Token: tok, Software: "interlink " + buildVersion().Version}
 	var prog *progressLine

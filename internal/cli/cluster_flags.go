@@ -175,8 +175,8 @@ func (f *clusterFlags) options(probe agent.ProbeOptions, cw *cluster.Clusterware
 func checkSSHFiles(identities, knownHosts []string) error {
 	for _, p := range identities {
 		b, err := readfile.ReadAll(p, 1<<20)
-		if err != nil {
-			return usageError("cluster: --identity %s: %v", termtext.Clean(p), err)
+		if err != nil { // it names the file
+			return usageError("cluster: --identity: %s", termtext.Clean(err.Error()))
 		}
 		var pm *ssh.PassphraseMissingError
 		if _, err := ssh.ParsePrivateKey(b); err != nil && !errors.As(err, &pm) {
@@ -185,8 +185,8 @@ func checkSSHFiles(identities, knownHosts []string) error {
 	}
 	for _, p := range knownHosts {
 		f, err := readfile.Open(p)
-		if err != nil {
-			return usageError("cluster: --known-hosts %s: %v", termtext.Clean(p), err)
+		if err != nil { // it names the file
+			return usageError("cluster: --known-hosts: %s", termtext.Clean(err.Error()))
 		}
 		f.Close()
 		if _, err := knownhosts.New(p); err != nil {

@@ -176,22 +176,24 @@ func (o *outputFlags) emit(e *env, cmd, title string, res any) error {
 // that path, if it exists, is a regular file: the file is replaced by a
 // rename, which would put a regular file in the place of a directory,
 // /dev/null or a named pipe (as root, /dev/stdout too; atomicfile refuses
-// that as well; here it is bad input, found before any work).
+// that as well; here it is bad input, found before any work). A link is
+// written through (atomicfile.Resolve), so its target's directory counts.
 func writableDir(path string) error {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("is %s, not a file to write", readfile.Kind(fi.Mode()))
 	}
-	fi, err := os.Stat(filepath.Dir(path))
+	dir := filepath.Dir(atomicfile.Resolve(path)) // where the rename happens
+	fi, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("directory %s: %w", filepath.Dir(path), errors.Unwrap(err))
+		return fmt.Errorf("directory %s: %w", dir, errors.Unwrap(err))
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", filepath.Dir(path))
+		return fmt.Errorf("%s is not a directory", dir)
 	}
 	// A directory this process may not write (its mode, a read-only
 	// mount) is found now, not after the run whose result it would hold.
-	if err := unix.Access(filepath.Dir(path), unix.W_OK); err != nil {
-		return fmt.Errorf("directory %s: %w", filepath.Dir(path), err)
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("directory %s: %w", dir, err)
 	}
 	return nil
 }

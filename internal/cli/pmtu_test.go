@@ -34,8 +34,8 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 	}{
 		{[]string{"agent", "--token-file", good}, "--listen ADDR[:PORT] is required"},
 		{[]string{"agent", "--listen", "127.0.0.1"}, "--token-file FILE is required"},
-		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", world}, "readable by everyone"},
-		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", empty}, "empty"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", world}, "readable by everyone (mode 0644); run: chmod 600 " + world + "\n"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", empty}, "empty; create one with: head -c 32 /dev/urandom | base64 > " + empty + "\n"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--max-rate", "fast"}, "--max-rate"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--handshake-timeout", "0s"}, "--handshake-timeout 0s"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--max-pending-per-source", "0"}, "--max-pending-per-source 0"},
@@ -48,7 +48,7 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"pmtu", "--storage", "--oranfstab", dir}, "not a regular file"},
 		{[]string{"pmtu", "--storage", "--oranfstab", empty}, "lists no path: to prove"},
 		{[]string{"pmtu", "127.0.0.1"}, "--token-file FILE is required"},
-		{[]string{"pmtu", "127.0.0.1", "--token-file", world}, "readable by everyone"},
+		{[]string{"pmtu", "127.0.0.1", "--token-file", world}, "readable by everyone (mode 0644); run: chmod 600 " + world + "\n"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "huge"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--expect", "70000"}, "--expect"},
 		{[]string{"pmtu", "127.0.0.1", "--icmp", "--tries", "0"}, "--tries"},
@@ -75,6 +75,8 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"mesh", "--token-file", good, "a=[::1", "b=127.0.0.2"}, `node a: agent "[::1"`},
 		{[]string{"mesh", "--token-file", good, "a=127.0.0.1:-1", "b=127.0.0.2"}, `port "-1"`},
 		{[]string{"bench", "127.0.0.1:7471:x", "--token-file", good}, `PEER "127.0.0.1:7471:x"`},
+		// The same line for a bad token file in every command.
+		{[]string{"bench", "127.0.0.1", "--token-file", world}, "bench: token file " + world + ": readable by everyone (mode 0644); run: chmod 600 " + world + "\n"},
 	} {
 		out, errOut, code := mainOutput(c.args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
