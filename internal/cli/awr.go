@@ -21,15 +21,13 @@ func init() { commands = append(commands, newAWRCmd) }
 // maxAWRFiles bounds the reports of one run.
 const maxAWRFiles = 64
 
-func newAWRCmd(e *env) *cobra.Command {
-	var (
-		asJSON, listRules bool
-		out               outputFlags
-	)
-	c := &cobra.Command{
-		Use:   "awr FILE...",
-		Short: "Read Oracle AWR reports (text or HTML), judge their cluster sections, compare before with after",
-		Long: `awr reads AWR reports as awrrpt.sql (one instance) and awrgrpt.sql (the global RAC
+// awrFlags are awr's flags.
+type awrFlags struct {
+	asJSON, listRules bool
+	out               outputFlags
+}
+
+const awrLong = `awr reads AWR reports as awrrpt.sql (one instance) and awrgrpt.sql (the global RAC
 report) write them, text or HTML, from 11.2, 12c, 18c/19c and later, and extracts the
 header, the Load Profile and the cluster sections: Global Cache Load Profile (with Estd
 Interconnect traffic), Global Cache Efficiency Percentages, the workload characteristics
@@ -51,13 +49,20 @@ client or printed with decimal commas (1.234,56) gives what it holds.
 'awr diff BEFORE... -- AFTER...' compares reports from before a change with reports
 from after it. Exit codes: 0 no finding above info, 1 warning, 2 critical, 3 a file is
 unreadable, not a regular file or not an AWR report (Ctrl-C or SIGTERM ends a read
-at once, exit 3).`,
+at once, exit 3).`
+
+func newAWRCmd(e *env) *cobra.Command {
+	var f awrFlags
+	c := &cobra.Command{
+		Use:   "awr FILE...",
+		Short: "Read Oracle AWR reports (text or HTML), judge their cluster sections, compare before with after",
+		Long:  awrLong,
 		Example: `  interlink awr awrrpt_1_4410_4411.txt
   interlink awr awrrpt_1_*.html --json > awr.json
   interlink awr awrgrpt_4410_4411.html --html awr.html --save
   interlink awr diff before.txt -- after.txt`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 && !listRules {
+			if len(args) == 0 && !f.listRules {
 				return usageError("awr: expected one or more AWR report files (awrrpt or awrgrpt output, text or HTML)")
 			}
 			if len(args) > maxAWRFiles {
@@ -65,43 +70,45 @@ at once, exit 3).`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if listRules {
-				return awrRules(e, asJSON)
-			}
-			if err := out.check("awr"); err != nil {
-				return err
-			}
-			if err := notInput("awr", "--html", out.html, args); err != nil {
-				return err
-			}
-			reps, err := readAWR(cmd.Context(), "awr", args)
-			if err != nil {
-				return err
-			}
-			res := awr.Analyze(reps)
-			if asJSON {
-				err = report.JSON(e.stdout, res)
-			} else {
-				err = report.AWRText(e.stdout, res)
-			}
-			if err != nil {
-				return fmt.Errorf("awr: write report: %w", err)
-			}
-			// The page's title is a command line a person may copy: each
-			// file name quoted for the shell.
-			if err := out.emit(e, "awr", shellq.Join(append([]string{"interlink", "awr"}, args...)...), res); err != nil {
-				return err
-			}
-			return withCode(res.Summary.ExitCode)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(e, cmd, args) },
 	}
 	fl := c.Flags()
-	fl.BoolVar(&asJSON, "json", false, "print JSON (schema "+awr.Schema+")")
-	fl.BoolVar(&listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
-	out.add(fl)
+	fl.BoolVar(&f.asJSON, "json", false, "print JSON (schema "+awr.Schema+")")
+	fl.BoolVar(&f.listRules, "rules", false, "list the rules (id, severity, what each detects, source) and exit")
+	f.out.add(fl)
 	c.AddCommand(newAWRDiffCmd(e))
 	return c
+}
+
+func (f *awrFlags) run(e *env, cmd *cobra.Command, args []string) error {
+	if f.listRules {
+		return awrRules(e, f.asJSON)
+	}
+	if err := f.out.check("awr"); err != nil {
+		return err
+	}
+	if err := notInput("awr", "--html", f.out.html, args); err != nil {
+		return err
+	}
+	reps, err := readAWR(cmd.Context(), "awr", args)
+	if err != nil {
+		return err
+	}
+	res := awr.Analyze(reps)
+	if f.asJSON {
+		err = report.JSON(e.stdout, res)
+	} else {
+		err = report.AWRText(e.stdout, res)
+	}
+	if err != nil {
+		return fmt.Errorf("awr: write report: %w", err)
+	}
+	// The page's title is a command line a person may copy: each file
+	// name quoted for the shell.
+	if err := f.out.emit(e, "awr", shellq.Join(append([]string{"interlink", "awr"}, args...)...), res); err != nil {
+		return err
+	}
+	return withCode(res.Summary.ExitCode)
 }
 
 // awrDiffFlags are awr diff's flags.
