@@ -11,28 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/mariadb"
 	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 	"github.com/interlink/interlink/internal/testmaria"
 )
 
-// tinyDisk mounts a tmpfs of one page (4 KiB) under a temporary directory
-// and unmounts it in Cleanup; full fills it first.
+// tinyDisk is a tmpfs of one page (4 KiB) of the test's own; full fills
+// it first.
 func tinyDisk(t *testing.T, full bool) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "disk")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=4k,nr_inodes=64"); err != nil {
-		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
+	dir := fixture.Tmpfs(t, 0, "size=4k,nr_inodes=64")
 	if full {
 		f, err := os.Create(filepath.Join(dir, "filler"))
 		if err != nil {
@@ -53,26 +43,9 @@ func tinyDisk(t *testing.T, full bool) string {
 	return dir
 }
 
-// readOnlyDisk mounts an empty read-only tmpfs under a temporary
-// directory and unmounts it in Cleanup.
+// readOnlyDisk is an empty read-only tmpfs of the test's own.
 func readOnlyDisk(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("a read-only mount needs root; run the tests as root")
-	}
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=4k,nr_inodes=16"); err != nil {
-		t.Fatalf("mount a read-only tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
+	return fixture.Tmpfs(t, syscall.MS_RDONLY, "size=4k,nr_inodes=16")
 }
 
 // TestOutputToReadOnlyPlace: a file to write on a read-only mount is bad

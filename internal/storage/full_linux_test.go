@@ -5,31 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/fixture"
 )
 
-// tinyFS mounts a 1 MiB tmpfs of its own for the test and unmounts it at
-// the end: a real filesystem that fills up.
-func tinyFS(t *testing.T) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("needs root to mount a tmpfs (run the tests as root, as CI does)")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
-		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
+// tinyFS is a 1 MiB tmpfs of the test's own: a real filesystem that
+// fills up.
+func tinyFS(t *testing.T) string { return fixture.Tmpfs(t, 0, "size=1m") }
 
 // A filesystem that fills up mid-run ends it with an error, but what was
 // measured before stays in the result (the files made, the bytes
