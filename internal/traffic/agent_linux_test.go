@@ -105,6 +105,9 @@ func TestRemoteCancel(t *testing.T) {
 // the receiver's feedback never outweighs what it received (the agent's
 // promise).
 func TestRemoteFlow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: flow feedback through an agent judged against its give-up time, serial, 0.9 s")
+	}
 	c := startAgent(t, wire.Limits{})
 	for _, reverse := range []bool{false, true} {
 		spec := Spec{Mode: ModeUDP, Duration: 250 * time.Millisecond, RateSet: true, Len: 8 << 10, Reverse: reverse}

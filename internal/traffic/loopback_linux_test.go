@@ -43,6 +43,9 @@ func runAt(t *testing.T, ctx context.Context, spec Spec, p Place) *Result {
 // TestLoopbackTCP is serial: a TCP end's intervals are cut by a goroutine
 // that needs a P, which the hot threads of parallel runs hold.
 func TestLoopbackTCP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TCP intervals cut against the clock, serial, 0.6 s")
+	}
 	res := runLo(t, context.Background(), Spec{Mode: ModeTCP, Duration: 600 * time.Millisecond, Interval: 150 * time.Millisecond, Parallel: 2})
 	f := res.Flows[0]
 	s := f.Summary

@@ -139,6 +139,9 @@ func TestRawSlotsExhausted(t *testing.T) {
 // until 20 collections, started once the requester's loop runs (its first
 // interval closed), are done; a hang is the 10 s timeout.
 func TestRawLoopLetsProcessRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 20 collections timed beside a raw loop, serial, 0.8 s")
+	}
 	if cap(rawSlots) == 0 {
 		t.Skip("GOMAXPROCS 1: no raw loops")
 	}
