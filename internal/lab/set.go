@@ -89,7 +89,7 @@ func (t *Topology) apply(s Setting) error {
 			v, err := units.ParseRate(s.Value)
 			if err != nil {
 				if errors.Is(err, units.ErrBytes) {
-					return fmt.Errorf("a capital B means bytes; a rate is in bits: want e.g. 8gbit for 1GB/s, or 0 for none")
+					return fmt.Errorf("%s, or 0 for none", bytesNotBits)
 				}
 				return fmt.Errorf("want a rate such as 1gbit, or 0 for none")
 			}

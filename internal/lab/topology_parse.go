@@ -257,7 +257,7 @@ func (c *converter) link(fl fileLink, f string, index int, switchMTU map[string]
 		if err != nil {
 			why := "want e.g. 100mbit, 1gbit"
 			if errors.Is(err, units.ErrBytes) {
-				why = "a capital B means bytes; a rate is in bits: want e.g. 8gbit for 1GB/s"
+				why = bytesNotBits
 			}
 			return l, c.fail(f+".rate", "%q is not a rate (%s)", s, why)
 		}
@@ -359,3 +359,7 @@ func (c *converter) service(fs fileService, f string) (ServiceSpec, error) {
 	}
 	return s, nil
 }
+
+// bytesNotBits is what a topology or lab set says of a rate in bytes
+// ("1GB"): units.ErrBytes, and what to write instead.
+const bytesNotBits = "a capital B means bytes; a rate is in bits: want e.g. 8gbit for 1GB/s"
