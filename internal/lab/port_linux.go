@@ -30,13 +30,13 @@ import (
 // when port and node disagree, or when other ports of the switch take in
 // larger frames than this one may deliver (the bridge checks single
 // frames, but lets GSO packets with larger segments through).
-func (t *Topology) portFiltered(l LinkSpec) bool {
-	return l.PortMTU != l.MTU || min(l.PortMTU, l.MTU) < t.largestFrame(l.Switch)
+func portFiltered(t *Topology, l LinkSpec) bool {
+	return l.PortMTU != l.MTU || min(l.PortMTU, l.MTU) < largestFrame(t, l.Switch)
 }
 
 // largestFrame returns the largest MTU of a frame that can enter switch sw
 // from any of its ports.
-func (t *Topology) largestFrame(sw string) int {
+func largestFrame(t *Topology, sw string) int {
 	largest := 0
 	for _, n := range t.Nodes {
 		for _, l := range n.Links {
@@ -76,7 +76,7 @@ func checkPortClassifier(t *Topology) error {
 	var where string
 	for _, n := range t.Nodes {
 		for _, l := range n.Links {
-			if where == "" && t.portFiltered(l) {
+			if where == "" && portFiltered(t, l) {
 				where = fmt.Sprintf("node %s link %s (port_mtu %d, mtu %d)", n.Name, l.Name, l.PortMTU, l.MTU)
 			}
 		}
@@ -107,8 +107,8 @@ func checkPortClassifier(t *Topology) error {
 // port MTU when the port is the narrower, frames to the node above the
 // smaller of the two MTUs. The builder, lab set and a VM node's tap all
 // filter their ports through here.
-func (t *Topology) filterPort(h *netlink.Handle, port netlink.Link, l LinkSpec) error {
-	if !t.portFiltered(l) {
+func filterPort(t *Topology, h *netlink.Handle, port netlink.Link, l LinkSpec) error {
+	if !portFiltered(t, l) {
 		return nil
 	}
 	fromNode := 0
