@@ -4,23 +4,19 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"os"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/roottest"
 )
 
-// needRoot skips under -short and fails without root: loading a program
-// and BPF_PROG_TEST_RUN need CAP_BPF and CAP_NET_ADMIN.
+// needRoot: loading a program and BPF_PROG_TEST_RUN need CAP_BPF and
+// CAP_NET_ADMIN.
 func needRoot(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: loads eBPF programs into the kernel")
-	}
-	if os.Geteuid() != 0 {
-		t.Fatal("the eBPF tests load programs into the kernel and need root")
-	}
+	roottest.Require(t, "it loads eBPF programs into the kernel")
 }
 
 // frame builds an Ethernet frame of total bytes: IPv4 (ihl 32-bit words of
