@@ -28,10 +28,15 @@ build:
 # The VM lab tests run after the others, alone: three guests in software
 # emulation take both cores of a small machine, and the namespace labs'
 # timed probes (a DF datagram expected within 1 s) then starve.
+# The wake-up tests run last and alone too: they turn the host's idle
+# knobs (guest_halt_poll_ns, a PM QoS hold) and need idle CPUs to measure
+# waking them; other tests' load keeps the CPUs awake.
 VMTESTS := ./internal/lab/vmtest
+WAKETESTS := ./internal/traffic/waketest
 test: vet
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/lab/vmtest$$')
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/traffic/waketest$$')
 	$(GO) test -count=1 $(VMTESTS)
+	$(GO) test -count=1 -v -run TestWakeUpsSplit $(WAKETESTS)
 	$(MAKE) --no-print-directory fuzz
 
 vet:

@@ -191,7 +191,7 @@ func (sp *Split) WakeVerdict(rttP50 int64) string {
 // StampNote says what a receive stamp cannot see, for the text and the
 // HTML alike.
 func (sp *Split) StampNote() string {
-	n := "a receive stamp is taken when the driver hands the datagram to the stack: on a real NIC or virtio, waking the CPU that takes the interrupt comes before it and counts in network and stacks; on veth (a lab) the hand-off runs in the sender's context"
+	n := "a receive stamp is taken when the driver hands the datagram to the stack: on a real NIC or virtio, waking the CPU that takes the interrupt comes before it and counts in network and stacks; on veth (a lab) the hand-off runs in the sender's context; the receive path above the driver (IP, reassembly, UDP) runs after the stamp and counts in the wake-ups"
 	if sp.Fragments > 1 {
 		n += fmt.Sprintf("; a block's datagram crossed in %d IP fragments and carries the stamp of the last to arrive (reassembly)", sp.Fragments)
 	}
