@@ -3,7 +3,7 @@
 // instead of hand-counted jump offsets) into the kernel's encoding, Port
 // is the classifier a lab switch port runs (drop frames above an MTU, GSO
 // segments included, and drop a share of frames at random), and on Linux
-// Load, Attach, ReadCounters and TestRun load it with its counters map,
+// Load, Attach, Read and TestRun load it with its counters map,
 // attach it to a port with clsact, read what it dropped, and run it over
 // a frame in the kernel (BPF_PROG_TEST_RUN) without any network.
 //

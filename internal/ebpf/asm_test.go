@@ -163,3 +163,19 @@ func TestPortCheck(t *testing.T) {
 		t.Error("Filters: only a port with an MTU or a loss filters")
 	}
 }
+
+// TestFilterName: what a port's tc filter is called reads back as the
+// same Port, and names not ours are not read as one.
+func TestFilterName(t *testing.T) {
+	for _, p := range []Port{{MTU: 1500}, {LossPercent: 1}, {MTU: 9000, LossPercent: 0.5}, {LossPercent: 100}, {LossPercent: 0.001}} {
+		got, ok := parseFilterName(filterName(p))
+		if !ok || got != p {
+			t.Errorf("%+v: named %q, read back as %+v (%v)", p, filterName(p), got, ok)
+		}
+	}
+	for _, name := range []string{"", "mtu_", "mtu_x", "loss_1", "loss_150%", "mtu_1500_", "mtu_1500_rate_1", "other", "mtu_-1"} {
+		if p, ok := parseFilterName(name); ok {
+			t.Errorf("%q read as %+v", name, p)
+		}
+	}
+}

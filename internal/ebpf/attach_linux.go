@@ -2,7 +2,6 @@ package ebpf
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -27,18 +26,6 @@ func (d Direction) parent() uint32 {
 		return netlink.HANDLE_MIN_INGRESS
 	}
 	return netlink.HANDLE_MIN_EGRESS
-}
-
-// filterName is what `tc filter show` prints for p's classifier.
-func filterName(p Port) string {
-	var parts []string
-	if p.MTU > 0 {
-		parts = append(parts, fmt.Sprintf("mtu_%d", p.MTU))
-	}
-	if p.LossPercent > 0 {
-		parts = append(parts, fmt.Sprintf("loss_%g%%", p.LossPercent))
-	}
-	return strings.Join(parts, "_")
 }
 
 // Attach gives switch port a clsact qdisc and the classifier of each
@@ -86,23 +73,34 @@ func Attached(h *netlink.Handle, port netlink.Link) bool {
 	return false
 }
 
-// ReadCounters reads the counters of port's classifier in direction d:
-// nil (and no error) when that direction has none of ours.
-func ReadCounters(h *netlink.Handle, port netlink.Link, d Direction) (*Counters, error) {
+// Installed is the classifier of one direction of a port as the kernel
+// has it: what it does (from its filter's name) and its counters.
+type Installed struct {
+	Port     Port
+	Counters Counters
+}
+
+// Read returns port's classifier in direction d: nil (and no error) when
+// that direction has none of ours.
+func Read(h *netlink.Handle, port netlink.Link, d Direction) (*Installed, error) {
 	fs, err := h.FilterList(port, d.parent())
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range fs {
 		bf, ok := f.(*netlink.BpfFilter)
-		if !ok || bf.Id == 0 || !strings.HasPrefix(bf.Name, "mtu_") && !strings.HasPrefix(bf.Name, "loss_") {
+		if !ok || bf.Id == 0 {
+			continue
+		}
+		p, ok := parseFilterName(bf.Name)
+		if !ok {
 			continue
 		}
 		c, err := CountersByID(uint32(bf.Id))
 		if err != nil {
 			return nil, err
 		}
-		return &c, nil
+		return &Installed{Port: p, Counters: c}, nil
 	}
 	return nil, nil
 }

@@ -3,6 +3,8 @@ package ebpf
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Port is what a switch port's classifier does in one direction: frames
@@ -37,6 +39,41 @@ func (p Port) Check() error {
 // Filters reports whether p drops anything, that is whether the port
 // needs the classifier in this direction.
 func (p Port) Filters() bool { return p.MTU > 0 || p.LossPercent > 0 }
+
+// filterName is what `tc filter show` prints for p's classifier
+// (mtu_1500, loss_1%, mtu_1500_loss_0.5%), and what Read reads back.
+func filterName(p Port) string {
+	var parts []string
+	if p.MTU > 0 {
+		parts = append(parts, fmt.Sprintf("mtu_%d", p.MTU))
+	}
+	if p.LossPercent > 0 {
+		parts = append(parts, "loss_"+strconv.FormatFloat(p.LossPercent, 'g', -1, 64)+"%")
+	}
+	return strings.Join(parts, "_")
+}
+
+// parseFilterName is filterName backwards; ok is false for a name that
+// is not one of ours.
+func parseFilterName(name string) (p Port, ok bool) {
+	rest := name
+	if m, found := strings.CutPrefix(rest, "mtu_"); found {
+		num, after, more := strings.Cut(m, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 || more && !strings.HasPrefix(after, "loss_") {
+			return Port{}, false
+		}
+		p.MTU, rest = v, after
+	}
+	if l, found := strings.CutPrefix(rest, "loss_"); found {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(l, "%"), 64)
+		if err != nil || !strings.HasSuffix(l, "%") {
+			return Port{}, false
+		}
+		p.LossPercent, rest = v, ""
+	}
+	return p, rest == "" && p.Filters() && p.Check() == nil
+}
 
 // lossThreshold is the value below which a bpf_get_prandom_u32 draw
 // drops the frame: LossPercent of 2^32. 100% has none (every frame goes).

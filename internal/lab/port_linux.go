@@ -10,6 +10,7 @@ import (
 
 	"github.com/interlink/interlink/internal/ebpf"
 	"github.com/interlink/interlink/internal/kernel"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // A switch port narrower than the node behind it (port_mtu < mtu) must drop
@@ -23,13 +24,38 @@ import (
 // MTU and a small classifier on the port (clsact, in the switch namespace,
 // invisible to the node) drops every frame, or every GSO segment, larger
 // than the limit plus 14 bytes of Ethernet header.
+//
+// The same classifier makes a link lossy (loss: 1%): this kernel kind may
+// have no netem, and the classifier drops that share of frames at random
+// (bpf_get_prandom_u32), in both directions, and counts them.
 
 // portFiltered reports whether link l's switch port gets the classifier:
+// when its MTU needs one (mtuFiltered) or the link loses frames.
+func portFiltered(t *Topology, l LinkSpec) bool {
+	return mtuFiltered(t, l) || l.LossPercent > 0
+}
+
+// mtuFiltered reports whether link l's switch port needs a size limit:
 // when port and node disagree, or when other ports of the switch take in
 // larger frames than this one may deliver (the bridge checks single
 // frames, but lets GSO packets with larger segments through).
-func portFiltered(t *Topology, l LinkSpec) bool {
+func mtuFiltered(t *Topology, l LinkSpec) bool {
 	return l.PortMTU != l.MTU || min(l.PortMTU, l.MTU) < largestFrame(t, l.Switch)
+}
+
+// portSides is what link l's switch port drops in each direction: frames
+// from the node above the port MTU when the port is the narrower, frames
+// to the node above the smaller of the two MTUs (when mtuFiltered), and
+// the link's loss both ways.
+func portSides(t *Topology, l LinkSpec) (fromNode, toNode ebpf.Port) {
+	fromNode.LossPercent, toNode.LossPercent = l.LossPercent, l.LossPercent
+	if mtuFiltered(t, l) {
+		if l.PortMTU < l.MTU {
+			fromNode.MTU = l.PortMTU
+		}
+		toNode.MTU = min(l.PortMTU, l.MTU)
+	}
+	return fromNode, toNode
 }
 
 // largestFrame returns the largest MTU of a frame that can enter switch sw
@@ -74,8 +100,12 @@ func checkPortClassifier(t *Topology) error {
 	var where string
 	for _, n := range t.Nodes {
 		for _, l := range n.Links {
-			if where == "" && portFiltered(t, l) {
+			switch {
+			case where != "":
+			case mtuFiltered(t, l):
 				where = fmt.Sprintf("node %s link %s (port_mtu %d, mtu %d)", n.Name, l.Name, l.PortMTU, l.MTU)
+			case l.LossPercent > 0:
+				where = fmt.Sprintf("node %s link %s (loss %s)", n.Name, l.Name, topology.FormatLoss(l.LossPercent))
 			}
 		}
 	}
@@ -96,29 +126,17 @@ func checkPortClassifier(t *Topology) error {
 	if unix.Uname(&u) == nil {
 		release = unix.ByteSliceToString(u.Release[:])
 	}
-	return fmt.Errorf("lab %s: %s needs a switch port that drops frames above its MTU, an eBPF tc classifier reading __sk_buff.gso_size (Linux %s or newer; this kernel is %s, %s): run the lab on a newer kernel (Oracle Linux 9, UEK R7) or give the nodes on each switch one MTU and no port_mtu",
+	return fmt.Errorf("lab %s: %s needs a switch port that drops frames above its MTU or at random, an eBPF tc classifier reading __sk_buff.gso_size (Linux %s or newer; this kernel is %s, %s): run the lab on a newer kernel (Oracle Linux 9, UEK R7) or give the nodes on each switch one MTU, no port_mtu and no loss",
 		t.Name, where, portClassifierSince(), release, reason)
 }
 
 // filterPort attaches to switch port the classifier link l's port needs
-// (nothing when portFiltered says none): frames from the node above the
-// port MTU when the port is the narrower, frames to the node above the
-// smaller of the two MTUs. The builder, lab set and a VM node's tap all
-// filter their ports through here.
+// (portSides; nothing when portFiltered says none). The builder, lab set
+// and a VM node's tap all filter their ports through here.
 func filterPort(t *Topology, h *netlink.Handle, port netlink.Link, l LinkSpec) error {
 	if !portFiltered(t, l) {
 		return nil
 	}
-	fromNode := 0
-	if l.PortMTU < l.MTU {
-		fromNode = l.PortMTU
-	}
-	return portFilter(h, port, fromNode, min(l.PortMTU, l.MTU))
-}
-
-// portFilter attaches the classifier to a switch port: frames from the node
-// (ingress) above fromNode bytes of MTU and frames to the node (egress)
-// above toNode are dropped; 0 means no limit in that direction.
-func portFilter(h *netlink.Handle, port netlink.Link, fromNode, toNode int) error {
-	return ebpf.Attach(h, port, ebpf.Port{MTU: fromNode}, ebpf.Port{MTU: toNode})
+	fromNode, toNode := portSides(t, l)
+	return ebpf.Attach(h, port, fromNode, toNode)
 }
