@@ -70,7 +70,10 @@ type Options struct {
 	// PeerMTU, when known, is the receiving interface's MTU.
 	PeerMTU int
 	// Parallel is how many sizes are probed at once per round (default 7):
-	// each round narrows the interval by a factor Parallel+1.
+	// each round narrows the interval by a factor Parallel+1. A round is
+	// over a few round trips after its start (what came back decides it);
+	// only the boundary found that way is re-checked with Tries probes and
+	// a whole timeout.
 	Parallel int
 }
 
@@ -98,6 +101,7 @@ const maxIPPacket = 65535
 // outcome of one size in a round.
 type outcome struct {
 	passed bool
+	late   bool // only a late ack of an earlier round's probe
 	local  bool // refused by the local interface
 	tooBig bool // a hop reported it too big
 	sent   int
@@ -117,6 +121,9 @@ type search struct {
 	// patient is set for the round that re-checks the smallest probe when
 	// nothing at all was answered: it waits MaxTimeout.
 	patient bool
+	// waited is the time spent only waiting out timeouts: rounds that
+	// ended with probes unanswered, from their last send or event.
+	waited time.Duration
 
 	// limit is the largest size tried, minSize the smallest probe; the
 	// interval searched is lo, the largest size passed, to hi, the
@@ -131,6 +138,21 @@ type search struct {
 	// verified: the boundary resting on silence was re-checked; again: the
 	// patient round was answered, the first round's sizes are asked again.
 	verified, again bool
+
+	// sizeOf and sentAt know every probe of the search, so that an ack
+	// that comes after its round ended still counts (the size passed).
+	sizeOf map[uint64]int
+	sentAt map[uint64]time.Time // until answered
+}
+
+// plan is one round: its sizes, and whether it is a full round (each size
+// sent up to Tries times, the last wait a whole timeout) or a quick one
+// (each size sent once, the round over a few round trips after its start:
+// what is unanswered by then is only suspected, and any boundary resting
+// on such a silence is re-checked by a full round before it is believed).
+type plan struct {
+	sizes []int
+	full  bool
 }
 
 // Run finds the path MTU of p's direction. It always returns a Result
@@ -160,7 +182,7 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 // first round's sizes: reachability (smallest probe), the common 1500, and
 // the largest the interface allows, which on a healthy path is the answer.
 func newSearch(p Prober, opt Options, localMTU int) *search {
-	s := &search{p: p, opt: opt, minSize: p.MinSize(), silent: map[int]int{}}
+	s := &search{p: p, opt: opt, minSize: p.MinSize(), silent: map[int]int{}, sizeOf: map[uint64]int{}, sentAt: map[uint64]time.Time{}}
 	s.limit = min(localMTU, maxIPPacket)
 	if localMTU <= 0 {
 		s.limit = maxIPPacket
@@ -176,15 +198,25 @@ func newSearch(p Prober, opt Options, localMTU int) *search {
 	return s
 }
 
-// run probes round by round (at most 30) until the boundary is settled
-// or nothing more can be learned.
+// run probes round by round until the boundary is settled or nothing more
+// can be learned.
 func (s *search) run(ctx context.Context) error {
-	for round := 0; round < 30; round++ {
-		sizes := s.next(round)
-		if len(sizes) == 0 {
+	return s.loop(ctx, s.round)
+}
+
+// maxRounds bounds a search: a byte-exact search of 64 KiB takes about ten
+// quick rounds, and each burst of loss that misleads one costs a few more.
+const maxRounds = 40
+
+// loop is the search's decisions: it plans each round, has do probe it,
+// and learns from the outcomes. Tests drive it with a model of a path.
+func (s *search) loop(ctx context.Context, do func(context.Context, plan) (map[int]*outcome, error)) error {
+	for round := 0; round < maxRounds; round++ {
+		pl := s.next(round)
+		if len(pl.sizes) == 0 {
 			return nil
 		}
-		res, err := s.round(ctx, sizes)
+		res, err := do(ctx, pl)
 		if err != nil {
 			return err
 		}
@@ -196,36 +228,40 @@ func (s *search) run(ctx context.Context) error {
 	return nil
 }
 
-// next returns the sizes of the next round; none when the search is done.
-func (s *search) next(round int) []int {
+// next plans the next round; no sizes when the search is done. Only two
+// kinds of round wait out a whole timeout: the one that re-checks a
+// boundary resting on silence (a blackhole pays that once, not once per
+// size), and the patient one after an unanswered start.
+func (s *search) next(round int) plan {
 	switch {
 	case s.hi-s.lo <= 1 && (s.verified || s.hi > s.limit || s.silent[s.hi] == 0 || s.lo == 0):
 		// Done: the boundary is a definite failure (ICMP, local), was
 		// re-checked, or nothing failed at all.
-		return nil
+		return plan{}
 	case s.hi-s.lo <= 1:
-		// The boundary rests on silence: check it once more before
-		// calling it a limit, so a burst of loss cannot fake one.
+		// The boundary rests on silence: check it Tries times, with a
+		// whole timeout, before calling it a limit, so that loss cannot
+		// fake one.
 		s.verified = true
-		return []int{s.hi}
+		return plan{sizes: []int{s.hi}, full: true}
 	case round == 0:
-		return s.first
+		return plan{sizes: s.first}
 	case s.patient:
-		return []int{s.minSize}
+		return plan{sizes: []int{s.minSize}, full: true}
 	case s.again:
 		// The patient round was answered: the first round's sizes
 		// were lost to a late peer, not to the path. Ask them again.
 		s.again = false
-		return s.first[1:]
+		return plan{sizes: s.first[1:]}
 	case s.icmpMTU > s.lo && s.icmpMTU < s.hi:
 		// A hop told us its MTU: verify it and the byte above.
 		sizes := []int{s.icmpMTU}
 		if s.icmpMTU+1 < s.hi {
 			sizes = append(sizes, s.icmpMTU+1)
 		}
-		return sizes
+		return plan{sizes: sizes}
 	}
-	return spread(s.lo, s.hi, s.opt.Parallel)
+	return plan{sizes: spread(s.lo, s.hi, s.opt.Parallel)}
 }
 
 // learn narrows the interval by a round's outcomes.
@@ -249,7 +285,11 @@ func (s *search) learn(res map[int]*outcome) {
 	for _, size := range slices.Sorted(maps.Keys(res)) {
 		o := res[size]
 		if o.passed {
-			s.lost += s.silent[size] // it failed before: that was loss
+			lost := s.silent[size] // it failed before: that was loss
+			if o.late {
+				lost-- // but this one was only late
+			}
+			s.lost += max(lost, 0)
 			delete(s.silent, size)
 			continue
 		}
@@ -294,7 +334,7 @@ func (s *search) afterRound(ctx context.Context, round int) bool {
 // fill puts what the search learned into r, with its verdict.
 func (s *search) fill(r *Result) {
 	lo, hi, limit := s.lo, s.hi, s.limit
-	r.Probes, r.Lost = s.probes, s.lost
+	r.Probes, r.Lost, r.Waited = s.probes, s.lost, s.waited
 	r.RTT = latency.FromDurations(s.rtts)
 	r.PathMTU = lo
 	if lo > 0 {
