@@ -23,8 +23,11 @@ type Options struct {
 	// a network namespace, or counted by a test). Nil: the agent package's
 	// dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// PerNode is how many pairs a node takes part in at once (0:
-	// DefaultPerNode). Each pair holds a session on both agents.
+	// PerNode is how many working pairs a node takes part in at once (0:
+	// DefaultPerNode); pairs that mostly wait out probe timeouts count
+	// for the share of their time they work, and a node takes part in at
+	// most MaxPerNode pairs at once. Each pair holds a session on both
+	// agents.
 	PerNode int
 	// Progress, when set, is told how far the run is after each agent
 	// contacted and each pair finished. Calls are serialised; keep it cheap.
@@ -78,9 +81,9 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 	if perNode <= 0 {
 		perNode = DefaultPerNode
 	}
-	res.PerNode = perNode
+	res.PerNode, res.MaxPerNode = perNode, max(perNode, MaxPerNode)
 	r.prog.Pairs = len(up) * (len(up) - 1) / 2
-	r.schedule(up, newSched(len(up), perNode))
+	r.schedule(up, newSched(len(up), perNode, res.MaxPerNode))
 	order := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		order[n.Name] = i
@@ -103,16 +106,16 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 // when the run stops, every pair not yet started is skipped.
 func (r *run) schedule(up []int, s *sched) {
 	type finished struct {
-		p    [2]int
-		took time.Duration
+		p            [2]int
+		took, waited time.Duration
 	}
 	fin := make(chan finished)
 	launch := func(ps [][2]int) {
 		for _, p := range ps {
 			go func() {
 				t0 := time.Now()
-				r.pair(up[p[0]], up[p[1]])
-				fin <- finished{p, time.Since(t0)}
+				waited := r.pair(up[p[0]], up[p[1]])
+				fin <- finished{p, time.Since(t0), waited}
 			}()
 		}
 		r.mu.Lock()
@@ -123,7 +126,7 @@ func (r *run) schedule(up []int, s *sched) {
 	launch(s.start())
 	for s.inFlight() > 0 {
 		f := <-fin
-		s.finish(f.p, f.took)
+		s.finish(f.p, f.took, f.waited)
 		for _, i := range f.p {
 			r.mu.Lock()
 			gone := r.down[up[i]] && !dropped[i]
@@ -151,7 +154,7 @@ func (r *run) schedule(up []int, s *sched) {
 		}
 	}
 	if best >= 0 {
-		r.res.Slowest = &NodeTime{Node: r.nodes[up[best]].Name, Pairs: s.done[best], Spent: s.spent[best]}
+		r.res.Slowest = &NodeTime{Node: r.nodes[up[best]].Name, Pairs: s.done[best], Spent: s.spent[best], Waited: s.waited[best]}
 	}
 }
 
@@ -296,9 +299,10 @@ func (r *run) add(ps []Path, pairDone bool) {
 }
 
 // pair asks a's agent, over one session, to test the paths to b on every
-// network both have. An agent that stops answering during the run is
-// marked unreachable once, and none of its later pairs is tried.
-func (r *run) pair(a, b int) {
+// network both have, and returns how long the searches only waited out
+// probe timeouts. An agent that stops answering during the run is marked
+// unreachable once, and none of its later pairs is tried.
+func (r *run) pair(a, b int) (waited time.Duration) {
 	r.mu.Lock()
 	dead := r.down[a] || r.down[b]
 	r.mu.Unlock()
@@ -341,6 +345,7 @@ func (r *run) pair(a, b int) {
 			Agent: B.Agent, Target: B.Addrs[i].String(), Source: A.Addrs[i].String(), Options: r.opt.Probe,
 		}, &results)
 		for _, res := range results {
+			waited += res.Waited
 			switch res.Direction {
 			case pmtu.Forward:
 				fwd.Result = res
@@ -363,6 +368,7 @@ func (r *run) pair(a, b int) {
 		}
 	}
 	r.add(ps, true)
+	return waited
 }
 
 // busy reports a refusal because the agent is full: it is alive.

@@ -3,7 +3,9 @@ package pmtu
 import (
 	"context"
 	"math/rand"
+	"slices"
 	"testing"
+	"time"
 )
 
 // The search's decisions (search.loop: next and learn), driven by a model
@@ -21,6 +23,12 @@ type pathModel struct {
 	loss       float64
 	rng        *rand.Rand
 	late       map[int]int // size: answers still to come late
+	// stall is a span of model time in which the peer answers nothing
+	// (an agent descheduled on a loaded machine). Model time counts in
+	// quick windows (10 ms, the search's round trip is 1 ms): a probe takes
+	// 0.01, a quick round 1, a full round 1 per retry and its timeout.
+	stall [2]float64
+	now   float64
 
 	s            *search
 	rounds, full int   // rounds planned, of them full (a whole timeout each)
@@ -42,41 +50,61 @@ func (m *pathModel) do(_ context.Context, pl plan) (map[int]*outcome, error) {
 	m.deferred = nil
 	tries := 1
 	if pl.full {
-		tries = m.s.opt.Tries
+		tries = pl.tries
 	}
-	for _, size := range pl.sizes {
-		o := &outcome{}
+	unit := func(d time.Duration) float64 { return float64(d) / float64(10*time.Millisecond) }
+	sizes := slices.Sorted(slices.Values(pl.sizes)) // as send sends them
+	for _, size := range sizes {
 		if prev := res[size]; prev != nil {
-			o = prev
-			o.late = false
+			prev.late = false
+		} else {
+			res[size] = &outcome{}
 		}
-		res[size] = o
-		if size > m.local {
-			o.local = true
-			continue
-		}
-		for t := 0; t < tries && !o.passed && !o.tooBig; t++ {
-			o.sent++
-			m.probes++
-			switch {
-			case m.lost():
-			case size > m.mtu && m.icmp:
-				o.tooBig = true
-				if m.s.icmpMTU == 0 || m.mtu < m.s.icmpMTU {
-					m.s.icmpMTU = m.mtu
-				}
-			case size > m.mtu:
-			case m.lost(): // the ack
-			case m.late[size] > 0:
-				m.late[size]--
-				m.deferred = append(m.deferred, size)
-			default:
-				o.acked++
-				o.passed = true
+	}
+	for t := range tries {
+		for _, size := range sizes {
+			if o := res[size]; !o.passed && !o.tooBig && !o.local {
+				m.probe(size, o)
 			}
+		}
+		switch {
+		case !pl.full:
+			m.now++
+		case t < tries-1:
+			m.now += unit(m.s.gap())
+		default:
+			m.now += unit(m.s.timeout())
 		}
 	}
 	return res, nil
+}
+
+// probe sends one probe of size and records its fate in o.
+func (m *pathModel) probe(size int, o *outcome) {
+	if size > m.local {
+		o.local = true
+		return
+	}
+	o.sent++
+	m.probes++
+	m.now += 0.01
+	switch {
+	case m.now >= m.stall[0] && m.now <= m.stall[1]:
+	case m.lost():
+	case size > m.mtu && m.icmp:
+		o.tooBig = true
+		if m.s.icmpMTU == 0 || m.mtu < m.s.icmpMTU {
+			m.s.icmpMTU = m.mtu
+		}
+	case size > m.mtu:
+	case m.lost(): // the ack
+	case m.late[size] > 0:
+		m.late[size]--
+		m.deferred = append(m.deferred, size)
+	default:
+		o.acked++
+		o.passed = true
+	}
 }
 
 // simulate runs one search of a path of local and mtu over the model and
@@ -86,6 +114,7 @@ func simulate(t *testing.T, m *pathModel, opt Options) (Result, *pathModel) {
 	opt.defaults()
 	f := &fakePath{localMTU: m.local, pathMTU: m.mtu} // for its sizes only
 	m.s = newSearch(f, opt, m.local)
+	m.s.maxRTT = time.Millisecond
 	if m.rng == nil {
 		m.rng = rand.New(rand.NewSource(1))
 	}
@@ -249,5 +278,54 @@ func TestDecideLateAck(t *testing.T) {
 	r, _ = simulate(t, &pathModel{local: 9000, mtu: 3000, late: map[int]int{1500: 1}}, Options{})
 	if r.Verdict != Blackhole || r.PathMTU != 3000 {
 		t.Fatalf("late ack below a blackhole: %s %d", r.Verdict, r.PathMTU)
+	}
+}
+
+// A peer that stalls (answers nothing for a while: an agent descheduled on
+// a loaded machine) is not read as a blackhole: the re-check of a boundary
+// carries a size known to pass, and a re-check whose control is not
+// answered either proves nothing and is repeated.
+func TestDecideStalledPeer(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		mtu   int
+		stall [2]float64
+	}{
+		// The first round sends 76, 1500 and 9000 at 0, 0.01 and 0.02.
+		{"healthy, 0.3 s stall from the first round's top", 9000, [2]float64{0.015, 30}},
+		{"healthy, 1.1 s stall from the first round's top", 9000, [2]float64{0.015, 110}},
+		{"healthy, 0.3 s stall from the first probe after the start", 9000, [2]float64{0.025, 30}},
+		{"blackhole, stall in the middle", 1500, [2]float64{2, 20}},
+		{"blackhole at 4321, 1 s stall from the second round", 4321, [2]float64{1, 100}},
+	} {
+		r, m := simulate(t, &pathModel{local: 9000, mtu: c.mtu, stall: c.stall}, Options{})
+		want := Blackhole
+		if c.mtu == 9000 {
+			want = OK
+		}
+		if r.Verdict != want || r.PathMTU != c.mtu {
+			t.Errorf("%s: %s %d after %d rounds (%d full), want %s %d", c.name, r.Verdict, r.PathMTU, m.rounds, m.full, want, c.mtu)
+		}
+		t.Logf("%s: %d rounds, %d full, %d probes, %.2f s", c.name, m.rounds, m.full, m.probes, m.now/100)
+	}
+}
+
+// The re-check sends more probes where more loss is seen, within bounds.
+func TestVerifyTries(t *testing.T) {
+	s := &search{opt: Options{Tries: 3}}
+	if got := s.verifyTries(); got != 4 {
+		t.Errorf("nothing seen: %d tries, want 4", got)
+	}
+	s.rtts = make([]time.Duration, 1000)
+	if got := s.verifyTries(); got != 3 {
+		t.Errorf("1000 answered, none lost: %d tries, want Tries (3)", got)
+	}
+	s.lost = 400
+	if got := s.verifyTries(); got != maxTries {
+		t.Errorf("29 %% lost: %d tries, want %d", got, maxTries)
+	}
+	s.opt.Tries = 12
+	if got := s.verifyTries(); got != 12 {
+		t.Errorf("Tries 12: %d tries", got)
 	}
 }

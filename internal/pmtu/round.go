@@ -16,16 +16,26 @@ func (s *search) timeout() time.Duration {
 	if s.patient {
 		return s.opt.MaxTimeout
 	}
-	if s.maxRTT == 0 {
-		return max(s.opt.MinTimeout, 250*time.Millisecond)
+	t := max(s.opt.MinTimeout, 250*time.Millisecond)
+	if s.maxRTT > 0 {
+		t = max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout)
 	}
-	return min(max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout), s.opt.MaxTimeout)
+	// After a re-check that proved nothing (the peer stalled), each wait
+	// is four times longer, up to MaxTimeout.
+	for range s.voids {
+		t *= 4
+	}
+	return min(t, s.opt.MaxTimeout)
 }
 
 // gap is the wait before re-sending unanswered probes.
 func (s *search) gap() time.Duration {
 	if s.patient {
 		return s.opt.MaxTimeout / 10
+	}
+	if s.voids > 0 {
+		// After a stall: spread the re-check's probes over its wait.
+		return s.timeout() / 4
 	}
 	if s.maxRTT == 0 {
 		return min(20*time.Millisecond, s.timeout())
@@ -65,7 +75,7 @@ func (s *search) round(ctx context.Context, pl plan) (map[int]*outcome, error) {
 	s.takeQueued(st, events)
 	tries := 1
 	if pl.full {
-		tries = s.opt.Tries
+		tries = max(pl.tries, 1)
 	}
 	start := time.Now()
 	for attempt := 0; attempt < tries && len(st.pending) > 0; attempt++ {
@@ -153,6 +163,11 @@ func (s *search) await(ctx context.Context, st *roundState, events <-chan Event,
 		case ev := <-events:
 			s.take(st, ev)
 			st.last = time.Now()
+			// The first round trip of a search shortens its window.
+			if !timer.Stop() {
+				<-timer.C
+			}
+			timer.Reset(time.Until(until()))
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -138,6 +139,9 @@ type search struct {
 	// verified: the boundary resting on silence was re-checked; again: the
 	// patient round was answered, the first round's sizes are asked again.
 	verified, again bool
+	// voids counts re-checks in a row that proved nothing; after one, full
+	// rounds wait MaxTimeout until a re-check proves something.
+	voids int
 
 	// sizeOf and sentAt know every probe of the search, so that an ack
 	// that comes after its round ended still counts (the size passed).
@@ -153,7 +157,38 @@ type search struct {
 type plan struct {
 	sizes []int
 	full  bool
+	tries int // of a full round
+	// control, when set, is a size known to pass, sent with the boundary
+	// it re-checks: the boundary's silence counts only if the control
+	// was answered in the same round. A peer that stalls (an agent
+	// descheduled on a loaded machine) answers neither, and then the
+	// round proves nothing.
+	control int
 }
+
+// falseLimit is the chance, at most, that the re-check of a boundary
+// calls a size that passes a limit, given the loss seen; maxTries bounds
+// the probes it sends for that (the agent's cap on Options.Tries).
+const (
+	falseLimit = 1e-6
+	maxTries   = 10
+)
+
+// verifyTries is how many probes the re-check of a boundary sends: enough
+// that round trips lost at the rate seen so far all fail with a chance
+// under falseLimit; at least Options.Tries, at most maxTries. The rate
+// starts from a prior of 1 round trip in 50 lost (1 % each way), which
+// the search's own probes outweigh as they are answered or lost: 4 probes
+// at that rate, 10 at 25 % or more.
+func (s *search) verifyTries() int {
+	p := float64(s.lost+1) / float64(s.lost+len(s.rtts)+50)
+	n := int(math.Ceil(math.Log(falseLimit) / math.Log(p)))
+	return min(max(n, s.opt.Tries), max(maxTries, s.opt.Tries))
+}
+
+// maxVoids is how many re-checks of a boundary may prove nothing (the
+// control unanswered) before the last one is believed anyway.
+const maxVoids = 2
 
 // Run finds the path MTU of p's direction. It always returns a Result
 // (with what was learned) and an error only when ctx ended or the prober
@@ -220,6 +255,18 @@ func (s *search) loop(ctx context.Context, do func(context.Context, plan) (map[i
 		if err != nil {
 			return err
 		}
+		if o := res[pl.control]; pl.control > 0 {
+			if (o == nil || !o.passed) && s.voids < maxVoids {
+				// Neither the boundary nor the size known to pass
+				// came back: the peer stalled. Re-check again, more
+				// patiently.
+				s.voids++
+				s.verified = false
+				continue
+			}
+			s.voids = 0
+		}
+		delete(res, pl.control) // answered, or believed anyway: says nothing new
 		s.learn(res)
 		if !s.afterRound(ctx, round) {
 			return nil
@@ -241,13 +288,14 @@ func (s *search) next(round int) plan {
 	case s.hi-s.lo <= 1:
 		// The boundary rests on silence: check it Tries times, with a
 		// whole timeout, before calling it a limit, so that loss cannot
-		// fake one.
+		// fake one; and with the largest size that passed, so that a
+		// stalled peer cannot either.
 		s.verified = true
-		return plan{sizes: []int{s.hi}, full: true}
+		return plan{sizes: []int{s.lo, s.hi}, full: true, tries: s.verifyTries(), control: s.lo}
 	case round == 0:
 		return plan{sizes: s.first}
 	case s.patient:
-		return plan{sizes: []int{s.minSize}, full: true}
+		return plan{sizes: []int{s.minSize}, full: true, tries: s.opt.Tries}
 	case s.again:
 		// The patient round was answered: the first round's sizes
 		// were lost to a late peer, not to the path. Ask them again.
@@ -272,12 +320,14 @@ func (s *search) learn(res map[int]*outcome) {
 		}
 	}
 	if s.lo >= s.hi {
-		// The boundary passed on re-check: it was loss. Resume above it
-		// from the next failure seen, or the top.
+		// The boundary passed on re-check: it was loss, or a peer that
+		// stalled, and so may every silence above it be. Search above it
+		// again up to the top, with quick rounds: cheaper than re-checking
+		// each of those silences with a full one.
 		s.hi = s.limit + 1
 		for size := range s.silent {
-			if size > s.lo && size < s.hi {
-				s.hi = size
+			if size > s.lo {
+				delete(s.silent, size)
 			}
 		}
 		s.verified = false
