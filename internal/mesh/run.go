@@ -84,6 +84,7 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 	res.PerNode, res.MaxPerNode = perNode, max(perNode, MaxPerNode)
 	r.prog.Pairs = len(up) * (len(up) - 1) / 2
 	r.schedule(up, newSched(len(up), perNode, res.MaxPerNode))
+	r.pool.close()
 	order := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		order[n.Name] = i
@@ -167,6 +168,7 @@ type run struct {
 	mu    sync.Mutex
 	down  []bool // by node index: its agent could not be reached
 	prog  Progress
+	pool  pool // idle control sessions for the next pairs
 }
 
 // stopped reports whether the run's context has ended. A context whose
@@ -202,9 +204,10 @@ func (r *run) contact() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			at := time.Now()
 			c, err := r.dial(n)
 			if err == nil {
-				c.Close()
+				r.pool.put(i, c, at) // the first pair of i needs no dial
 			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -311,7 +314,12 @@ func (r *run) pair(a, b int) (waited time.Duration) {
 		r.add(nil, true)
 		return
 	}
-	c, err := r.dial(r.nodes[a])
+	c, at := r.pool.get(a)
+	var err error
+	if c == nil {
+		at = time.Now()
+		c, err = r.dial(r.nodes[a])
+	}
 	if err != nil {
 		switch {
 		case r.stopped():
@@ -334,7 +342,14 @@ func (r *run) pair(a, b int) (waited time.Duration) {
 		r.add(nil, true)
 		return
 	}
-	defer c.Close()
+	reuse := true // the session served every call: the next pair of a may have it
+	defer func() {
+		if reuse && !r.stopped() {
+			r.pool.put(a, c, at)
+		} else {
+			c.Close()
+		}
+	}()
 	A, B := r.nodes[a], r.nodes[b]
 	ps := r.paths(a, b)
 	for k := 0; k < len(ps); k += 2 {
@@ -344,6 +359,7 @@ func (r *run) pair(a, b int) (waited time.Duration) {
 		err := c.Call(r.ctx, agent.KindPMTUPeer, agent.PMTUPeer{
 			Agent: B.Agent, Target: B.Addrs[i].String(), Source: A.Addrs[i].String(), Options: r.opt.Probe,
 		}, &results)
+		reuse = reuse && err == nil
 		for _, res := range results {
 			waited += res.Waited
 			switch res.Direction {
