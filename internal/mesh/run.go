@@ -360,30 +360,38 @@ func (r *run) pair(a, b int) (waited time.Duration) {
 			Agent: B.Agent, Target: B.Addrs[i].String(), Source: A.Addrs[i].String(), Options: r.opt.Probe,
 		}, &results)
 		reuse = reuse && err == nil
-		for _, res := range results {
-			waited += res.Waited
-			switch res.Direction {
-			case pmtu.Forward:
-				fwd.Result = res
-			case pmtu.Reverse:
-				rev.Result = res
-			}
-		}
-		for _, p := range []*Path{fwd, rev} {
-			switch {
-			case p.Verdict != "":
-			case r.stopped():
-				p.Skipped = SkipStopped
-				p.Error = "not measured: " + context.Cause(r.ctx).Error()
-			case err != nil:
-				p.Error = err.Error()
-			default:
-				p.Error = "not measured"
-			}
-			*p = r.expect(*p)
-		}
+		waited += r.record(fwd, rev, results, err)
 	}
 	r.add(ps, true)
+	return waited
+}
+
+// record puts one network's results of a pair (or the error that cut
+// them) into its paths fwd and rev, and returns how long the searches only
+// waited: the longer of the two, as the directions run at once.
+func (r *run) record(fwd, rev *Path, results []pmtu.Result, err error) (waited time.Duration) {
+	for _, res := range results {
+		waited = max(waited, res.Waited)
+		switch res.Direction {
+		case pmtu.Forward:
+			fwd.Result = res
+		case pmtu.Reverse:
+			rev.Result = res
+		}
+	}
+	for _, p := range []*Path{fwd, rev} {
+		switch {
+		case p.Verdict != "":
+		case r.stopped():
+			p.Skipped = SkipStopped
+			p.Error = "not measured: " + context.Cause(r.ctx).Error()
+		case err != nil:
+			p.Error = err.Error()
+		default:
+			p.Error = "not measured"
+		}
+		*p = r.expect(*p)
+	}
 	return waited
 }
 
