@@ -11,7 +11,6 @@ import (
 
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/readfile"
-	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -183,7 +182,7 @@ func runMesh(e *env, f *meshFlags, args []string) error {
 		return err
 	}
 	if pf.asJSON {
-		if jerr := report.JSON(e.stdout, res); jerr != nil {
+		if jerr := mesh.WriteJSON(e.stdout, res); jerr != nil {
 			return jerr
 		}
 	} else {
