@@ -133,6 +133,7 @@ type outcome struct {
 	wall                          time.Duration
 	paths, measured, bhFound, bad int
 	slowest                       string
+	badSeen                       []string // the first few paths judged wrong
 	maxRSSKB                      int64
 	agentCPU, busiestCPU          time.Duration // all agents' user+sys over the run; the busiest agent's
 }
@@ -185,7 +186,7 @@ func (l *lab) mesh() (outcome, error) {
 	}
 	var r struct {
 		Paths []struct {
-			From, To, Verdict, Error string
+			From, To, Verdict, Detail, Error string
 		} `json:"paths"`
 		Slowest *struct {
 			Node  string `json:"node"`
@@ -208,6 +209,9 @@ func (l *lab) mesh() (outcome, error) {
 			o.bhFound++
 		case p.Verdict != "ok" || p.Error != "":
 			o.bad++
+			if len(o.badSeen) < 5 {
+				o.badSeen = append(o.badSeen, fmt.Sprintf("%s -> %s: %s %s%s", p.From, p.To, p.Verdict, p.Detail, p.Error))
+			}
 		}
 	}
 	if s := r.Slowest; s != nil {
@@ -264,6 +268,9 @@ func run() error {
 			fmt.Printf("  round %d %-10s %6.1fs  %d/%d measured, %d blackholed found, %d other problem paths (slowest %s), peak %d MB, agents %.2f ms CPU per path, busiest %.2fs\n",
 				r+1, l.name, o.wall.Seconds(), o.measured, o.paths, o.bhFound, o.bad, o.slowest, o.maxRSSKB>>10,
 				perPath(o.agentCPU, o.measured), o.busiestCPU.Seconds())
+			for _, b := range o.badSeen {
+				fmt.Printf("      judged wrong: %s\n", b)
+			}
 		}
 	}
 	fmt.Printf("interlink mesh (from a lab node, agents as lab services, --expect 9000): %d alternating runs each\n", *rounds)
