@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/bench/goal"
@@ -165,7 +164,9 @@ func (l *lab) mesh() (outcome, error) {
 	}
 	before := cpuTimes(l.agents)
 	start := time.Now()
-	cmd := exec.Command(*bin, "lab", "exec", l.name, "n1", "--", self, "mesh", "--nodes", l.nodes,
+	// GNU time reports the mesh process's own peak resident set (%M, KB)
+	// on the last line of its stderr.
+	cmd := exec.Command(*bin, "lab", "exec", l.name, "n1", "--", "/usr/bin/time", "-f", "maxrss %M", self, "mesh", "--nodes", l.nodes,
 		"--token-file", l.token, "--expect", "9000", "--timeout", l.timeout.String(), "--json")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -177,12 +178,12 @@ func (l *lab) mesh() (outcome, error) {
 		o.agentCPU += d
 		o.busiestCPU = max(o.busiestCPU, d)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		o.maxRSSKB = ru.Maxrss // the largest of lab exec and the mesh it waited for
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) > 0 {
+		fmt.Sscanf(lines[len(lines)-1], "maxrss %d", &o.maxRSSKB)
 	}
 	var ee *exec.ExitError
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() <= 3) {
-		return o, fmt.Errorf("mesh in %s: %w: %s", l.name, err, lastLine(stderr.Bytes()))
+		return o, fmt.Errorf("mesh in %s: %w: %s", l.name, err, stderr.String())
 	}
 	var r struct {
 		Paths []struct {
