@@ -87,7 +87,8 @@ cross:
 # with the peers; medians and ratios with their spread; then bench --mode gc
 # on a 3-node lab at MTU 9000 and 1500 (blocks/s, agent CPU per block,
 # packets per block). Then gate against HAProxy (bench/gatecompare) and mesh
-# at 100 nodes, healthy and with one blackholed port (bench/meshscale); every
+# at 99 healthy nodes, 100 with one blackholed port and 256 healthy
+# (bench/meshscale, with peak memory and the agents' CPU per path); every
 # comparison runs even when one misses, and make bench exits 1 naming every
 # goal missed.
 BENCHFLAGS ?= -rounds 5 -time 3s
