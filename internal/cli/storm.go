@@ -92,6 +92,9 @@ func (f *stormFlags) parse(e *env, cmd *cobra.Command, target string) (storm.Spe
 	if err := spec.Validate(); err != nil {
 		return spec, usageError("storm: %s", strings.TrimPrefix(err.Error(), storm.ErrSpec.Error()+": "))
 	}
+	if err := fence(e, "storm", spec.Target); err != nil {
+		return spec, err
+	}
 	return spec, resolveTarget(e.ctx, spec.Target)
 }
 
