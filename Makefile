@@ -25,13 +25,14 @@ build:
 
 # The whole test suite: vet, unit, fixture, kernel and lab tests (lab tests
 # need root), then each fuzz target for a bounded number of runs.
-# The VM lab tests run after the others, alone: three guests in software
+# The VM lab tests (and the guide with VM nodes) run after the others,
+# alone and one package at a time: three guests in software
 # emulation take both cores of a small machine, and the namespace labs'
 # timed probes (a DF datagram expected within 1 s) then starve.
-VMTESTS := ./internal/lab/vmtest
+VMTESTS := ./internal/lab/vmtest ./internal/doctest/vmguide
 test: vet
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/lab/vmtest$$')
-	$(GO) test -count=1 $(VMTESTS)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/doctest/vmguide$$')
+	$(GO) test -count=1 -p 1 $(VMTESTS)
 	$(MAKE) --no-print-directory fuzz
 
 vet:

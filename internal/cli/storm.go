@@ -43,7 +43,7 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`
 func newStormCmd(e *env) *cobra.Command {
 	var f stormFlags
 	c := &cobra.Command{
-		Use:   "storm ADDR --clients N [--sources N] [--protocol tcp|postgres] [flags]",
+		Use:   "storm ADDR --clients N [--sources N] [--protocol tcp|postgres|mysql] [flags]",
 		Short: "Connection storm: N clients released at once from many source addresses",
 		Long:  stormLong,
 		Args:  exactArgs(1, "the target ADDR (host:port)"),
