@@ -104,8 +104,16 @@ bench: build
 # Man pages into bin/man, one Markdown reference page per command into
 # docs/reference and the README's command table, from the command
 # definitions (internal/docgen's tests fail when the committed ones are stale).
+#
+# make docs RERUN=1 (root) also reruns every guide's lab blocks as the page
+# has them, uncut, and writes what they print now into the pages (git diff
+# shows what changed in the product); the VM guide takes a few minutes.
 docs:
 	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md -reference docs/reference
+ifneq ($(RERUN),)
+	INTERLINK_DOCS_RERUN=1 $(GO) test -count=1 -timeout 30m ./internal/doctest/labtest/
+	INTERLINK_DOCS_RERUN=1 $(GO) test -count=1 -timeout 30m ./internal/doctest/vmguide/
+endif
 
 # .deb and .rpm for amd64 and arm64 into bin/pkg (nfpm, pure Go; pinned to a
 # version whose dependencies the module proxy serves).

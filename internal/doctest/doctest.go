@@ -70,6 +70,7 @@ type CmdLine struct {
 	Text    string   // the command line (a here-document's body not included)
 	Heredoc string   // the here-document's body lines and terminator, "" when none
 	Out     []string // what the block shows after it, up to the next prompt (non-sh blocks)
+	OutLine int      // the line of Out's first line, 1-based; 0 when Out is empty
 }
 
 func (c CmdLine) String() string { return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Text) }
@@ -122,7 +123,11 @@ func (b Block) Commands() []CmdLine {
 			text = strings.TrimSpace(l[2:])
 		default:
 			if len(out) > 0 {
-				out[len(out)-1].Out = append(out[len(out)-1].Out, l)
+				c := &out[len(out)-1]
+				if len(c.Out) == 0 {
+					c.OutLine = b.Line + 1 + i
+				}
+				c.Out = append(c.Out, l)
 			}
 			continue
 		}

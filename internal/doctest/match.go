@@ -26,11 +26,15 @@ var kernelRE = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+-[A-Za-z0-9._+-]+`)
 // XXfFzN3t, a test's directory).
 var tmpRE = regexp.MustCompile(`/tmp/\S+`)
 
+// slowestRE matches mesh's slowest node, which a healthy mesh's timing
+// picks.
+var slowestRE = regexp.MustCompile(`slowest node \S+`)
+
 // shapeLine reduces a line to its shape: every time TIME, measurement N,
-// kernel release KERNEL and path under /tmp TMP, runs of blanks one blank
-// (columns widen with their numbers).
+// kernel release KERNEL, path under /tmp TMP and mesh's slowest node,
+// runs of blanks one blank (columns widen with their numbers).
 func shapeLine(s string) string {
-	s = timeRE.ReplaceAllString(s, "TIME")
+	s = slowestRE.ReplaceAllString(timeRE.ReplaceAllString(s, "TIME"), "slowest node NODE")
 	s = tmpRE.ReplaceAllString(kernelRE.ReplaceAllString(s, "KERNEL"), "TMP")
 	return strings.Join(strings.Fields(numberRE.ReplaceAllString(s, "N")), " ")
 }

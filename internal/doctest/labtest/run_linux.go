@@ -11,10 +11,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,13 +39,21 @@ import (
 // sh block runs 1 s, an ab 4 runs per arm of 1 s without warm-up, a
 // storm of an sh block
 // 60 clients.
+//
+// With $INTERLINK_DOCS_RERUN set (make docs RERUN=1), Run runs every
+// command as the page has it, uncut, and writes what each printed, and
+// its exit code, into the page in place of what the page showed (a
+// shown output abridged with "..." is left as it is).
 func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
-	b, err := os.ReadFile(filepath.Join(root, guide))
+	path := filepath.Join(root, guide)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	rename, renameOut := renamers(labs, dir+"/")
+	r := &runner{bin: bin, dir: dir, rename: rename, renameOut: renameOut, rerun: os.Getenv("INTERLINK_DOCS_RERUN") != "",
+		unrename: unrenamer(labs, dir+"/", filepath.Dir(bin)+"/")}
 	t.Cleanup(func() {
 		for _, name := range labs {
 			exec.Command(bin, "lab", "down", name).Run()
@@ -52,12 +62,26 @@ func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
 	ran := 0
 	for _, blk := range doctest.Blocks(guide, string(b)) {
 		if blk.Marker == "lab" {
-			ran += runBlock(t, bin, dir, blk, rename, renameOut)
+			ran += r.block(t, blk)
 		}
 	}
 	if ran == 0 {
 		t.Fatalf("%s has no block marked <!-- doctest: lab -->", guide)
 	}
+	if r.rerun {
+		if err := os.WriteFile(path, []byte(applyEdits(string(b), r.edits)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runner runs the lab blocks of one page.
+type runner struct {
+	bin, dir          string
+	rename, renameOut func(string) string
+	rerun             bool                // write what ran into the page
+	unrename          func(string) string // printed output in the page's names
+	edits             []edit
 }
 
 // A step is one command of a block, with the exit code the page shows
@@ -66,6 +90,7 @@ type step struct {
 	c        doctest.CmdLine
 	want     int
 	haveWant bool
+	wantLine int // the line of the exit code the page shows
 }
 
 func steps(blk doctest.Block) []step {
@@ -78,23 +103,25 @@ func steps(blk doctest.Block) []step {
 		s := step{c: c}
 		if i+1 < len(cmds) && cmds[i+1].Text == "echo $?" {
 			w, err := strconv.Atoi(strings.TrimSpace(strings.Join(cmds[i+1].Out, "")))
-			s.want, s.haveWant = w, err == nil
+			s.want, s.haveWant, s.wantLine = w, err == nil, cmds[i+1].OutLine
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// runBlock runs the commands of a block as one bash script, as a reader
+// block runs the commands of a block as one bash script, as a reader
 // pastes them into one shell (a variable set or a job started with &
 // stays for the commands after it), each followed by a line with its exit
-// code, and holds them to what the block shows. It returns how many ran.
-func runBlock(t *testing.T, bin, dir string, blk doctest.Block, rename, renameOut func(string) string) int {
+// code, and holds them to what the block shows (or, rerunning, records
+// what they printed). It returns how many ran.
+func (r *runner) block(t *testing.T, blk doctest.Block) int {
 	st := steps(blk)
 	var b strings.Builder
 	for _, s := range st {
-		script := rename(s.c.Script())
+		script := r.rename(s.c.Script())
 		switch {
+		case r.rerun:
 		case isAB(s.c.Text):
 			script = abRuns.ReplaceAllString(benchTime.ReplaceAllString(script, "${1}1s"), "--runs 4")
 			script = abWarmup.ReplaceAllString(script, "--warmup 0")
@@ -106,7 +133,7 @@ func runBlock(t *testing.T, bin, dir string, blk doctest.Block, rename, renameOu
 		}
 		b.WriteString(script + "\necho \"@@exit $?\"\n")
 	}
-	out, code := bash(t, bin, dir, b.String())
+	out, code := bash(t, r.bin, r.dir, b.String())
 	parts := strings.Split(out, "@@exit ")
 	for i, s := range st {
 		if i+1 >= len(parts) {
@@ -120,9 +147,63 @@ func runBlock(t *testing.T, bin, dir string, blk doctest.Block, rename, renameOu
 		rcText, _, _ := strings.Cut(parts[i+1], "\n")
 		rc, _ := strconv.Atoi(rcText)
 		t.Logf("%s: exit %d\n%s", s.c, rc, text)
-		s.check(t, rc, text, renameOut)
+		if r.rerun {
+			r.record(s, rc, text)
+			continue
+		}
+		s.check(t, rc, text, r.renameOut)
 	}
 	return len(st)
+}
+
+// An edit replaces n lines of a page from line (1-based) with text.
+type edit struct {
+	line, n int
+	text    []string
+}
+
+// record keeps what a command printed and its exit code for the page,
+// where the page shows them; an output abridged with "..." stays.
+func (r *runner) record(s step, code int, out string) {
+	if s.haveWant {
+		r.edits = append(r.edits, edit{s.wantLine, 1, []string{strconv.Itoa(code)}})
+	}
+	shown := s.c.Out
+	for len(shown) > 0 && strings.TrimSpace(shown[len(shown)-1]) == "" {
+		shown = shown[:len(shown)-1]
+	}
+	if len(shown) == 0 || slices.ContainsFunc(shown, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "...") }) {
+		return
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		lines = append(lines, strings.TrimRight(r.unrename(l), " \t"))
+	}
+	r.edits = append(r.edits, edit{s.c.OutLine, len(shown), lines})
+}
+
+// applyEdits returns text with the edits made, from the last up.
+func applyEdits(text string, edits []edit) string {
+	lines := strings.Split(text, "\n")
+	slices.SortFunc(edits, func(a, b edit) int { return b.line - a.line })
+	for _, e := range edits {
+		lines = slices.Concat(lines[:e.line-1], e.text, lines[e.line-1+e.n:])
+	}
+	return strings.Join(lines, "\n")
+}
+
+// unrenamer returns a function that puts a printed line back into the
+// page's names: the test's lab names, its directory (the page's /tmp/)
+// and the binary's directory (interlink is on the reader's PATH).
+func unrenamer(labs map[string]string, tmp, binDir string) func(string) string {
+	var pairs []string
+	for page, name := range labs {
+		for _, f := range []string{"lab %s:", "il-%s", "labs/%s.d/", "lab exec %s ", "lab set %s ", "lab %s is", "lab down %s"} {
+			pairs = append(pairs, fmt.Sprintf(f, name), fmt.Sprintf(f, page))
+		}
+	}
+	pairs = append(pairs, binDir, "", tmp, "/tmp/")
+	return strings.NewReplacer(pairs...).Replace
 }
 
 // check holds one command's exit code and output to the page: the
