@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/internal/pmtu"
@@ -84,7 +85,12 @@ func servePMTUOpen(ctx context.Context, s *Session, body json.RawMessage) (any, 
 	}
 	uc, err := pmtu.ListenUDP(netip.AddrPortFrom(local, 0))
 	if err != nil {
-		return nil, fmt.Errorf("%w (is %s an address of this node?)", err, local)
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			// The client's --target (or a mesh node's @ADDR) is on
+			// another node than this agent's.
+			return nil, fmt.Errorf("the agent's node has no address %s: give --target (or @ADDR) an address of that node; 'ip -br addr' there lists them", local)
+		}
+		return nil, fmt.Errorf("%w (is %s an address of the agent's node?)", err, local)
 	}
 	k, err := pmtu.NewConn(uc, s.Sealer(), s.Opener(), netip.AddrPort{}, pmtu.Hooks{
 		Wait: s.Wait, Allow: s.Allow, In: s.CountIn, Out: s.CountOut, Drop: s.CountDrop, Short: s.CountTruncated,

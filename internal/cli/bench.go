@@ -146,6 +146,9 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if err != nil {
 		return usageError("bench: PEER %q: %v", args[0], err)
 	}
+	if err := fence(e, "bench", addr); err != nil {
+		return err
+	}
 	client, err := agent.Dial(e.ctx, addr, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version})
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

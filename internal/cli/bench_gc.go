@@ -118,6 +118,9 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 	if err != nil {
 		return err
 	}
+	if err := fenceNodes(e, "bench", nodes); err != nil {
+		return err
+	}
 	if err := a.out.check("bench"); err != nil {
 		return err
 	}

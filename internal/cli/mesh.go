@@ -170,6 +170,9 @@ func runMesh(e *env, f *meshFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := fenceNodes(e, "mesh", nodes); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeoutCause(e.ctx, pf.timeout, fmt.Errorf("--timeout %s reached", pf.timeout))
 	defer cancel()
 	mo := mesh.Options{Token: tok, Probe: opt, PerNode: f.perNode, Software: "interlink " + buildVersion().Version}

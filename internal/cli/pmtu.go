@@ -195,6 +195,9 @@ func runPMTU(e *env, f *pmtuFlags, args []string) error {
 	if _, err := agent.HostPort(args[0]); err != nil {
 		return usageError("pmtu: PEER %q: %v", termtext.Clean(args[0]), err)
 	}
+	if err := fence(e, "pmtu", args[0], f.target); err != nil {
+		return err
+	}
 	rep := &PMTUReport{Schema: pmtu.ReportSchema, Peer: args[0], Expect: opt.Expect, Method: "udp"}
 	results, err := f.prove(ctx, rep, tok, opt)
 	if len(results) > 0 {
