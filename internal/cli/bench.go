@@ -107,7 +107,7 @@ func (b *benchFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&b.block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&b.outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")
 	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, the same blocks on loopback in this process (0.5 s), as data")
-	f.BoolVar(&b.split, "split", true, "blocks: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
+	f.BoolVar(&b.split, "split", true, "blocks, gc: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
 	f.DurationVar(&b.timeout, "timeout", 500*time.Millisecond, "blocks, gc: a block not whole by then is lost")
 	f.IntVar(&b.cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&b.peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")
@@ -129,7 +129,7 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 			f.outstanding = gc.DefaultOutstanding
 		}
 		return runGC(e, cmd, args, gcArgs{tokenFile: f.tokenFile, request: f.request, block: f.block, rate: f.rate, dur: f.dur,
-			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, out: f.out}, f.gc)
+			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, split: f.split, out: f.out}, f.gc)
 	}
 	spec, norm, err := benchSpec(cmd.Flags(), f)
 	if err != nil {

@@ -66,7 +66,7 @@ type gcArgs struct {
 	tokenFile, request, block, rate string
 	dur, timeout                    time.Duration
 	outstanding                     int
-	asJSON                          bool
+	asJSON, split                   bool
 	out                             outputFlags
 }
 
@@ -148,7 +148,7 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 // gcSpec checks gc's numbers, rate, skew and sizes into a normalized spec.
 func gcSpec(a gcArgs, g gcFlags) (gc.Spec, error) {
 	spec := gc.Spec{Duration: a.dur, Blocks: g.blocks, Outstanding: a.outstanding, Timeout: a.timeout,
-		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0}
+		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0, NoSplit: !a.split}
 	if spec.NoPing {
 		spec.PingInterval = gc.DefaultPingInterval
 	}

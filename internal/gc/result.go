@@ -137,6 +137,11 @@ type Pair struct {
 	BlocksPerSec float64          `json:"blocks_per_sec"`
 	TwoWay       *latency.Summary `json:"two_way,omitempty"`
 	ThreeWay     *latency.Summary `json:"three_way,omitempty"`
+	// TwoWaySplit and ThreeWaySplit are those receive times split into
+	// their parts (split.go): the responder's parts are the servers'
+	// (the master's and the holder's added on a 3-way trip).
+	TwoWaySplit   *traffic.Split `json:"two_way_split,omitempty"`
+	ThreeWaySplit *traffic.Split `json:"three_way_split,omitempty"`
 }
 
 // PingRow is a row of AWR's "Interconnect Ping Latency Stats": pings from

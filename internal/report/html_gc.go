@@ -24,6 +24,7 @@ func gcSection(r *gc.Report) section {
 	gcHeatmaps(&s, r)
 	s.heading("Block transfers per pair")
 	s.table(gcPairTable(r))
+	gcSplitSection(&s, r)
 	s.heading("Nodes")
 	s.table(gcNodeTable(r))
 	gcAWRTables(&s, r)
