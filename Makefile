@@ -23,16 +23,17 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/interlink
 
-# The whole test suite: vet, unit, fixture, kernel and lab tests (lab tests
-# need root), then each fuzz target for a bounded number of runs.
+# The whole test suite: gofmt and vet, then unit, fixture, kernel and lab
+# tests (lab tests need root). go vet runs once, here, not again inside go
+# test (-vet=off); `make lint test` runs it once too. The fuzz targets are
+# `make fuzz`, which CI also runs.
 # The VM lab tests run after the others, alone: three guests in software
 # emulation take both cores of a small machine, and the namespace labs'
 # timed probes (a DF datagram expected within 1 s) then starve.
 VMTESTS := ./internal/lab/vmtest
 test: vet
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v '/internal/lab/vmtest$$')
-	$(GO) test -count=1 $(VMTESTS)
-	$(MAKE) --no-print-directory fuzz
+	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v '/internal/lab/vmtest$$')
+	$(GO) test -vet=off -count=1 $(VMTESTS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
