@@ -3,20 +3,18 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/interlink/interlink/internal/pmqos"
+	"github.com/interlink/interlink/internal/roottest"
 )
 
 // TestBenchCPULatencyRefused: an agent started without
 // --allow-cpu-latency refuses the hold; the run goes on, and its text and
 // JSON say which end held and why the other did not.
 func TestBenchCPULatencyRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("needs root: %s is writable by root only", pmqos.Path)
-	}
+	roottest.Require(t, "it holds "+pmqos.Path)
 	addr, tok := benchAgent(t)
 	code, out, errOut := runCLI(context.Background(), "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "300ms",
 		"--self-test=false", "--cpu-latency", "0", "--json")

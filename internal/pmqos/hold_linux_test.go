@@ -4,20 +4,21 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/roottest"
 )
 
 // testUS is the value the tests hold: one nobody else is likely to hold,
 // above 0 so that a lower request held by another process is seen.
 const testUS = 7
 
-// needHoldable fails the test without root (the file is root's) and skips
+// needHoldable skips under -short, fails the test without root (the
+// file is root's) and skips
 // it while another process holds testUS or less: then a release cannot be
 // seen in the aggregate. It returns the aggregate before the test.
 func needHoldable(t *testing.T) int32 {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("needs root: %s is writable by root only", Path)
-	}
+	roottest.Require(t, Path+" is root's")
 	if _, err := os.Stat(Path); err != nil {
 		t.Skipf("this kernel has no %s: %v", Path, err)
 	}
