@@ -30,10 +30,15 @@ build:
 # The VM lab tests run after the others, alone: three guests in software
 # emulation take both cores of a small machine, and the namespace labs'
 # timed probes (a DF datagram expected within 1 s) then starve.
+# The wake-up tests run last and alone too: they turn the host's idle
+# knobs (guest_halt_poll_ns, a PM QoS hold) and need idle CPUs to measure
+# waking them; other tests' load keeps the CPUs awake.
 VMTESTS := ./internal/lab/vmtest
+WAKETESTS := ./internal/traffic/waketest
 test: vet
-	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v '/internal/lab/vmtest$$')
+	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/traffic/waketest$$')
 	$(GO) test -vet=off -count=1 $(VMTESTS)
+	$(GO) test -vet=off -count=1 -v -run TestWakeUpsSplit $(WAKETESTS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
