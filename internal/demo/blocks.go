@@ -48,7 +48,10 @@ func renderBlocks(w io.Writer, r *Result) {
 			rt = fmt.Sprintf(" and %.2fx the median round trip", float64(j.RTT.P50)/float64(s.RTT.P50))
 		}
 		fmt.Fprintf(w, "  At %s: %.2fx the blocks/s%s of %s.\n", r.Blocks[0].Label, g, rt, r.Blocks[1].Label)
-		if g < jumboWins {
+		if b, v := wakeVerdict(r.Blocks); v != "" {
+			fmt.Fprintf(w, "  %s: %s.\n", b.Label, v)
+			fmt.Fprintln(w, "  The hosts' wake-ups are the same at either MTU, so they hide what the MTU changes: compare the loaded runs below.")
+		} else if g < jumboWins {
 			fmt.Fprintf(w, "  At one block in flight %s shows no gain here: each round trip waits for both hosts to wake up,\n", r.Blocks[0].Label)
 			fmt.Fprintln(w, "  and that wait hides what the wire saves. It does not mean 1500 is better; see the loaded runs below")
 			fmt.Fprintln(w, "  and 'interlink check' (CPU idle) on a real node.")
@@ -88,6 +91,8 @@ func blockRows(full bool) []row {
 	rows := []row{
 		{"blocks/s", func(s *traffic.Summary) string { return fmt.Sprintf("%.0f", s.PerSec) }},
 		{"round trip p50", rtt(func(l *traffic.Latency) int64 { return l.P50 })},
+		{"  hosts waking up (p50, both ends)", wakeP50},
+		{"  share of the round trip", wakeShare},
 		{"round trip p99", rtt(func(l *traffic.Latency) int64 { return l.P99 })},
 		{"fragments per block", func(s *traffic.Summary) string { return traffic.FormatRatio(s.FragmentsPerMessage) }},
 	}
@@ -128,4 +133,34 @@ func blocksAdvice(res *Result) string {
 		line += "; this run's blocks/s show no gain, because the hosts' wake-ups hide the wire at this load"
 	}
 	return line + "."
+}
+
+// wakeVerdict is the first run whose round trip is mostly the two hosts
+// waking up, with the split's line saying so; "" when none is.
+func wakeVerdict(runs []Bench) (Bench, string) {
+	for _, b := range runs {
+		if s := b.Summary(); s != nil && s.RTT != nil {
+			if v := s.Split.WakeVerdict(s.RTT.P50); v != "" {
+				return b, v
+			}
+		}
+	}
+	return Bench{}, ""
+}
+
+// wakeP50 is the two wake-ups' medians added; "-" when the split does
+// not know both.
+func wakeP50(s *traffic.Summary) string {
+	if s.Split == nil || s.Split.WakeP50Ns == nil {
+		return "-"
+	}
+	return usec(float64(*s.Split.WakeP50Ns))
+}
+
+// wakeShare is that over the round trip's median.
+func wakeShare(s *traffic.Summary) string {
+	if s.Split == nil || s.Split.WakeShare == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f %%", 100**s.Split.WakeShare)
 }

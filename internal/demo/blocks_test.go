@@ -68,3 +68,29 @@ func TestBlocksChapterNamesWakeUps(t *testing.T) {
 		t.Errorf("a real gain:\n%s", b.String())
 	}
 }
+
+// TestBlocksChapterSplit: with the round trip split, the chapter shows the
+// hosts' wake-ups per run and, when they are most of a round trip, says
+// that they hide the MTU's effect (with the split's own figures).
+func TestBlocksChapterSplit(t *testing.T) {
+	withSplit := func(b Bench, wakeNs int64) Bench {
+		s := b.Summary()
+		share := float64(wakeNs) / float64(s.RTT.P50)
+		s.Split = &traffic.Split{WakeP50Ns: &wakeNs, WakeShare: &share}
+		return b
+	}
+	var b bytes.Buffer
+	renderBlocks(&b, &Result{Blocks: []Bench{withSplit(blocksRun("MTU 9000", 11093, 1, 100e3), 80e3), withSplit(blocksRun("MTU 1500", 12390, 6, 90e3), 70e3)}})
+	out := b.String()
+	for _, want := range []string{"hosts waking up (p50, both ends)", "80.0 us", "70.0 us", "80 %", "78 %",
+		"MTU 9000: the round trip is mostly the two hosts waking up (80 of 100 us)", "they hide what the MTU changes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the chapter lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	renderBlocks(&b, &Result{Blocks: []Bench{withSplit(blocksRun("MTU 9000", 60000, 1, 14e3), 3e3), withSplit(blocksRun("MTU 1500", 40000, 6, 21e3), 3e3)}})
+	if strings.Contains(b.String(), "waking up (") || !strings.Contains(b.String(), "21 %") {
+		t.Errorf("wake-ups a fifth of the round trip named as most of it:\n%s", b.String())
+	}
+}
