@@ -99,6 +99,10 @@ func (s *Session) Opener() *wire.Opener { return s.open }
 // another agent (mesh). It never goes on the wire.
 func (s *Session) Token() []byte { return s.srv.cfg.Token }
 
+// AllowsCPULatency reports whether the agent lets sessions hold a
+// CPU-latency request (Config.AllowCPULatency).
+func (s *Session) AllowsCPULatency() bool { return s.srv.cfg.AllowCPULatency }
+
 // Wait blocks until the session's rate limit allows sending n more bytes,
 // or the session ends.
 func (s *Session) Wait(ctx context.Context, n int) error {
