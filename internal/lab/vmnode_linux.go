@@ -19,6 +19,9 @@ import (
 	"github.com/interlink/interlink/internal/lab/service"
 	"github.com/interlink/interlink/internal/osthread"
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
+	"github.com/interlink/interlink/internal/vm/channel"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 // VMBootTimeout bounds how long Up waits for a VM node's guest to come up
@@ -28,12 +31,12 @@ var VMBootTimeout = 3 * time.Minute
 
 // vmPlan is what Up settled for the VM nodes before building anything.
 type vmPlan struct {
-	kernels  map[string]*vm.Kernel // by node
+	kernels  map[string]*cache.Kernel // by node
 	accel    string
 	why      string
 	bin      string
 	memBytes int64
-	sshd     string // vm.DebianSSHD's directory, when a VM node runs sshd
+	sshd     string // cache.DebianSSHD's directory, when a VM node runs sshd
 }
 
 // planVMs checks what the VM nodes need and finds their kernels (fetching
@@ -41,8 +44,8 @@ type vmPlan struct {
 // memory they ask for against MemAvailable, each kernel (a bzImage, virtio
 // modules), the accelerator. nil when the lab has no VM node.
 func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPlan, error) {
-	p := &vmPlan{kernels: map[string]*vm.Kernel{}, bin: bin}
-	var first *vm.Kernel
+	p := &vmPlan{kernels: map[string]*cache.Kernel{}, bin: bin}
+	var first *cache.Kernel
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
 		if !n.IsVM() {
@@ -53,13 +56,19 @@ func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPl
 				return nil, fmt.Errorf("lab %s: node %s is a VM: %s not found (apt-get install qemu-system-x86 busybox-static)", t.Name, n.Name, vm.Qemu)
 			}
 		}
+		if p.memBytes == 0 {
+			// Root boots what the cache holds: refuse one others can write.
+			if _, err := cache.Dir(); err != nil {
+				return nil, fmt.Errorf("lab %s: %w", t.Name, err)
+			}
+		}
 		p.memBytes += n.VM.MemoryBytes
-		var k *vm.Kernel
+		var k *cache.Kernel
 		var err error
 		if n.VM.Kernel == "" {
-			k, err = vm.DebianKernel(ctx, log)
+			k, err = cache.DebianKernel(ctx, log)
 		} else {
-			k, err = vm.UserKernel(n.VM.Kernel, n.VM.Modules)
+			k, err = cache.UserKernel(n.VM.Kernel, n.VM.Modules)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
@@ -91,7 +100,7 @@ func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPl
 	}
 	for i := range t.Nodes {
 		if t.Nodes[i].IsVM() && t.Nodes[i].Service(KindSSHD) != nil {
-			if p.sshd, err = vm.DebianSSHD(ctx, log); err != nil {
+			if p.sshd, err = cache.DebianSSHD(ctx, log); err != nil {
 				return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, t.Nodes[i].Name, err)
 			}
 			break
@@ -171,16 +180,16 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lab %s: %w", t.Name, err)
 	}
-	cfg := &vm.GuestConfig{Lab: t.Name, Node: n.Name, Forward: n.Forward}
+	cfg := &guest.Config{Lab: t.Name, Node: n.Name, Forward: n.Forward, Nonce: vm.NewNonce()}
 	spec := &vm.Spec{Name: t.Name + "." + n.Name, Kernel: k, Initramfs: filepath.Join(dir, "initramfs"),
-		MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Dir: dir, Accel: p.accel, Start: b.startInSwitches}
+		MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Dir: dir, Accel: p.accel, Nonce: cfg.Nonce, InTaps: b.inSwitches}
 	for _, l := range n.Links {
 		mac := vmMAC(t.Name, n.Name, l.Name, macs)
-		cfg.Links = append(cfg.Links, vm.GuestLink{Name: l.Name, MAC: mac, MTU: l.MTU, Addresses: l.Addresses})
+		cfg.Links = append(cfg.Links, guest.Link{Name: l.Name, MAC: mac, MTU: l.MTU, Addresses: l.Addresses})
 		spec.NICs = append(spec.NICs, vm.NIC{Tap: l.Port, MAC: mac, MTU: l.MTU})
 	}
 	for _, r := range n.Routes {
-		cfg.Routes = append(cfg.Routes, vm.GuestRoute{To: r.To, Via: r.Via})
+		cfg.Routes = append(cfg.Routes, guest.Route{To: r.To, Via: r.Via})
 	}
 	if s := n.Service(KindAgent); s != nil {
 		cfg.AgentPort, cfg.AgentToken = s.Port, token
@@ -190,7 +199,7 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 		if err != nil {
 			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 		}
-		cfg.SSHD = &vm.GuestSSHD{HostKey: hostKey, Authorized: authorized + "\n", Files: p.sshd}
+		cfg.SSHD = &guest.SSHD{HostKey: hostKey, Authorized: authorized + "\n", Files: p.sshd}
 	}
 	if err := vm.WriteInitramfs(spec.Initramfs, k, p.bin, cfg); err != nil {
 		return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
@@ -250,9 +259,9 @@ func (b *builder) taps(n *NodeSpec) error {
 	})
 }
 
-// startInSwitches starts cmd in the lab's switch namespace, from a thread
-// that is never used again.
-func (b *builder) startInSwitches(cmd *exec.Cmd) error {
+// inSwitches runs fn (which opens a VM's taps and starts its qemu) in the
+// lab's switch namespace, on a thread that is never used again.
+func (b *builder) inSwitches(fn func() error) error {
 	h := b.ns[switchNS(b.t.Name)]
 	errc := make(chan error, 1)
 	osthread.Spent(func() {
@@ -260,7 +269,7 @@ func (b *builder) startInSwitches(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("enter %s: %w", switchNS(b.t.Name), err)
 			return
 		}
-		errc <- cmd.Start()
+		errc <- fn()
 	})
 	return <-errc
 }
@@ -307,7 +316,7 @@ func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer
 	}
 	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
 	env := []string{"INTERLINK_LAB=" + n.lab.Name(), "INTERLINK_NODE=" + n.spec.Name}
-	code, err := vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, stdout, stderr)
+	code, err := vm.Exec(ctx, sock, channel.Command{Argv: argv, Env: env}, stdout, stderr)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
 		// Nothing listens on the channel, or the channel closed under
 		// the command and qemu is gone (or going: a qemu that is exiting

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
 )
 
 // mixed is a lab of one VM node and one namespace node on a 9000 switch.
@@ -56,8 +56,8 @@ func TestVMRefused(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"{kernel: " + notKernel + "}", vm.ErrNotKernel, "not a Linux kernel image"},
-		{"{kernel: " + k.Image + ", modules: " + noVirtio + "}", vm.ErrNoVirtio, "no module virtio_pci"},
+		{"{kernel: " + notKernel + "}", cache.ErrNotKernel, "not a Linux kernel image"},
+		{"{kernel: " + k.Image + ", modules: " + noVirtio + "}", cache.ErrNoVirtio, "no module virtio_pci"},
 		{"{memory: 100000G}", nil, "host has"},
 	} {
 		name := labName(t, "vmr")
