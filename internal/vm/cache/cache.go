@@ -302,4 +302,3 @@ func copyFile(from, to string) error {
 	}
 	return nil
 }
-
