@@ -84,12 +84,13 @@ type channelCall struct {
 	id     uint32
 	typ    byte // of the call's frame
 	sock   string
-	called []byte // the call's payload, sent once the guest said hello
+	called []byte // the call's payload, sent once the guest said hello (nil: sent with it)
 }
 
 // call connects to the channel sock, opens the call with a Hello and
-// sends body, as JSON, in a frame of type typ with an id of its own once
-// the guest has said hello (replies does). The caller closes c.conn.
+// sends body, as JSON, in a frame of type typ with an id of its own: a
+// Request once the guest has said hello (replies does), a Query at once.
+// The caller closes c.conn.
 //
 // The Hello goes with an empty Query of the same id: a guest from before
 // the hello ignores the Hello and answers the Query, which names it as
@@ -110,8 +111,15 @@ func call(ctx context.Context, sock string, typ byte, body any) (*channelCall, e
 		c.id = rand.Uint32() | 1
 	}
 	hello, _ := channel.JSON(channel.Hello, c.hello, channel.HelloBody{Version: channel.Version})
-	probe := channel.Append(channel.Append(nil, hello), channel.Frame{Type: channel.Query, ID: c.hello, Payload: []byte("[]")})
-	if _, err := conn.Write(probe); err != nil {
+	opening := channel.Append(channel.Append(nil, hello), channel.Frame{Type: channel.Query, ID: c.hello, Payload: []byte("[]")})
+	if typ == channel.Query {
+		// A query changes nothing in the guest, whatever its protocol:
+		// it goes at once, without waiting for the guest's hello (one
+		// round trip on a slow line, for lab status).
+		opening = channel.Append(opening, channel.Frame{Type: typ, ID: c.id, Payload: payload})
+		c.called = nil
+	}
+	if _, err := conn.Write(opening); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("vm channel %s: %w", sock, err)
 	}
@@ -144,6 +152,9 @@ func (c *channelCall) replies(fn func(channel.Frame) (last bool)) error {
 				return fmt.Errorf("vm channel %s: %w (version %d, this interlink speaks %d): restart the lab (lab down, lab up) to boot its VMs with this binary", c.sock, ErrGuestProtocol, h.Version, channel.Version)
 			}
 			greeted = true
+			if c.called == nil {
+				continue // sent with the hello
+			}
 			if err := c.fw.Send(channel.Frame{Type: c.typ, ID: c.id, Payload: c.called}); err != nil {
 				return err
 			}
