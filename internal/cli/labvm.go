@@ -47,7 +47,9 @@ func newLabCacheCmd(e *env) *cobra.Command {
 		Short: "Remove the cache of VM nodes' kernels and the KVM probe's result",
 		Long: `clear removes ` + cache.DefaultDir + ` (or $INTERLINK_VM_CACHE): the
 kernels VM nodes boot, unpacked from Debian's packages, and the result of
-the KVM probe. The next 'lab up' with a VM node fetches its kernel again.`,
+the KVM probe. The next 'lab up' with a VM node fetches its kernel again.
+A cache on a path others can write is refused and left alone (one line
+names the directory at fault), as 'lab up' refuses to boot from it.`,
 		Args:          noArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
