@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/interlink/interlink/internal/ebpf"
 	"github.com/interlink/interlink/internal/shellq"
 )
 
@@ -170,14 +171,9 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 	return out
 }
 
+// hasPortFilter reports whether port has a classifier (port_linux.go).
 func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
-	for _, parent := range []uint32{netlink.HANDLE_MIN_INGRESS, netlink.HANDLE_MIN_EGRESS} {
-		fs, err := h.FilterList(port, parent)
-		if err == nil && len(fs) > 0 {
-			return true
-		}
-	}
-	return false
+	return ebpf.Attached(h, port)
 }
 
 // building reports whether an Up (or a Down) of the lab holds its lock

@@ -243,7 +243,7 @@ func (b *builder) taps(n *NodeSpec) error {
 				err = netlink.LinkSetMTU(link, mtu)
 			}
 			if err == nil {
-				err = b.t.filterPort(b.nl[switchNS(b.t.Name)], link, l)
+				err = filterPort(b.t, b.nl[switchNS(b.t.Name)], link, l)
 			}
 			if err == nil {
 				err = netlink.LinkSetMaster(link, br)

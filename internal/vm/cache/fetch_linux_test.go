@@ -7,18 +7,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/roottest"
 )
 
 // testKernel fetches (once) Debian's kernel into the cache, as lab up
 // does (refreshing a stale package list once).
 func testKernel(t *testing.T) *Kernel {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: fetches a kernel")
-	}
-	if os.Geteuid() != 0 {
-		t.Fatal("the VM cache tests need root (the kernel cache)")
-	}
+	roottest.Require(t, "the kernel cache: it fetches Debian's kernel")
 	for _, p := range []string{"apt-get", "dpkg-deb"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Fatalf("%s not found: these tests need Debian's apt", p)

@@ -1,4 +1,4 @@
-package lab
+package topology
 
 import "errors"
 
@@ -9,5 +9,10 @@ func CheckName(s string) error {
 	if s == "" {
 		return errors.New("is empty: a lab needs a name")
 	}
-	return validName(s)
+	return checkLabName(s)
 }
+
+// CheckLabName returns an error unless s can name a lab or a node, as
+// Validate checks them; unlike CheckName, its error quotes the name first
+// (`"": use lower-case letters ...`), as errors about a lab's name do.
+func CheckLabName(s string) error { return checkLabName(s) }

@@ -1,4 +1,4 @@
-package lab
+package topology
 
 import (
 	"fmt"
@@ -225,7 +225,7 @@ func (v *validator) services() *TopologyError {
 			if s.Kind != KindPostgres {
 				continue
 			}
-			if len(addrsOf(n, "")) == 0 {
+			if len(n.AddrsOn("")) == 0 {
 				return v.bad(f, "PostgreSQL needs an address on one of the node's links")
 			}
 			if s.Role != RoleStandby {
@@ -240,7 +240,7 @@ func (v *validator) services() *TopologyError {
 			}
 			if s.Via == "" {
 				for _, l := range n.Links {
-					if len(addrsOf(pn, l.Switch)) > 0 && len(addrsOf(n, l.Switch)) > 0 {
+					if len(pn.AddrsOn(l.Switch)) > 0 && len(n.AddrsOn(l.Switch)) > 0 {
 						s.Via = l.Switch
 						break
 					}
@@ -249,7 +249,7 @@ func (v *validator) services() *TopologyError {
 					return v.bad(f, "no switch connects it to %s with addresses on both sides", s.Primary)
 				}
 			}
-			if len(addrsOf(pn, s.Via)) == 0 || len(addrsOf(n, s.Via)) == 0 {
+			if len(pn.AddrsOn(s.Via)) == 0 || len(n.AddrsOn(s.Via)) == 0 {
 				return v.bad(f, "via %q: %s and %s need addresses on that switch", s.Via, n.Name, s.Primary)
 			}
 		}
@@ -261,7 +261,7 @@ func (v *validator) services() *TopologyError {
 // with an address on the one switch the cluster's replication crosses (Via,
 // filled in on every member when none names it).
 func (v *validator) galera() *TopologyError {
-	members := v.t.galeraNodes()
+	members := v.t.GaleraNodes()
 	if len(members) == 0 {
 		return nil
 	}
@@ -289,7 +289,7 @@ func (v *validator) galera() *TopologyError {
 		for _, l := range members[0].Links {
 			all := true
 			for _, n := range members {
-				all = all && len(addrsOf(n, l.Switch)) > 0
+				all = all && len(n.AddrsOn(l.Switch)) > 0
 			}
 			if all {
 				via = l.Switch
@@ -301,7 +301,7 @@ func (v *validator) galera() *TopologyError {
 		}
 	}
 	for _, n := range members {
-		if len(addrsOf(n, via)) == 0 {
+		if len(n.AddrsOn(via)) == 0 {
 			return v.bad(field(n), "via %q: node %s needs an address on that switch (the cluster's replication crosses it)", via, n.Name)
 		}
 		n.Service(KindGalera).Via = via

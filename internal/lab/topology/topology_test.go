@@ -1,4 +1,4 @@
-package lab_test
+package topology_test
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // issueExample is the topology from issue 3, verbatim.
@@ -44,7 +44,7 @@ nodes:
 `
 
 func TestParseIssueExample(t *testing.T) {
-	top, err := lab.Parse("rac.yaml", []byte(issueExample))
+	top, err := topology.Parse("rac.yaml", []byte(issueExample))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +80,8 @@ func TestParseIssueExample(t *testing.T) {
 }
 
 func TestBuiltinsParse(t *testing.T) {
-	for _, b := range lab.Builtins() {
-		top, err := lab.Load(b.Name)
+	for _, b := range topology.Builtins() {
+		top, err := topology.Load(b.Name)
 		if err != nil {
 			t.Errorf("%s: %v", b.Name, err)
 			continue
@@ -104,11 +104,11 @@ func TestBuiltinsParse(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"jumbo", "blackhole", "routed", "mixed"} {
-		if _, err := lab.Load(want); err != nil {
+		if _, err := topology.Load(want); err != nil {
 			t.Errorf("built-in %s: %v", want, err)
 		}
 	}
-	if _, err := lab.Load("no-such-builtin"); err == nil || !strings.Contains(err.Error(), "jumbo") {
+	if _, err := topology.Load("no-such-builtin"); err == nil || !strings.Contains(err.Error(), "jumbo") {
 		t.Errorf("unknown built-in: %v; want an error listing the built-ins", err)
 	}
 }
@@ -118,7 +118,7 @@ func TestLoadFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte(issueExample), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	top, err := lab.Load(p)
+	top, err := topology.Load(p)
 	if err != nil || top.File != p {
 		t.Fatalf("Load(%s) = %+v, %v", p, top, err)
 	}
@@ -226,11 +226,11 @@ nodes:
 func TestParseRefusesBadTopologies(t *testing.T) {
 	for _, c := range badTopologies {
 		t.Run(c.name, func(t *testing.T) {
-			top, err := lab.Parse("bad.yaml", []byte(c.yaml))
+			top, err := topology.Parse("bad.yaml", []byte(c.yaml))
 			if err == nil {
 				t.Fatalf("accepted: %+v", top)
 			}
-			if !errors.Is(err, lab.ErrInvalid) {
+			if !errors.Is(err, topology.ErrInvalid) {
 				t.Errorf("error %v does not wrap ErrInvalid", err)
 			}
 			if !regexp.MustCompile(c.want).MatchString(err.Error()) {
@@ -257,14 +257,14 @@ func FuzzParse(f *testing.F) {
 			f.Add([]byte(r.yaml))
 		}
 	}
-	for _, b := range lab.Builtins() {
-		data, _ := lab.BuiltinYAML(b.Name)
+	for _, b := range topology.Builtins() {
+		data, _ := topology.BuiltinYAML(b.Name)
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		top, err := lab.Parse("fuzz.yaml", data)
+		top, err := topology.Parse("fuzz.yaml", data)
 		if err != nil {
-			var te *lab.TopologyError
+			var te *topology.TopologyError
 			if !errors.As(err, &te) || te.File != "fuzz.yaml" || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of type %T, or without the file, or not one line: %q", err, err)
 			}
@@ -280,7 +280,7 @@ func FuzzParse(f *testing.F) {
 				if _, ok := switches[l.Switch]; !ok {
 					t.Fatalf("link into unknown switch %q accepted", l.Switch)
 				}
-				if l.MTU < lab.MinMTU || l.MTU > lab.MaxMTU || l.PortMTU < lab.MinMTU || l.PortMTU > lab.MaxMTU {
+				if l.MTU < topology.MinMTU || l.MTU > topology.MaxMTU || l.PortMTU < topology.MinMTU || l.PortMTU > topology.MaxMTU {
 					t.Fatalf("MTU out of range accepted: %+v", l)
 				}
 				if len(l.Name) > 15 || len(l.Port) > 15 || l.Port == "" {
@@ -294,7 +294,7 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		again, _ := lab.Parse("fuzz.yaml", data)
+		again, _ := topology.Parse("fuzz.yaml", data)
 		if err := again.Validate(); err != nil || !equalTopology(again, top) {
 			t.Fatalf("Validate of a parsed topology: %v, or it changed it:\n%+v\n%+v", err, again, top)
 		}
@@ -302,20 +302,20 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := lab.Parse("fuzz.yaml", out)
+		back, err := topology.Parse("fuzz.yaml", out)
 		if err != nil || !equalTopology(back, top) {
 			t.Fatalf("written back:\n%s\nparsed: %v\n%+v\nwant\n%+v", out, err, back, top)
 		}
 	})
 }
 
-func equalTopology(a, b *lab.Topology) bool { return reflect.DeepEqual(a, b) }
+func equalTopology(a, b *topology.Topology) bool { return reflect.DeepEqual(a, b) }
 
 // TestBuiltinsValidate: every built-in topology validates as it is, again
 // after Validate (which fills defaults), and round-trips through YAML.
 func TestBuiltinsValidate(t *testing.T) {
-	for _, b := range lab.Builtins() {
-		top, err := lab.Load(b.Name)
+	for _, b := range topology.Builtins() {
+		top, err := topology.Load(b.Name)
 		if err != nil {
 			t.Fatalf("%s: %v", b.Name, err)
 		}
@@ -326,13 +326,13 @@ func TestBuiltinsValidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := lab.Parse(top.File, out)
+		back, err := topology.Parse(top.File, out)
 		if err != nil || !equalTopology(back, top) {
 			t.Errorf("%s written back:\n%s\nparsed: %v\n%+v\nwant\n%+v", b.Name, out, err, back, top)
 		}
 	}
 	for _, mtu := range []int{1500, 9000} {
-		top, err := lab.Pair("pair", mtu, "1gbit")
+		top, err := topology.Pair("pair", mtu, "1gbit")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,15 +344,15 @@ func TestBuiltinsValidate(t *testing.T) {
 
 // TestValidate: a topology changed in Go is checked again before Up.
 func TestValidate(t *testing.T) {
-	for what, change := range map[string]func(*lab.Topology){
-		"bad name":          func(t *lab.Topology) { t.Name = "No Good" },
-		"unknown switch":    func(t *lab.Topology) { t.Nodes[0].Links[0].Switch = "nope" },
-		"MTU":               func(t *lab.Topology) { t.Nodes[1].Links[0].PortMTU = 70000 },
-		"duplicate address": func(t *lab.Topology) { t.Nodes[1].Links[0].Addresses = t.Nodes[0].Links[0].Addresses },
-		"duplicate node":    func(t *lab.Topology) { t.Nodes[1].Name = t.Nodes[0].Name },
-		"route off-link":    func(t *lab.Topology) { t.Nodes[0].Routes[0].Via = netip.MustParseAddr("198.18.77.1") },
+	for what, change := range map[string]func(*topology.Topology){
+		"bad name":          func(t *topology.Topology) { t.Name = "No Good" },
+		"unknown switch":    func(t *topology.Topology) { t.Nodes[0].Links[0].Switch = "nope" },
+		"MTU":               func(t *topology.Topology) { t.Nodes[1].Links[0].PortMTU = 70000 },
+		"duplicate address": func(t *topology.Topology) { t.Nodes[1].Links[0].Addresses = t.Nodes[0].Links[0].Addresses },
+		"duplicate node":    func(t *topology.Topology) { t.Nodes[1].Name = t.Nodes[0].Name },
+		"route off-link":    func(t *topology.Topology) { t.Nodes[0].Routes[0].Via = netip.MustParseAddr("198.18.77.1") },
 	} {
-		top, err := lab.Load("routed")
+		top, err := topology.Load("routed")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,24 +360,24 @@ func TestValidate(t *testing.T) {
 			t.Fatalf("routed: %v", err)
 		}
 		change(top)
-		if err := top.Validate(); !errors.Is(err, lab.ErrInvalid) {
+		if err := top.Validate(); !errors.Is(err, topology.ErrInvalid) {
 			t.Errorf("%s: Validate = %v, want ErrInvalid", what, err)
 		}
 	}
 }
 
 func TestPair(t *testing.T) {
-	topo, err := lab.Pair("t3-pair", 1500, "1gbit")
+	topo, err := topology.Pair("t3-pair", 1500, "1gbit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if topo.Name != "t3-pair" || len(topo.Nodes) != 2 {
 		t.Errorf("pair: %+v", topo)
 	}
-	if _, err := lab.Pair("t3-pair", 70000, ""); err == nil {
+	if _, err := topology.Pair("t3-pair", 70000, ""); err == nil {
 		t.Error("MTU 70000 accepted")
 	}
-	if _, err := lab.Pair("t3-pair", 9000, "fast"); err == nil {
+	if _, err := topology.Pair("t3-pair", 9000, "fast"); err == nil {
 		t.Error("rate \"fast\" accepted")
 	}
 }
@@ -385,20 +385,20 @@ func TestPair(t *testing.T) {
 // A switch takes at most 1024 links (the bridge's port limit): 1025 nodes
 // on one switch are refused at validation, not after minutes of lab up.
 func TestValidateBridgePortLimit(t *testing.T) {
-	build := func(n int) *lab.Topology {
-		top := &lab.Topology{Name: "big", Switches: []lab.SwitchSpec{{Name: "ic", MTU: 9000}}}
+	build := func(n int) *topology.Topology {
+		top := &topology.Topology{Name: "big", Switches: []topology.SwitchSpec{{Name: "ic", MTU: 9000}}}
 		for i := 0; i < n; i++ {
 			a := netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 18, byte(i / 250), byte(1 + i%250)}), 16)
-			top.Nodes = append(top.Nodes, lab.NodeSpec{Name: fmt.Sprintf("n%d", i),
-				Links: []lab.LinkSpec{{Name: "eth1", Switch: "ic", MTU: 9000, PortMTU: 9000, Addresses: []netip.Prefix{a}}}})
+			top.Nodes = append(top.Nodes, topology.NodeSpec{Name: fmt.Sprintf("n%d", i),
+				Links: []topology.LinkSpec{{Name: "eth1", Switch: "ic", MTU: 9000, PortMTU: 9000, Addresses: []netip.Prefix{a}}}})
 		}
 		return top
 	}
-	if err := build(lab.MaxSwitchPorts).Validate(); err != nil {
-		t.Fatalf("%d links: %v", lab.MaxSwitchPorts, err)
+	if err := build(topology.MaxSwitchPorts).Validate(); err != nil {
+		t.Fatalf("%d links: %v", topology.MaxSwitchPorts, err)
 	}
-	err := build(lab.MaxSwitchPorts + 1).Validate()
-	if !errors.Is(err, lab.ErrInvalid) || !strings.Contains(err.Error(), "switch ic: more than 1024 links") {
+	err := build(topology.MaxSwitchPorts + 1).Validate()
+	if !errors.Is(err, topology.ErrInvalid) || !strings.Contains(err.Error(), "switch ic: more than 1024 links") {
 		t.Errorf("1025 links: %v", err)
 	}
 }
@@ -408,12 +408,12 @@ func TestValidateBridgePortLimit(t *testing.T) {
 func TestParseRefusesTooManyNodes(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("name: x\nnodes:\n")
-	for i := 0; i <= lab.MaxNodes; i++ {
+	for i := 0; i <= topology.MaxNodes; i++ {
 		fmt.Fprintf(&b, "  n%d: {}\n", i)
 	}
-	_, err := lab.Parse("big.yaml", []byte(b.String()))
-	want := fmt.Sprintf("big.yaml:3: nodes: %d nodes: a lab takes at most %d", lab.MaxNodes+1, lab.MaxNodes)
-	if !errors.Is(err, lab.ErrInvalid) || err == nil || err.Error() != want {
-		t.Errorf("%d nodes: %v, want %s", lab.MaxNodes+1, err, want)
+	_, err := topology.Parse("big.yaml", []byte(b.String()))
+	want := fmt.Sprintf("big.yaml:3: nodes: %d nodes: a lab takes at most %d", topology.MaxNodes+1, topology.MaxNodes)
+	if !errors.Is(err, topology.ErrInvalid) || err == nil || err.Error() != want {
+		t.Errorf("%d nodes: %v, want %s", topology.MaxNodes+1, err, want)
 	}
 }

@@ -1,4 +1,4 @@
-package lab
+package topology
 
 // The built-in topology of `interlink lab demo` (builtin/demo.yaml): three
 // nodes on a 9000 interconnect switch with node3's switch port left at

@@ -1,11 +1,11 @@
-package lab_test
+package topology_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // TestParseVM: a node's vm: mapping, its defaults, a kernel path relative
@@ -24,27 +24,27 @@ nodes:
   c:
     links: [{switch: ic, address: 198.18.10.3/24}]
 `
-	topo, err := lab.Parse("/etc/labs/v.yaml", []byte(src))
+	topo, err := topology.Parse("/etc/labs/v.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b, c := topo.Nodes[0], topo.Nodes[1], topo.Nodes[2]
-	if !a.IsVM() || *a.VM != (lab.VMSpec{MemoryBytes: lab.DefaultVMMemory, CPUs: 1}) {
+	if !a.IsVM() || *a.VM != (topology.VMSpec{MemoryBytes: topology.DefaultVMMemory, CPUs: 1}) {
 		t.Errorf("a.VM = %+v, want the defaults (Debian's kernel, 512 MiB, 1 CPU)", a.VM)
 	}
-	want := lab.VMSpec{Kernel: "/etc/labs/k/bzImage", Modules: "/etc/labs/k/modules", MemoryBytes: 1 << 30, CPUs: 2}
+	want := topology.VMSpec{Kernel: "/etc/labs/k/bzImage", Modules: "/etc/labs/k/modules", MemoryBytes: 1 << 30, CPUs: 2}
 	if !b.IsVM() || *b.VM != want {
 		t.Errorf("b.VM = %+v, want %+v", b.VM, want)
 	}
 	if c.IsVM() {
 		t.Errorf("c is a namespace node, got VM %+v", c.VM)
 	}
-	vj, err := lab.Load("vmjumbo")
+	vj, err := topology.Load("vmjumbo")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range vj.Nodes[:3] {
-		if !n.IsVM() || n.Service(lab.KindAgent) == nil || n.Service(lab.KindSSHD) == nil || n.Links[1].MTU != 9000 {
+		if !n.IsVM() || n.Service(topology.KindAgent) == nil || n.Service(topology.KindSSHD) == nil || n.Links[1].MTU != 9000 {
 			t.Errorf("vmjumbo %s: %+v, want a VM at 9000 with an agent and sshd", n.Name, n)
 		}
 	}
@@ -70,17 +70,17 @@ func TestParseVMRefused(t *testing.T) {
 	} {
 		src := "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    vm: " + tc.vm +
 			"\n    links: [{switch: ic, address: 198.18.10.1/24}]\n" + tc.extra
-		_, err := lab.Parse("v.yaml", []byte(src))
-		if err == nil || !errors.Is(err, lab.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+		_, err := topology.Parse("v.yaml", []byte(src))
+		if err == nil || !errors.Is(err, topology.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("vm: %s %s: %v, want one line with %q", tc.vm, tc.extra, err, tc.want)
 		}
 	}
 	src := "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    links: [{switch: ic, address: 198.18.10.1/24}]\n    services: [{kind: sshd}]\n"
-	if _, err := lab.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.services[0].kind: the sshd service runs in VM nodes (vm:) only") {
+	if _, err := topology.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.services[0].kind: the sshd service runs in VM nodes (vm:) only") {
 		t.Errorf("sshd in a namespace node: %v", err)
 	}
 	src = "name: v\nswitches: {ic: {mtu: 9000}}\nnodes:\n  a:\n    vm: {}\n    links: [{switch: ic, address: 198.18.10.1/24, rate: 100mbit}]\n"
-	if _, err := lab.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.links[0].rate: a VM node's link cannot be shaped") {
+	if _, err := topology.Parse("v.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "v.yaml:6: nodes.a.links[0].rate: a VM node's link cannot be shaped") {
 		t.Errorf("shaped VM link: %v", err)
 	}
 }
