@@ -127,9 +127,10 @@ func (s *Spec) Args() ([]string, error) {
 // guest). qemu never runs as root: Boot gives Dir, the initramfs and a
 // copy of the kernel to qemu's user (User), opens the taps itself (as
 // root, where InTaps runs) and starts qemu as that user, sandboxed
-// (Sandbox), with the taps as its descriptors. qemu runs in a session of
-// its own: it outlives the caller, and whoever records Machine.PID stops
-// it.
+// (Sandbox), with the taps as its descriptors. (qemu's own -runas drops
+// root after its seccomp filter is in place, and elevateprivileges=deny
+// then kills it with SIGSYS: qemu 7.2 here.) qemu runs in a session of its
+// own: it outlives the caller, and whoever records Machine.PID stops it.
 func Boot(s *Spec) (*Machine, error) {
 	args, err := s.Args()
 	if err != nil {
