@@ -1,4 +1,4 @@
-package vm
+package cache
 
 import (
 	"bufio"
@@ -33,11 +33,15 @@ func hostSuite() string {
 // files it needs, at their paths in a guest: usr/sbin/sshd, its dynamic
 // linker and its libraries. They come from a Debian image that mmdebstrap
 // builds once (variant essential with openssh-server, this host's release)
-// and are kept in CacheDir/sshd/SUITE (about 10 MB); the image itself
+// and are kept in Dir/sshd/SUITE (about 10 MB); the image itself
 // (160 MB) is removed. log, when not nil, says what it does.
 func DebianSSHD(ctx context.Context, log io.Writer) (string, error) {
 	suite := hostSuite()
-	dir := filepath.Join(CacheDir(), "sshd", suite)
+	top, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(top, "sshd", suite)
 	if _, err := os.Stat(filepath.Join(dir, sshdPath)); err == nil {
 		return dir, nil
 	}
@@ -45,7 +49,7 @@ func DebianSSHD(ctx context.Context, log io.Writer) (string, error) {
 		return "", fmt.Errorf("vm: the guests' sshd comes from a Debian image mmdebstrap builds: mmdebstrap not found (apt-get install mmdebstrap)")
 	}
 	ready := func() bool { _, err := os.Stat(filepath.Join(dir, sshdPath)); return err == nil }
-	err := fillCache(dir, ready, func(tmp string) (string, error) {
+	err = fillCache(dir, ready, func(tmp string) (string, error) {
 		if log != nil {
 			fmt.Fprintf(log, "vm: building a Debian %s image with openssh-server (mmdebstrap, once) for %s\n", suite, dir)
 		}
@@ -91,10 +95,14 @@ func keepProgram(image, prog, keep string) error {
 	return nil
 }
 
+// sshdPath is OpenSSH's server in a Debian tree, and so in the guest
+// (guest.SSHDPath runs it from there).
+const sshdPath = "/usr/sbin/sshd"
+
 // removeStaleFetches removes what a fetch killed halfway left in the
-// cache; the caller holds the cache's lock.
-func removeStaleFetches() {
-	stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*"))
+// cache top; the caller holds the cache's lock.
+func removeStaleFetches(top string) {
+	stale, _ := filepath.Glob(filepath.Join(top, "fetch-*"))
 	for _, d := range stale {
 		os.RemoveAll(d)
 	}

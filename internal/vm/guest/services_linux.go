@@ -1,20 +1,22 @@
-package vm
+package guest
 
 import (
 	"net"
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
-// guestDialTimeout bounds each connect the guest makes to answer a
+// DialTimeout bounds each connect the guest makes to answer a
 // ServiceProbe. A live listener takes a connect at once, even a stopped
 // one (the kernel completes it), so this only bounds a dropped one.
-const guestDialTimeout = time.Second
+const DialTimeout = time.Second
 
-// guestServices are the processes the guest started for its services, by
+// Services are the processes the guest started for its services, by
 // kind, so that it can say whether each still lives.
-type guestServices struct {
+type Services struct {
 	mu    sync.Mutex
 	procs map[string]*guestProc
 }
@@ -25,12 +27,13 @@ type guestProc struct {
 	exited chan struct{} // closed once the process has exited and was reaped
 }
 
-func newGuestServices() *guestServices { return &guestServices{procs: map[string]*guestProc{}} }
+// NewServices returns an empty set of services.
+func NewServices() *Services { return &Services{procs: map[string]*guestProc{}} }
 
-// track records cmd, started, as kind's process and reaps it when it
+// Track records cmd, started, as kind's process and reaps it when it
 // exits (which is how the guest knows it did: its PID alone could be
 // taken again by another process).
-func (s *guestServices) track(kind string, cmd *exec.Cmd) {
+func (s *Services) Track(kind string, cmd *exec.Cmd) {
 	p := &guestProc{pid: cmd.Process.Pid, exited: make(chan struct{})}
 	s.mu.Lock()
 	s.procs[kind] = p
@@ -43,15 +46,15 @@ func (s *guestServices) track(kind string, cmd *exec.Cmd) {
 
 // answer answers each probe: the process's PID, whether it lives and, if
 // it does, whether a connect to the probe's address is taken. The probes
-// are answered at once, each within guestDialTimeout.
-func (s *guestServices) answer(probes []ServiceProbe) []ServiceAnswer {
-	out := make([]ServiceAnswer, len(probes))
+// are answered at once, each within DialTimeout.
+func (s *Services) answer(probes []channel.ServiceProbe) []channel.ServiceAnswer {
+	out := make([]channel.ServiceAnswer, len(probes))
 	var wg sync.WaitGroup
 	for i, pr := range probes {
 		s.mu.Lock()
 		p := s.procs[pr.Kind]
 		s.mu.Unlock()
-		out[i] = ServiceAnswer{Kind: pr.Kind}
+		out[i] = channel.ServiceAnswer{Kind: pr.Kind}
 		if p == nil {
 			out[i].Error = "the guest did not start " + pr.Kind
 			continue
@@ -64,9 +67,9 @@ func (s *guestServices) answer(probes []ServiceProbe) []ServiceAnswer {
 			out[i].Alive = true
 		}
 		wg.Add(1)
-		go func(a *ServiceAnswer) {
+		go func(a *channel.ServiceAnswer) {
 			defer wg.Done()
-			c, err := net.DialTimeout("tcp", pr.Address, guestDialTimeout)
+			c, err := net.DialTimeout("tcp", pr.Address, DialTimeout)
 			if err != nil {
 				a.Error = err.Error()
 				return

@@ -1,4 +1,4 @@
-package vm
+package cache
 
 import (
 	"bufio"
@@ -31,6 +31,11 @@ type Kernel struct {
 	Release string   `json:"release,omitempty"` // uname -r, when known (6.1.0-56-amd64)
 	Source  string   `json:"source"`            // the Debian package, or the file given
 	Modules []string `json:"modules,omitempty"` // .ko files, dependencies first; none when built in
+	// Deb and DebSHA256 are the package file a Debian kernel was
+	// unpacked from and its SHA-256 (apt-get download checked it against
+	// the signed lists); empty for a kernel the user gives.
+	Deb       string `json:"deb,omitempty"`
+	DebSHA256 string `json:"deb_sha256,omitempty"`
 }
 
 // needed are the modules a node's links need; their dependencies are read
@@ -88,7 +93,7 @@ func ModuleOrder(dir string) ([]string, error) {
 	files := map[string]string{} // module name -> file
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && isModule(p) {
-			files[modName(filepath.Base(p))] = p
+			files[ModName(filepath.Base(p))] = p
 		}
 		return nil
 	})
@@ -96,7 +101,7 @@ func ModuleOrder(dir string) ([]string, error) {
 	if f, err := os.Open(filepath.Join(dir, "modules.builtin")); err == nil {
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			builtin[modName(filepath.Base(strings.TrimSpace(sc.Text())))] = true
+			builtin[ModName(filepath.Base(strings.TrimSpace(sc.Text())))] = true
 		}
 		f.Close()
 	}
@@ -148,19 +153,19 @@ func isModule(path string) bool {
 	return false
 }
 
-// modName turns a module file name into the module's name as depends=
+// ModName turns a module file name into the module's name as depends=
 // spells it (virtio-net.ko.xz and virtio_net.ko are both virtio_net).
-func modName(file string) string {
+func ModName(file string) string {
 	for _, s := range moduleSuffixes[1:] {
 		file = strings.TrimSuffix(file, s)
 	}
 	return strings.ReplaceAll(strings.TrimSuffix(file, ".ko"), "-", "_")
 }
 
-// readModule returns a module file's ELF bytes, decompressed: gzip here,
+// ReadModule returns a module file's ELF bytes, decompressed: gzip here,
 // xz and zstd by the host's xz and zstd (busybox's insmod in the guest
 // takes plain modules only).
-func readModule(file string) ([]byte, error) {
+func ReadModule(file string) ([]byte, error) {
 	var tool string
 	switch {
 	case strings.HasSuffix(file, ".ko.gz"):
@@ -193,7 +198,7 @@ func readModule(file string) ([]byte, error) {
 
 // moduleDepends reads the depends= entry of a module's .modinfo section.
 func moduleDepends(file string) ([]string, error) {
-	data, err := readModule(file)
+	data, err := ReadModule(file)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +219,7 @@ func moduleDepends(file string) ([]string, error) {
 			var out []string
 			for _, d := range strings.Split(string(v), ",") {
 				if d = strings.TrimSpace(d); d != "" {
-					out = append(out, modName(d))
+					out = append(out, ModName(d))
 				}
 			}
 			return out, nil

@@ -1,4 +1,4 @@
-package vm
+package cache
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // is moved into place whole, over a damaged earlier copy, and what a
 // killed fill left is removed.
 func TestFillCache(t *testing.T) {
-	cache := filepath.Join(t.TempDir(), "cache")
+	cache := filepath.Join(trustedDir(t), "cache")
 	t.Setenv("INTERLINK_VM_CACHE", cache)
 	dir := filepath.Join(cache, "kernel", "pkg")
 	ready := func() bool { _, err := os.Stat(filepath.Join(dir, "done")); return err == nil }

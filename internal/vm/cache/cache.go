@@ -1,42 +1,72 @@
-package vm
+package cache
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-
-	"github.com/interlink/interlink/internal/atomicfile"
 )
 
-// DefaultCacheDir is where kernels and the KVM probe's result are kept
-// between labs.
-const DefaultCacheDir = "/var/cache/interlink/vm"
+// DefaultDir is where kernels, Debian's sshd and the KVM probe's result
+// are kept between labs.
+const DefaultDir = "/var/cache/interlink/vm"
 
-// CacheDir returns the cache directory: $INTERLINK_VM_CACHE when set,
-// else DefaultCacheDir.
-func CacheDir() string {
+// path is the cache directory as configured: $INTERLINK_VM_CACHE when
+// set, else DefaultDir, made absolute.
+func path() (string, error) {
+	dir := DefaultDir
 	if d := os.Getenv("INTERLINK_VM_CACHE"); d != "" {
-		return d
+		dir = d
 	}
-	return DefaultCacheDir
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("vm cache %s: %w", dir, err)
+	}
+	return abs, nil
 }
 
-// ClearCache removes the cache and everything in it. It waits for a
-// fetch in progress to finish (the cache's lock).
-func ClearCache() error {
-	dir := CacheDir()
+// Path is the cache directory as configured, for messages: "" when it
+// cannot be made absolute.
+func Path() string {
+	p, _ := path()
+	return p
+}
+
+// Dir returns the cache directory, made when it is missing, once Trusted
+// says root can trust it: $INTERLINK_VM_CACHE when set, else DefaultDir.
+// Its error is one line naming the directory at fault and what to do.
+func Dir() (string, error) {
+	dir, err := path()
+	if err != nil {
+		return "", err
+	}
+	if err := Trusted(dir); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("vm cache: %w", err)
+	}
+	return dir, Trusted(dir) // what MkdirAll made, under the umask
+}
+
+// Clear removes the cache and everything in it. It waits for a fetch in
+// progress to finish (the cache's lock). It removes nothing from a cache
+// it does not trust.
+func Clear() error {
+	dir, err := path()
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	unlock, err := lockCache()
+	unlock, err := Lock()
 	if err != nil {
 		return err
 	}
@@ -56,70 +86,10 @@ func ClearCache() error {
 	return os.RemoveAll(dir)
 }
 
-var kernelPkgRE = regexp.MustCompile(`(?m)^\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)\s*$`)
-
-// aptLists is where apt keeps the package lists apt-cache reads.
-var aptLists = "/var/lib/apt/lists"
-
-// listsStamp identifies the state of apt's package lists (names, sizes and
-// times of the Packages files): apt-cache's answer holds while it holds.
-func listsStamp() string {
-	files, _ := filepath.Glob(filepath.Join(aptLists, "*Packages*"))
-	var b strings.Builder
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil {
-			fmt.Fprintf(&b, "%s %d %d\n", filepath.Base(f), fi.Size(), fi.ModTime().UnixNano())
-		}
-	}
-	return b.String()
-}
-
-// DebianPackage returns the kernel package Debian's linux-image-amd64
-// currently depends on (linux-image-6.1.0-56-amd64), asking apt-cache
-// (which takes seconds without apt's binary cache) unless the answer is
-// kept in the cache for apt's lists as they are now.
-func DebianPackage(ctx context.Context) (string, error) {
-	type answer struct {
-		Lists   string `json:"lists"`
-		Package string `json:"package"`
-	}
-	kept := filepath.Join(CacheDir(), "debian-kernel.json")
-	stamp := listsStamp()
-	var a answer
-	if data, err := os.ReadFile(kept); err == nil && json.Unmarshal(data, &a) == nil && stamp != "" && a.Lists == stamp {
-		return a.Package, nil
-	}
-	pkg, err := askAptCache(ctx)
-	if err == nil && stamp != "" && os.MkdirAll(CacheDir(), 0o755) == nil {
-		data, _ := json.Marshal(answer{Lists: stamp, Package: pkg})
-		atomicfile.WriteFile(kept, data, atomicfile.Options{})
-	}
-	return pkg, err
-}
-
-func askAptCache(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "apt-cache", "depends", "linux-image-amd64").Output()
-	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return "", fmt.Errorf("vm: apt-cache not found: the default kernel is Debian's package; give a kernel file (vm: {kernel: FILE, modules: DIR})")
-		}
-		return "", fmt.Errorf("vm: apt-cache depends linux-image-amd64: %w: %w", err, errStaleLists)
-	}
-	m := kernelPkgRE.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("vm: apt-cache names no kernel package for linux-image-amd64: %w", errStaleLists)
-	}
-	return string(m[1]), nil
-}
-
-// errStaleLists marks what apt's package lists may be too old for: the
-// package is unknown, or the mirror no longer has the version they name.
-var errStaleLists = errors.New("apt's package lists may be stale (apt-get update)")
-
 // DebianKernel returns Debian's current packaged kernel from the cache,
 // fetching it first when it is not there: apt-get download of the package
 // into a temporary directory of the cache, dpkg-deb -x, and only the image
-// and the modules a node needs kept (in CacheDir/kernel/PKG).
+// and the modules a node needs kept (in Dir/kernel/PKG).
 // Nothing is installed on the host. When apt's lists do not have the
 // package, or the mirror no longer has the version they name (a fresh
 // machine, an old image), it runs apt-get update once and tries again.
@@ -143,7 +113,11 @@ func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(CacheDir(), "kernel", pkg)
+	top, err := Dir()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(top, "kernel", pkg)
 	if k, err := readKernel(dir); err == nil {
 		return k, nil
 	}
@@ -159,11 +133,16 @@ func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 		if len(debs) != 1 {
 			return "", fmt.Errorf("vm: apt-get download %s left no package file", pkg)
 		}
+		sum, err := fileSHA256(debs[0])
+		if err != nil {
+			return "", err
+		}
 		root := filepath.Join(tmp, "root")
 		if err := run(ctx, tmp, "dpkg-deb", "-x", debs[0], root); err != nil {
 			return "", fmt.Errorf("vm: dpkg-deb -x %s: %w", debs[0], err)
 		}
-		return filepath.Join(tmp, "kernel"), keepKernel(root, filepath.Join(tmp, "kernel"), pkg)
+		k := &Kernel{Source: "debian:" + pkg, Deb: filepath.Base(debs[0]), DebSHA256: sum}
+		return filepath.Join(tmp, "kernel"), keepKernel(root, filepath.Join(tmp, "kernel"), k)
 	})
 	if err != nil {
 		return nil, err
@@ -178,7 +157,11 @@ func debianKernel(ctx context.Context, log io.Writer) (*Kernel, error) {
 // killed), and the directory build returns is moved to dir in one rename,
 // so dir is whole or absent.
 func fillCache(dir string, ready func() bool, build func(tmp string) (string, error)) error {
-	unlock, err := lockCache()
+	top, err := Dir()
+	if err != nil {
+		return err
+	}
+	unlock, err := Lock()
 	if err != nil {
 		return err
 	}
@@ -186,8 +169,8 @@ func fillCache(dir string, ready func() bool, build func(tmp string) (string, er
 	if ready() {
 		return nil
 	}
-	removeStaleFetches()
-	tmp, err := os.MkdirTemp(CacheDir(), "fetch-")
+	removeStaleFetches(top)
+	tmp, err := os.MkdirTemp(top, "fetch-")
 	if err != nil {
 		return fmt.Errorf("vm cache: %w", err)
 	}
@@ -207,24 +190,23 @@ func fillCache(dir string, ready func() bool, build func(tmp string) (string, er
 }
 
 // keepKernel copies from an unpacked kernel package at root the image and
-// the modules a node needs into dir, and
-// records them in dir/kernel.json.
-func keepKernel(root, dir, pkg string) error {
+// the modules a node needs into dir, and records them, with k's source
+// and package, in dir/kernel.json.
+func keepKernel(root, dir string, k *Kernel) error {
 	images, _ := filepath.Glob(filepath.Join(root, "boot", "vmlinuz-*"))
 	if len(images) != 1 {
-		return fmt.Errorf("vm: package %s has %d kernel images in /boot, want 1", pkg, len(images))
+		return fmt.Errorf("vm: package %s has %d kernel images in /boot, want 1", k.Deb, len(images))
 	}
-	release := strings.TrimPrefix(filepath.Base(images[0]), "vmlinuz-")
-	mods := filepath.Join(root, "lib", "modules", release)
-	order, err := ModuleOrder(mods)
+	k.Release = strings.TrimPrefix(filepath.Base(images[0]), "vmlinuz-")
+	order, err := ModuleOrder(filepath.Join(root, "lib", "modules", k.Release))
 	if err != nil {
-		return fmt.Errorf("vm: package %s: %w", pkg, err)
+		return fmt.Errorf("vm: package %s: %w", k.Deb, err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "modules"), 0o755); err != nil {
 		return fmt.Errorf("vm cache: %w", err)
 	}
-	k := Kernel{Image: "vmlinuz", Release: release, Source: "debian:" + pkg}
-	if err := copyFile(images[0], filepath.Join(dir, "vmlinuz")); err != nil {
+	k.Image = "vmlinuz"
+	if err := copyFile(images[0], filepath.Join(dir, k.Image)); err != nil {
 		return err
 	}
 	for _, f := range order {
@@ -239,6 +221,9 @@ func keepKernel(root, dir, pkg string) error {
 }
 
 // readKernel reads a kernel kept by keepKernel, its paths made absolute.
+// Every path it names must be a regular file inside dir (kernel.json is
+// data, and names no file elsewhere on the host), and the package's
+// SHA-256 must be recorded (a kernel kept before it was is fetched again).
 func readKernel(dir string) (*Kernel, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
 	if err != nil {
@@ -248,14 +233,45 @@ func readKernel(dir string) (*Kernel, error) {
 	if err := json.Unmarshal(data, &k); err != nil {
 		return nil, fmt.Errorf("vm cache: %s: %w", dir, err)
 	}
-	k.Image = filepath.Join(dir, k.Image)
+	if k.DebSHA256 == "" {
+		return nil, fmt.Errorf("vm cache: %s: no package SHA-256 recorded", dir)
+	}
+	confine := func(rel string) (string, error) {
+		p := filepath.Join(dir, rel)
+		if !filepath.IsLocal(rel) {
+			return "", fmt.Errorf("vm cache: %s/kernel.json names %q, outside its directory (lab cache clear)", dir, rel)
+		}
+		if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+			return "", fmt.Errorf("vm cache: %s/kernel.json names %q, which is not a regular file there (lab cache clear)", dir, rel)
+		}
+		return p, nil
+	}
+	if k.Image, err = confine(k.Image); err != nil {
+		return nil, err
+	}
 	for i, m := range k.Modules {
-		k.Modules[i] = filepath.Join(dir, m)
+		if k.Modules[i], err = confine(m); err != nil {
+			return nil, err
+		}
 	}
 	if err := CheckImage(k.Image); err != nil {
 		return nil, err
 	}
 	return &k, nil
+}
+
+// fileSHA256 is the SHA-256 of a file's content, in hex.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("vm: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("vm: %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // UserKernel is a kernel image the user gives, with the kernel's modules
@@ -285,32 +301,4 @@ func copyFile(from, to string) error {
 		return fmt.Errorf("vm: %w", err)
 	}
 	return nil
-}
-
-// run runs a command in dir and returns its stderr's last line on failure.
-func run(ctx context.Context, dir, name string, args ...string) error {
-	return runEnv(ctx, dir, nil, name, args...)
-}
-
-// runEnv is run with env added to the environment.
-func runEnv(ctx context.Context, dir string, env []string, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := lastLine(stderr.String()); msg != "" {
-			return fmt.Errorf("%w: %s", err, msg)
-		}
-		return err
-	}
-	return nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -1,4 +1,4 @@
-package vm
+package guest
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // configure gives the guest's links their names, MTUs and addresses (each
 // found by its MAC address, as the kernel named them eth0, eth1, ... in
 // probe order), then the routes and forwarding.
-func configure(cfg *GuestConfig) error {
+func configure(cfg *Config) error {
 	sysctls := map[string]string{
 		// Addresses work at once, as in namespace nodes.
 		"net/ipv6/conf/all/accept_dad":     "0",
@@ -57,7 +57,7 @@ func configure(cfg *GuestConfig) error {
 	return nil
 }
 
-func configureLink(l netlink.Link, want GuestLink) error {
+func configureLink(l netlink.Link, want Link) error {
 	if err := netlink.LinkSetDown(l); err != nil {
 		return err
 	}
