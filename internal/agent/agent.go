@@ -177,6 +177,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	active   atomic.Int64
 	served   atomic.Int64 // authenticated sessions since start
+	rates    rateCache    // AutoRate per local address, briefly
 }
 
 // NewServer returns an agent for cfg.

@@ -67,7 +67,7 @@ func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys
 	ctx, cancel := context.WithTimeout(parent, srv.cfg.Limits.MaxDuration)
 	lim, basis := srv.cfg.Limits, "--max-rate"
 	if lim.MaxRateBitsPerSec <= 0 {
-		lim.MaxRateBitsPerSec, basis = AutoRate(addrPort(c.LocalAddr()).Addr())
+		lim.MaxRateBitsPerSec, basis = srv.rates.get(addrPort(c.LocalAddr()).Addr(), time.Now())
 	}
 	return &Session{
 		ID: id, Keys: keys, Tag: tag, Limits: lim, RateBasis: basis, Software: software,

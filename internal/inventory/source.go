@@ -156,13 +156,15 @@ func rel(p string) string {
 
 // ReadFile reads the file at node path p and records it.
 // Only regular files are opened, never blocking, and at most MaxFileBytes
-// are read; anything else is an error wrapping ErrNotRegular or
-// ErrTooLarge, and is remembered for Unreadable.
+// are read; anything else is an error wrapping readfile.ErrNotRegular or
+// readfile.ErrTooLarge (a path that should be a file or directory and is a
+// named pipe, a device or a socket is reported and never opened: opening a
+// FIFO blocks, opening a device can act on it), and is remembered for Unreadable.
 func (s *Source) ReadFile(p string) ([]byte, error) { return s.ReadFileMax(p, MaxFileBytes) }
 
 // ReadFileMax is ReadFile with a bound of its own, limit bytes, for a
 // file that is small on every real node (a hostname): a larger one is
-// refused, wrapping ErrTooLarge, instead of being read whole.
+// refused, wrapping readfile.ErrTooLarge, instead of being read whole.
 func (s *Source) ReadFileMax(p string, limit int64) ([]byte, error) {
 	if err := s.stopped(); err != nil {
 		return nil, err

@@ -106,16 +106,14 @@ func (b *builder) services(ctx context.Context) error {
 		func(s *ServiceSpec) bool { return s.Kind == KindGalera },
 	} {
 		for i := range t.Nodes {
-			if t.Nodes[i].IsVM() {
-				continue // its guest starts its agent (vm.GuestConfig)
-			}
+			k := kindOf(&t.Nodes[i])
 			for j := range t.Nodes[i].Services {
 				if s := &t.Nodes[i].Services[j]; pass(s) {
 					pw := password
 					if s.Kind == KindGalera {
 						pw = galeraPassword
 					}
-					if err := b.service(ctx, l.nodes[i], s, pw); err != nil {
+					if err := k.startService(ctx, b, l.nodes[i], s, pw); err != nil {
 						return err
 					}
 				}
@@ -194,7 +192,7 @@ func (b *builder) startService(ctx context.Context, n *Node, s *ServiceSpec, dir
 		}
 		return pid, err
 	case KindGalera:
-		members := t.galeraNodes()
+		members := t.GaleraNodes()
 		var addrs []netip.Addr
 		for _, m := range members {
 			addrs = append(addrs, firstAddrOn(m, s.Via))
@@ -214,15 +212,15 @@ func (b *builder) startService(ctx context.Context, n *Node, s *ServiceSpec, dir
 // primary; a standby's start is done when commits wait for it.
 func (b *builder) startPostgres(ctx context.Context, n *Node, s *ServiceSpec, dir, password string) (int, error) {
 	t := b.t
-	pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: addrsOf(n.spec, ""), Port: s.Port,
+	pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: n.spec.AddrsOn(""), Port: s.Port,
 		Password: password, Networks: labNetworks(t)}
 	if s.Role == RolePrimary {
-		pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.syncStandbys(n.Name()))}
+		pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.SyncStandbys(n.Name()))}
 		return service.StartPrimary(ctx, pg, n.Start)
 	}
 	pn, _ := newLab(t).Node(s.Primary)
 	ps := pn.spec.Service(KindPostgres)
-	from := netip.AddrPortFrom(addrsOf(pn.spec, s.Via)[0], uint16(ps.Port))
+	from := netip.AddrPortFrom(pn.spec.AddrsOn(s.Via)[0], uint16(ps.Port))
 	pid, err := service.StartStandby(ctx, pg, from, n.Start)
 	if err == nil {
 		// Up is done when commits wait for the standby.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/interlink/interlink/internal/lab/service"
 )
@@ -15,15 +16,9 @@ import (
 // inspectServices fills each node's Services from the state and what runs.
 func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 	in := newServiceInspector(st)
-	guests := askGuests(st, in)
 	for i, n := range st.Topology.Nodes {
 		for _, spec := range n.Services {
-			var ss ServiceStatus
-			if n.IsVM() {
-				ss = vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec), guests[n.Name])
-			} else {
-				ss = in.service(i, spec)
-			}
+			ss := kindOf(&st.Topology.Nodes[i]).serviceStatus(in, i, spec)
 			if st.Complete && ss.State != ServiceRunning {
 				why := ""
 				if ss.Reason != "" {
@@ -37,13 +32,16 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 }
 
 // serviceInspector is what inspecting a lab's services needs: the state,
-// the lab (to dial into its nodes) and the databases' passwords ("" when
-// not readable).
+// the lab (to dial into its nodes), the databases' passwords ("" when not
+// readable) and, once a VM node's service is asked about, what every
+// guest said (vmNode.serviceStatus).
 type serviceInspector struct {
 	st                       *state
 	t                        *Topology
 	l                        *Lab
 	password, galeraPassword string
+	askGuests                sync.Once
+	guests                   map[string]*guestAnswer
 }
 
 func newServiceInspector(st *state) *serviceInspector {
@@ -98,7 +96,7 @@ func (in *serviceInspector) service(i int, spec ServiceSpec) ServiceStatus {
 func (in *serviceInspector) addresses(i int, spec ServiceSpec) ServiceStatus {
 	n := &in.t.Nodes[i]
 	ss := ServiceStatus{Kind: spec.Kind, Role: spec.Role, State: ServiceNotStarted, Listen: []string{}}
-	for _, a := range addrsOf(n, "") {
+	for _, a := range n.AddrsOn("") {
 		ss.Listen = append(ss.Listen, netip.AddrPortFrom(a, uint16(spec.Port)).String())
 	}
 	if first := firstAddr(n); first.IsValid() {
@@ -137,7 +135,7 @@ func (in *serviceInspector) galera(ss *ServiceStatus, i int, spec ServiceSpec, f
 		ss.DSN = service.GaleraDSN(first, spec.Port, in.galeraPassword)
 	}
 	ss.Detail = "Galera member via " + spec.Via
-	if ms := in.t.galeraNodes(); len(ms) > 0 && ms[0].Name == n.Name {
+	if ms := in.t.GaleraNodes(); len(ms) > 0 && ms[0].Name == n.Name {
 		ss.Detail += " (bootstrapped the cluster)"
 	}
 	if rec == nil {
@@ -159,7 +157,7 @@ func (in *serviceInspector) postgres(ss *ServiceStatus, n *NodeSpec, spec Servic
 		ss.DSN = service.DSN(first, spec.Port, in.password)
 	}
 	ss.Detail = "primary"
-	if names := in.t.syncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
+	if names := in.t.SyncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
 		ss.Detail += ", commits wait for " + strings.Join(names, " or ") + " (synchronous)"
 	}
 	if spec.Role == RoleStandby {
@@ -184,7 +182,7 @@ func within(path, dir string) bool {
 // firstAddrOn is the node's first IPv4 address on switch sw, else its
 // first address there.
 func firstAddrOn(n *NodeSpec, sw string) netip.Addr {
-	all := addrsOf(n, sw)
+	all := n.AddrsOn(sw)
 	for _, a := range all {
 		if a.Is4() {
 			return a

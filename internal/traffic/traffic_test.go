@@ -148,7 +148,7 @@ func TestWireFormulas(t *testing.T) {
 
 func TestHeaderRoundTrip(t *testing.T) {
 	b := make([]byte, HeaderLen)
-	in := Header{Kind: KindResponse, Chunk: 3, Seq: 1<<40 + 7, Stamp: -5, Size: 1 << 20, Chunks: 17, Tag: 0xdeadbeef}
+	in := Header{Kind: KindResponse, Chunk: 3, Seq: 1<<40 + 7, Stamp: -5, Size: 1 << 20, Chunks: 17, Flags: FlagHeld, Held: 0xdeadbeef}
 	in.Put(b)
 	var out Header
 	if err := out.Parse(b); err != nil || out != in {
