@@ -38,14 +38,12 @@ func TestConcurrentUp(t *testing.T) {
 	}
 	nsBefore := labNamespaces(t)
 	want := fmt.Sprintf("interlink: lab %s is being built by PID %d\n", name, h.Process.Pid)
+	// The builder stays paused: a command that waited for it would never
+	// answer (run's guard ends it with exit -1).
 	for _, args := range [][]string{{"lab", "up", "jumbo", "--name", name}, {"lab", "down", name}} {
-		start := time.Now()
 		r := run(t, args...)
 		if r.code != 3 || r.stdout != "" || r.stderr != want {
 			t.Errorf("%v while another builds: exit %d, stdout %q, stderr %q; want exit 3 and %q", args, r.code, r.stdout, r.stderr, want)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("%v waited %v for the builder; want an answer at once", args, d)
 		}
 	}
 	if now, _ := os.ReadFile(filepath.Join(dir, name+".json")); !bytes.Equal(now, record) {
@@ -214,16 +212,16 @@ func TestExecChildDiesWithWrapper(t *testing.T) {
 		if string(comm) == "sleep\n" {
 			break
 		}
-		if time.Since(start) > 5*time.Second {
+		if time.Since(start) > 60*time.Second { // only against a hang
 			t.Fatalf("PID %d is %q, want the sleep lab exec started", child, comm)
 		}
 	}
 	killHelper(cmd) // SIGKILL
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // only against a hang
 	for alive(child) {
 		if time.Now().After(deadline) {
 			syscall.Kill(child, syscall.SIGKILL)
-			t.Fatalf("the child of a killed lab exec (PID %d) still runs 5s later", child)
+			t.Fatalf("the child of a killed lab exec (PID %d) never ended", child)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -27,7 +27,7 @@ import (
 
 // galeraDir is privateDir made passable by the mysql user, so the lab keeps
 // its members' data below it (t.TempDir makes its directories 0700).
-func galeraDir(t *testing.T) string {
+func galeraDir(t testing.TB) string {
 	t.Helper()
 	if _, err := mariadb.Find(true); err != nil {
 		t.Fatal(err)
@@ -82,10 +82,7 @@ func upGalera(t *testing.T, name string) lab.Status {
 	if r.code != 0 {
 		t.Fatalf("lab up galera: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	t.Logf("lab up galera took %v", took)
-	if took > 60*time.Second {
-		t.Errorf("lab up galera took %v, want under 60s", took)
-	}
+	t.Logf("lab up galera took %v (BenchmarkUpBuiltin times it)", took)
 	var doc labDoc
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Labs) != 1 {
 		t.Fatalf("lab up --json: %v: %s", err, r.stdout)

@@ -152,7 +152,9 @@ nodes:
 		unix.Close(sfd)
 		got := 0
 		buf := make([]byte, 65536)
-		deadline := time.Now().Add(500 * time.Millisecond)
+		// Arrivals are awaited as long as a loaded machine needs; a
+		// drop can only be awaited for a while.
+		deadline := time.Now().Add(map[bool]time.Duration{true: 30 * time.Second, false: 500 * time.Millisecond}[c.arrive])
 		for time.Now().Before(deadline) && got < 2 {
 			if n, _, err := unix.Recvfrom(rfd, buf, unix.MSG_DONTWAIT); err == nil && n == c.segment {
 				got++

@@ -3,9 +3,11 @@
 package labtest
 
 import (
+	"bytes"
 	"math"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,10 +28,14 @@ nodes:
   node3: {links: [{switch: ic, address: 198.18.10.3/24}]}
 `
 
+// burstID tells one udpBurst's end marker from another's.
+var burstID atomic.Uint64
+
 // udpBurst sends n datagrams of 64 bytes from node `from` to dst:port,
 // paced so that no queue on the way overflows, and returns how many the
-// listener rfd got (it stops reading 300 ms after the last one came, or
-// after 300 ms when none came).
+// listener rfd got. Then it sends an end marker until one arrives: the
+// link keeps order, so every datagram before it has arrived or was lost
+// (waiting for a quiet spell instead undercounted on a loaded machine).
 func udpBurst(t *testing.T, from *lab.Node, dst netip.Addr, port, rfd, n int) int {
 	t.Helper()
 	var sfd int
@@ -49,12 +55,25 @@ func udpBurst(t *testing.T, from *lab.Node, dst netip.Addr, port, rfd, n int) in
 	}
 	got := 0
 	buf := make([]byte, 2048)
+	marker := make([]byte, 64)
+	marker[0] = 0xff
+	for i, id := 0, burstID.Add(1); i < 8; i++ {
+		marker[1+i] = byte(id >> (8 * i))
+	}
+	ended := false
 	drain := func() {
 		for {
-			if _, _, err := unix.Recvfrom(rfd, buf, unix.MSG_DONTWAIT); err != nil {
+			n, _, err := unix.Recvfrom(rfd, buf, unix.MSG_DONTWAIT)
+			if err != nil {
 				return
 			}
-			got++
+			switch {
+			case bytes.Equal(buf[:n], marker):
+				ended = true
+			case n > 0 && buf[0] == 0xff: // an earlier burst's marker sent again
+			default:
+				got++
+			}
 		}
 	}
 	msg := make([]byte, 64)
@@ -67,14 +86,17 @@ func udpBurst(t *testing.T, from *lab.Node, dst netip.Addr, port, rfd, n int) in
 			drain()
 		}
 	}
-	last := time.Now()
-	for time.Since(last) < 300*time.Millisecond {
-		before := got
-		drain()
-		if got > before {
-			last = time.Now()
+	for deadline := time.Now().Add(60 * time.Second); !ended; { // only against a hang
+		if time.Now().After(deadline) {
+			t.Fatalf("no end marker from %s reached %s:%d", from.Name(), dst, port)
 		}
-		time.Sleep(5 * time.Millisecond)
+		if _, err := unix.Write(sfd, marker); err != nil {
+			t.Fatalf("send the end marker: %v", err)
+		}
+		for i := 0; i < 10 && !ended; i++ {
+			time.Sleep(5 * time.Millisecond)
+			drain()
+		}
 	}
 	return got
 }

@@ -25,7 +25,7 @@ import (
 
 // pgDir is privateDir made reachable by the postgres user, whose data
 // directories live below it (t.TempDir makes its directories 0700).
-func pgDir(t *testing.T) string {
+func pgDir(t testing.TB) string {
 	t.Helper()
 	if _, err := pgserver.Find(); err != nil {
 		t.Fatal(err)
@@ -120,10 +120,7 @@ func TestPGLab(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("lab up pg: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
-	t.Logf("lab up pg took %v", took)
-	if took > 30*time.Second {
-		t.Errorf("lab up pg took %v, want under 30s", took)
-	}
+	t.Logf("lab up pg took %v (BenchmarkUpBuiltin times it)", took)
 	var doc labDoc
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Labs) != 1 {
 		t.Fatalf("lab up --json: %v: %s", err, r.stdout)
