@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,15 +86,19 @@ func TestRemoteCancel(t *testing.T) {
 	t.Parallel()
 	c := startAgent(t, wire.Limits{MaxRateBitsPerSec: 20e6})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(400*time.Millisecond, cancel)
-	t0 := time.Now()
-	res, err := RunRemote(ctx, c, Spec{Mode: ModeBlocks, Duration: time.Minute}, nil)
+	defer cancel()
+	var once sync.Once
+	res, err := RunRemote(ctx, c, Spec{Mode: ModeBlocks, Duration: time.Minute}, func(d Direction, r Role, _ Interval) {
+		if d == Forward && r == RoleRequester {
+			once.Do(cancel) // mid-way: after the requester's first interval
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := res.Flows[0]
-	if time.Since(t0) > 5*time.Second || f.Summary.Messages == 0 || f.Server.Blocks.Completed == 0 {
-		t.Errorf("cancelled run: took %v, %d blocks, agent answered %d", time.Since(t0), f.Summary.Messages, f.Server.Blocks.Completed)
+	if f.Client.Duration >= res.Spec.Duration || f.Summary.Messages == 0 || f.Server.Blocks.Completed == 0 {
+		t.Errorf("cancelled run: ran %v of %v, %d blocks, agent answered %d", f.Client.Duration, res.Spec.Duration, f.Summary.Messages, f.Server.Blocks.Completed)
 	}
 }
 

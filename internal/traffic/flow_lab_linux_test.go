@@ -102,7 +102,7 @@ func TestFlowFeedbackLostLoopback(t *testing.T) {
 		st := ss.UDP.Flow
 		t.Logf("every %d feedback lost: %v, %.2f Gbit/s, sent %d, lost %d %+v, %+v, dropped %d, receiver sent %d", every, took.Round(time.Millisecond),
 			f.Summary.BitsPerSec/1e9, f.Summary.Sent, f.Summary.Lost, *f.Summary.LossBy, *st, ss.UDP.Foreign, rs.UDP.FeedbackSent)
-		if ss.Error != "" || rs.Error != "" || f.Summary.Messages == 0 || took > spec.Duration+time.Second {
+		if ss.Error != "" || rs.Error != "" || f.Summary.Messages == 0 {
 			t.Fatalf("errors %q %q, %d delivered in %v", ss.Error, rs.Error, f.Summary.Messages, took)
 		}
 		switch every {
