@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
@@ -35,9 +38,10 @@ func TestReadersHostileFiles(t *testing.T) {
 		if _, err := exec.LookPath("timeout"); err != nil {
 			t.Fatal("timeout(1) missing: apt-get install coreutils")
 		}
-		_, errOut, code, took := runBin(t, "timeout", 10*time.Second, "-s", "TERM", "2", bin, "awr", "/dev/zero")
-		if code != ExitUnknown || took > 3*time.Second || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("exit %d after %s, stderr %q; want 3 within 3 s and one line", code, took, errOut)
+		// Refused before any read, not read until timeout's TERM.
+		_, errOut, code, took := runBin(t, "timeout", 60*time.Second, "-s", "TERM", "2", bin, "awr", "/dev/zero")
+		if want := "interlink: awr: /dev/zero is a character device: not a regular file\n"; code != ExitUnknown || errOut != want {
+			t.Errorf("exit %d after %s, stderr %q; want 3 and %q", code, took, errOut, want)
 		}
 		t.Logf("awr /dev/zero: exit %d in %s", code, took.Round(time.Millisecond))
 	})
@@ -54,8 +58,8 @@ func TestReadersHostileFiles(t *testing.T) {
 		{[]string{"report", fifo, "-o", filepath.Join(dir, "r.html")}, "interlink: report: " + fifo + " is a named pipe (FIFO): not a regular file; not a result file\n"},
 		{[]string{"diff", fifo, "--db", filepath.Join(dir, "history.db")}, "interlink: diff: " + fifo + " is a named pipe (FIFO): not a regular file; not a result file\n"},
 	} {
-		out, errOut, code, took := runBin(t, bin, 10*time.Second, c.args...)
-		if code != ExitUnknown || out != "" || errOut != c.want || took > 3*time.Second {
+		out, errOut, code, took := runBin(t, bin, 60*time.Second, c.args...)
+		if code != ExitUnknown || out != "" || errOut != c.want {
 			t.Errorf("%s: exit %d in %s, stdout %q\nstderr %q\nwant   %q", strings.Join(c.args, " "), code, took, out, errOut, c.want)
 		}
 	}
@@ -78,9 +82,9 @@ func TestReadersHostileFiles(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run("awr stopped by "+sig.String(), func(t *testing.T) {
-			_, errOut, code, took := runUntilSignal(t, bin, 500*time.Millisecond, sig, "awr", long)
-			if took > time.Second || code != ExitUnknown || !strings.Contains(errOut, "interrupted before the report was read") || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, errOut)
+			_, errOut, code, took := runUntilSignal(t, bin, reading(long), sig, "awr", long)
+			if code != ExitUnknown || !strings.Contains(errOut, "interrupted before the report was read") || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("after %s: exit %d in %s, stderr %q; want 3, one line", sig, code, took, errOut)
 			}
 			t.Logf("%s: exited %s after the signal", sig, took.Round(time.Millisecond))
 		})
@@ -99,9 +103,9 @@ func TestReadersHostileFiles(t *testing.T) {
 			defer pw.Close()
 			pw.WriteString(`{"schema": "interlink.check/v1",`)
 			out := filepath.Join(dir, "stdin.html")
-			_, errOut, code, took := runUntilSignalIn(t, pr, bin, 500*time.Millisecond, sig, "report", "-", "-o", out)
-			if took > time.Second || code != ExitUnknown || errOut != "interlink: report: -: interrupted before it was read\n" {
-				t.Errorf("after %s: exit %d in %s, stderr %q; want 3 within a second, one line", sig, code, took, errOut)
+			_, errOut, code, took := runUntilSignalIn(t, pr, bin, drained(pr), sig, "report", "-", "-o", out)
+			if code != ExitUnknown || errOut != "interlink: report: -: interrupted before it was read\n" {
+				t.Errorf("after %s: exit %d in %s, stderr %q; want 3, one line", sig, code, took, errOut)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("%s written from an interrupted read", out)
@@ -111,17 +115,58 @@ func TestReadersHostileFiles(t *testing.T) {
 	}
 }
 
-// runUntilSignal starts the built binary, sends it sig after delay and
-// returns its output, exit code and the time from the signal to its exit;
-// it fails the test when the binary still runs 5 s after the signal.
-func runUntilSignal(t *testing.T, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
+// runUntilSignal starts the built binary, sends it sig once ready(its
+// PID) holds, and returns its output, exit code and the time from the
+// signal to its exit (logged, not held); it fails the test when the binary
+// is never ready or never exits after the signal.
+func runUntilSignal(t *testing.T, bin string, ready func(pid int) bool, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
 	t.Helper()
-	return runUntilSignalIn(t, nil, bin, delay, sig, args...)
+	return runUntilSignalIn(t, nil, bin, ready, sig, args...)
+}
+
+// reading is ready once the process has read into path (its descriptor's
+// offset has moved): its signal handling is in place by then.
+func reading(path string) func(pid int) bool {
+	return func(pid int) bool {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); l != path {
+				continue
+			}
+			info, _ := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+			for _, line := range strings.Split(string(info), "\n") {
+				if pos, ok := strings.CutPrefix(line, "pos:"); ok && strings.TrimSpace(pos) != "0" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// drained is ready once the process has read all that waits in the pipe
+// r (it reads on, blocked): its signal handling is in place by then.
+func drained(r *os.File) func(int) bool {
+	return func(int) bool {
+		sc, err := r.SyscallConn()
+		if err != nil {
+			return false
+		}
+		n := -1
+		sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+		return n == 0
+	}
+}
+
+// after is ready once d has passed: for a wait no event marks.
+func after(d time.Duration) func(int) bool {
+	start := time.Now()
+	return func(int) bool { return time.Since(start) >= d }
 }
 
 // runUntilSignalIn is runUntilSignal with the binary's standard input
 // read from stdin (nil: none).
-func runUntilSignalIn(t *testing.T, stdin *os.File, bin string, delay time.Duration, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
+func runUntilSignalIn(t *testing.T, stdin *os.File, bin string, ready func(pid int) bool, sig syscall.Signal, args ...string) (stdout, stderr string, code int, took time.Duration) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	var o, e bytes.Buffer
@@ -140,13 +185,17 @@ func runUntilSignalIn(t *testing.T, stdin *os.File, bin string, delay time.Durat
 			<-done
 		}
 	})
-	time.Sleep(delay)
+	for deadline := time.Now().Add(60 * time.Second); !ready(cmd.Process.Pid); time.Sleep(5 * time.Millisecond) { // only against a hang
+		if time.Now().After(deadline) {
+			t.Fatalf("interlink %s never got to where %s is to stop it", strings.Join(args, " "), sig)
+		}
+	}
 	sent := time.Now()
 	cmd.Process.Signal(sig)
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatalf("interlink %s still running 5 s after %s", strings.Join(args, " "), sig)
+	case <-time.After(60 * time.Second): // only against a hang
+		t.Fatalf("interlink %s never exited after %s", strings.Join(args, " "), sig)
 	}
 	return o.String(), e.String(), cmd.ProcessState.ExitCode(), time.Since(sent)
 }
