@@ -20,8 +20,15 @@ import (
 func TestFullQueueOneEpisode(t *testing.T) {
 	eachEngineParallel(t, func(t *testing.T, engine string) {
 		u := newUpstream(t)
-		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(),
-			Limits: Limits{RatePerSec: 20, Burst: 1, Queue: 2, PerSource: 2}})
+		// The storm waits in the queue and the kernel backlog behind a
+		// slow rate until every client is connected; then a faster one
+		// drains it, the backlog refilling the queue at each admission
+		// (the storm's dials on a loaded machine outlasting admissions at
+		// the fast rate made two episodes of one storm). The accepter
+		// must still refill within one admission's 500 ms: two slots
+		// freed while it sleeps end the episode, by design.
+		slow := Limits{RatePerSec: 0.1, Burst: 1, Queue: 2, PerSource: 2}
+		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: slow})
 		var logs syncbuf.Buffer
 		r := g.routes["db"]
 		r.mu.Lock()
@@ -31,6 +38,12 @@ func TestFullQueueOneEpisode(t *testing.T) {
 		const storm = 8
 		for i := 0; i < storm; i++ {
 			dialFrom(t, "127.0.0.1", addr)
+		}
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.fullEpisodes.WithLabelValues("db")) == 1 })
+		fast := slow
+		fast.RatePerSec = 2
+		if err := g.Reload([]Route{{Name: "db", Listen: r.cfg.Listen, Upstream: u.ln.Addr().String(), Limits: fast}}); err != nil {
+			t.Fatal(err)
 		}
 		waitFor(t, func() bool { return testutil.ToFloat64(g.m.admitted.WithLabelValues("db")) == storm+1 })
 		waitFor(t, func() bool { return strings.Contains(logs.String(), "room again") })

@@ -155,11 +155,13 @@ func TestProxyAndRate(t *testing.T) {
 		if d := time.Since(start); d < 300*time.Millisecond {
 			t.Errorf("20 admissions at 50/s in %s", d)
 		}
+		// Never faster than the rate between arrivals either (a stall on a
+		// loaded machine only makes it slower, so there is no lower bound).
 		u.mu.Lock()
 		span := u.times[n-1].Sub(u.times[0])
 		u.mu.Unlock()
-		if rate := float64(n-1) / span.Seconds(); rate > 60 || rate < 25 {
-			t.Errorf("upstream arrival rate %.1f/s, want about 50", rate)
+		if rate := float64(n-1) / span.Seconds(); rate > 60 {
+			t.Errorf("upstream arrival rate %.1f/s, want at most 50", rate)
 		}
 		if v := testutil.ToFloat64(g.m.admitted.WithLabelValues("db")); v != n {
 			t.Errorf("admitted %v", v)
@@ -177,7 +179,7 @@ func TestFairAcrossSources(t *testing.T) {
 			c.Write([]byte("heavy"))
 			heavy = append(heavy, c)
 		}
-		time.Sleep(50 * time.Millisecond)
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.accepted.WithLabelValues("db")) == 12 })
 		light := dialFrom(t, "127.0.0.3", addr)
 		light.Write([]byte("light"))
 		// Counted from when the gate has the light source's connection (on
@@ -210,16 +212,19 @@ func TestFairAcrossSources(t *testing.T) {
 func TestAbandonedNeverDialled(t *testing.T) {
 	eachEngineParallel(t, func(t *testing.T, engine string) {
 		u := newUpstream(t)
-		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 2, Burst: 1}})
-		first := dialFrom(t, "127.0.0.1", addr) // takes the one token
+		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 0.5, Burst: 1}})
+		first := dialFrom(t, "127.0.0.1", addr) // takes the one token; the next is 2 s away
 		roundTrip(t, first, "x")
 		gone := dialFrom(t, "127.0.0.1", addr)
-		time.Sleep(50 * time.Millisecond)
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.queued.WithLabelValues("db")) == 1 })
 		gone.Close() // gives up while queued
 		waitFor(t, func() bool { return testutil.ToFloat64(g.m.abandoned.WithLabelValues("db")) == 1 })
-		time.Sleep(700 * time.Millisecond) // past the next token
-		if n := u.count(); n != 1 {
-			t.Errorf("upstream saw %d connections, want 1: an abandoned client was dialled", n)
+		// The next token goes to the next client queued after it: when
+		// that one is through, the upstream has seen two connections, not
+		// three.
+		roundTrip(t, dialFrom(t, "127.0.0.1", addr), "y")
+		if n := u.count(); n != 2 {
+			t.Errorf("upstream saw %d connections, want 2: an abandoned client was dialled", n)
 		}
 	})
 }
@@ -230,14 +235,12 @@ func TestQueueTimeoutClosesBeforeServerByte(t *testing.T) {
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 0.5, Burst: 1, QueueTimeout: 200 * time.Millisecond}})
 		roundTrip(t, dialFrom(t, "127.0.0.1", addr), "x")
 		c := dialFrom(t, "127.0.0.1", addr)
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		start := time.Now()
+		// The next token is 2 s away; the close before it is the queue
+		// timeout's (counted below), with no byte from the server.
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		n, err := c.Read(make([]byte, 10))
 		if n != 0 || err != io.EOF {
 			t.Errorf("read %d bytes, %v; want EOF with no byte", n, err)
-		}
-		if d := time.Since(start); d < 150*time.Millisecond || d > 3*time.Second {
-			t.Errorf("closed after %s, want about the 200ms queue timeout", d)
 		}
 		if v := testutil.ToFloat64(g.m.timeouts.WithLabelValues("db")); v != 1 || u.count() != 1 {
 			t.Errorf("timeouts %v, upstream connections %d", v, u.count())
@@ -283,7 +286,7 @@ func TestReloadKeepsQueued(t *testing.T) {
 		roundTrip(t, dialFrom(t, "127.0.0.1", addr), "x")
 		queued := dialFrom(t, "127.0.0.1", addr)
 		queued.Write([]byte("waiting"))
-		time.Sleep(100 * time.Millisecond)
+		waitFor(t, func() bool { return testutil.ToFloat64(g.m.queued.WithLabelValues("db")) == 1 })
 		if err := g.Reload([]Route{{Name: "db", Listen: "127.0.0.1:1", Upstream: u.ln.Addr().String(), Limits: Limits{RatePerSec: 100, Burst: 1}}}); err == nil {
 			t.Error("a reload that changes the listen address was accepted")
 		}
@@ -322,10 +325,10 @@ func TestValidate(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // only against a hang
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
+			t.Fatal("the condition never held")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
