@@ -87,9 +87,9 @@ func TestStopMarkPreventsAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	for deadline := time.Now().Add(10 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); running(pid); time.Sleep(20 * time.Millisecond) { // only against a hang
 		if time.Now().After(deadline) {
-			t.Fatalf("PID %d still running 10s after the start saw the stop mark", pid)
+			t.Fatalf("PID %d never ended after the start saw the stop mark", pid)
 		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(n.dir, "agent.log")); strings.Contains(string(b), "listening") {

