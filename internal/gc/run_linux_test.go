@@ -110,14 +110,12 @@ func TestRunInterrupted(t *testing.T) {
 	nodes := agents(t, 2, wire.Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
-	t0 := time.Now()
 	r, err := Run(ctx, nodes, Spec{Duration: time.Minute, Blocks: 1000}, Options{Token: testToken})
-	took := time.Since(t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Interrupted || took > 3*time.Second || r.Total.Received == 0 || len(r.Unreachable) != 0 {
-		t.Errorf("interrupted after 0.5 s of 1 min: took %v, interrupted %v, %d received, unreachable %+v", took, r.Interrupted, r.Total.Received, r.Unreachable)
+	if !r.Interrupted || r.Total.Received == 0 || len(r.Unreachable) != 0 {
+		t.Errorf("interrupted after 0.5 s of 1 min: interrupted %v, %d received, unreachable %+v", r.Interrupted, r.Total.Received, r.Unreachable)
 	}
 	for _, p := range r.Problems {
 		if p.Problem == ProblemAccounting {
