@@ -238,11 +238,12 @@ func TestParseStopsOnCancelAndBudget(t *testing.T) {
 		head := c.head
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
+		src := &repeat{head: head, fill: c.fill, started: make(chan struct{})}
 		go func() {
-			_, err := Parse(readfile.WithContext(ctx, &repeat{head: head, fill: c.fill}), "endless")
+			_, err := Parse(readfile.WithContext(ctx, src), "endless")
 			done <- err
 		}()
-		time.Sleep(50 * time.Millisecond)
+		<-src.started // cancelled while it parses
 		cancel()
 		select {
 		case err := <-done:
@@ -259,9 +260,14 @@ func TestParseStopsOnCancelAndBudget(t *testing.T) {
 type repeat struct {
 	head, fill string
 	at         int
+	started    chan struct{} // closed at the first read past the head (nil: none)
 }
 
 func (r *repeat) Read(p []byte) (int, error) {
+	if r.started != nil && r.head == "" {
+		close(r.started)
+		r.started = nil
+	}
 	n := copy(p, r.head)
 	r.head = r.head[n:]
 	for i := n; i < len(p); i++ {

@@ -18,17 +18,23 @@ func TestRunBound(t *testing.T) {
 		var now, peak atomic.Int32
 		var mu sync.Mutex
 		seen := map[int]int{}
+		want := int32(min(c.n, max(c.limit, 1)))
 		Run(c.n, c.limit, func(i int) {
 			cur := now.Add(1)
 			defer now.Add(-1)
 			for p := peak.Load(); cur > p && !peak.CompareAndSwap(p, cur); p = peak.Load() {
 			}
-			time.Sleep(2 * time.Millisecond)
+			// Stay until the bound's worth of calls has run at once (a
+			// sleep let a slow spawner on a loaded machine miss it); the
+			// deadline only keeps a Run that never allows that many from
+			// hanging the test.
+			for deadline := time.Now().Add(10 * time.Second); peak.Load() < want && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			mu.Lock()
 			seen[i]++
 			mu.Unlock()
 		})
-		want := int32(min(c.n, max(c.limit, 1)))
 		if len(seen) != c.n || peak.Load() != want {
 			t.Errorf("n %d limit %d: %d indexes called, at most %d at once, want %d and %d", c.n, c.limit, len(seen), peak.Load(), c.n, want)
 		}
@@ -43,12 +49,18 @@ func TestRunBound(t *testing.T) {
 // TestFirst returns the error of the lowest failing index, whichever
 // finished first, and nil when none failed.
 func TestFirst(t *testing.T) {
+	twelve := make(chan struct{})
 	err := First(20, 4, func(i int) error {
 		switch i {
 		case 7:
-			time.Sleep(20 * time.Millisecond) // finishes after 12
+			select { // finishes after 12
+			case <-twelve:
+			case <-time.After(10 * time.Second): // only against a hang
+				t.Error("call 12 never ran while call 7 waited")
+			}
 			return fmt.Errorf("call %d", i)
 		case 12:
+			defer close(twelve)
 			return fmt.Errorf("call %d", i)
 		}
 		return nil

@@ -3,6 +3,7 @@ package pmqos
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestKilledEndsRelease(t *testing.T) {
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run("bench "+sig.String(), func(t *testing.T) {
-			_, addr := startAgentProc(t, bin, tok)
+			ag, addr := startAgentProc(t, bin, tok)
 			var out strings.Builder
 			b := exec.Command(bin, "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "60s",
 				"--self-test=false", "--cpu-latency", "7")
@@ -89,7 +90,13 @@ func TestKilledEndsRelease(t *testing.T) {
 			if v, ok := waitAggregate(t, held); !ok {
 				t.Fatalf("aggregate %d us with bench --cpu-latency 7 running: %s", v, out.String())
 			}
-			time.Sleep(300 * time.Millisecond) // the agent's hold is taken before the run starts
+			// The agent's hold is taken before the run starts: the signal
+			// comes once the agent holds the device open.
+			for deadline := time.Now().Add(60 * time.Second); !holdsOpen(ag.Process.Pid); time.Sleep(10 * time.Millisecond) { // only against a hang
+				if time.Now().After(deadline) {
+					t.Fatalf("the agent never opened %s for bench --cpu-latency 7", Path)
+				}
+			}
 			b.Process.Signal(sig)
 			b.Wait()
 			if v, ok := waitAggregate(t, released); !ok {
@@ -104,4 +111,15 @@ func TestKilledEndsRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdsOpen reports whether process pid has the PM QoS device open.
+func holdsOpen(pid int) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); l == Path {
+			return true
+		}
+	}
+	return false
 }
