@@ -46,9 +46,9 @@ func holdChannel(ctx context.Context, t *testing.T, name, node string) func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(2 * time.Minute): // only against a hang
 			cmd.Process.Kill()
-			t.Errorf("lab exec %s did not end within 10s of SIGTERM", node)
+			t.Errorf("lab exec %s never ended after SIGTERM", node)
 		}
 	}
 	select {
@@ -57,18 +57,18 @@ func holdChannel(ctx context.Context, t *testing.T, name, node string) func() {
 			release()
 			t.Fatalf("lab exec %s -- sh -c 'echo held; ...': %s", node, stderr.String())
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // only against a hang
 		release()
-		t.Fatalf("lab exec %s: the command did not start within 30s", node)
+		t.Fatalf("lab exec %s: the command never started", node)
 	}
 	return release
 }
 
 // checkStatusWhileBusy: while a lab exec command (sleep) holds VM node's
 // command channel, lab status asks its guest on the status channel and
-// finds its services running, within lab.GuestTimeout (a guest held this
-// way used to be reported unknown, "guest not answering within 3s", as
-// a hung one is).
+// finds its services running with their PIDs (a guest held this way used
+// to be reported unknown, "guest not answering within 3s", as a hung one
+// is).
 func checkStatusWhileBusy(ctx context.Context, t *testing.T, name, node string) {
 	t.Helper()
 	release := holdChannel(ctx, t, name, node)
@@ -86,9 +86,6 @@ func checkStatusWhileBusy(ctx context.Context, t *testing.T, name, node string) 
 	}
 	if code != 0 || s.State != lab.StateUp {
 		t.Errorf("lab status with %s's command channel held: exit %d, %s, %q; want 0, up", node, code, s.State, s.Problems)
-	}
-	if took >= lab.GuestTimeout {
-		t.Errorf("lab status took %s with %s's command channel held, want less than %s", took, node, lab.GuestTimeout)
 	}
 }
 
@@ -136,8 +133,8 @@ func checkOlderLab(ctx context.Context, t *testing.T, name, node string) {
 	if sv := service(s, node, "agent"); sv.State != lab.ServiceUnknown || sv.Reason != why {
 		t.Errorf("an older lab, its command channel held: %s's agent %s, %q; want %s, %q", node, sv.State, sv.Reason, lab.ServiceUnknown, why)
 	}
-	if code != 1 || took < lab.GuestTimeout || took > lab.GuestTimeout+5*time.Second {
-		t.Errorf("an older lab, its command channel held: exit %d in %s; want 1 in a little over %s", code, took, lab.GuestTimeout)
+	if code != 1 {
+		t.Errorf("an older lab, its command channel held: exit %d in %s; want 1", code, took)
 	}
 }
 

@@ -91,7 +91,7 @@ nodes:
 	// A guest that dies under a lab: status says so, lab exec says so in
 	// one line, lab down still removes everything.
 	syscall.Kill(pid, syscall.SIGKILL)
-	for i := 0; i < 100 && running(pid); i++ {
+	for i := 0; i < 3000 && running(pid); i++ { // 60 s, only against a hang
 		time.Sleep(20 * time.Millisecond)
 	}
 	if st, err = lab.Inspect(name); err != nil || st.State != lab.StateDamaged || !strings.Contains(strings.Join(st.Problems, "; "), "node a: its VM is stopped") ||

@@ -95,9 +95,6 @@ func TestVMJumbo(t *testing.T) {
 	step(t, "lab down", start)
 	nothingLeft(t, topo.Name, pids)
 	step(t, "total", begin)
-	if d := time.Since(begin); d > 4*time.Minute {
-		t.Errorf("took %s, more than 4 minutes", d.Round(time.Second))
-	}
 }
 
 // fragments returns every fragments_per_message in a bench JSON document.
