@@ -324,9 +324,9 @@ func TestDemoKilled(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	// The agents die with the demo (parent-death signal), lab down or not.
-	for deadline := time.Now().Add(5 * time.Second); labProcesses(t, name) > 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); labProcesses(t, name) > 0; time.Sleep(20 * time.Millisecond) { // only against a hang
 		if time.Now().After(deadline) {
-			t.Errorf("%d processes still in the lab 5s after the demo was killed", labProcesses(t, name))
+			t.Errorf("%d processes still in the lab a minute after the demo was killed", labProcesses(t, name))
 			break
 		}
 	}

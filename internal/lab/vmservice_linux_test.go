@@ -57,7 +57,7 @@ func TestVMServiceStatus(t *testing.T) {
 	}
 	qemu.Process.Kill()
 	qemu.Wait()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // only against a hang
 	for st.vmRunning("n1") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -236,7 +236,7 @@ func checkStatusPort(t *testing.T, m *Machine) {
 
 func stopPID(t *testing.T, pid int) {
 	syscall.Kill(pid, syscall.SIGKILL)
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 3000; i++ { // 60 s, only against a hang
 		if syscall.Kill(pid, 0) != nil {
 			return
 		}

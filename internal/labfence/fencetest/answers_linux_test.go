@@ -79,7 +79,7 @@ func TestAnswersInALab(t *testing.T) {
 	t.Cleanup(func() { cancel(); agent.Wait() })
 	var stderr string
 	var code int
-	for range 50 { // until the agent listens
+	for range 600 { // until the agent listens (60 s, only against a hang)
 		stderr, _, code = run(t, dir, "lab", "exec", "ilanswer", "node1", "--", bin, "pmtu", "198.18.50.2", "--target", "198.18.50.1", "--token-file", "token")
 		if !strings.Contains(stderr, "connection refused") {
 			break
