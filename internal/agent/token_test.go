@@ -55,8 +55,8 @@ func TestReadToken(t *testing.T) {
 			if !errors.Is(err, ErrToken) || !strings.Contains(err.Error(), "not a regular file") {
 				t.Errorf("%s: %v, want not a regular file", p, err)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: ReadToken still blocked after 5 s", p)
+		case <-time.After(60 * time.Second): // only against a hang
+			t.Fatalf("%s: ReadToken never returned", p)
 		}
 	}
 }

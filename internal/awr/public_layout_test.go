@@ -250,8 +250,8 @@ func TestParseStopsOnCancelAndBudget(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("%q cancelled: %v", head, err)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%q: Parse did not stop after its context ended", head)
+		case <-time.After(60 * time.Second): // only against a hang
+			t.Fatalf("%q: Parse never stopped after its context ended", head)
 		}
 	}
 }

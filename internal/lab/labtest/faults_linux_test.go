@@ -217,7 +217,8 @@ func TestExecChildDiesWithWrapper(t *testing.T) {
 		}
 	}
 	killHelper(cmd) // SIGKILL
-	deadline := time.Now().Add(60 * time.Second) // only against a hang
+	// Only against a hang.
+	deadline := time.Now().Add(60 * time.Second)
 	for alive(child) {
 		if time.Now().After(deadline) {
 			syscall.Kill(child, syscall.SIGKILL)
