@@ -119,6 +119,8 @@ type search struct {
 	icmpMTU int
 	icmpBy  netip.Addr
 	unreach string
+	// patience counts the patient rounds done.
+	patience int
 	// patient is set for the round that re-checks the smallest probe when
 	// nothing at all was answered: it waits MaxTimeout.
 	patient bool
@@ -185,6 +187,11 @@ func (s *search) verifyTries() int {
 	n := int(math.Ceil(math.Log(falseLimit) / math.Log(p)))
 	return min(max(n, s.opt.Tries), max(maxTries, s.opt.Tries))
 }
+
+// patientRounds is how many patient rounds (each waiting MaxTimeout) a
+// search that got no answer at all tries before calling the path
+// unreachable.
+const patientRounds = 2
 
 // maxVoids is how many re-checks of a boundary may prove nothing (the
 // control unanswered) before the last one is believed anyway.
@@ -362,8 +369,14 @@ func (s *search) learn(res map[int]*outcome) {
 func (s *search) afterRound(ctx context.Context, round int) bool {
 	if s.patient {
 		s.patient = false
+		s.patience++
 		if s.lo == 0 {
-			return false // not even the smallest probe, twice: unreachable
+			// Not even the smallest probe: ask once more, then call
+			// the path unreachable. On a machine loaded past its
+			// cores (256 lab agents on two) an agent was seen silent
+			// for longer than one patient round.
+			s.patient = s.patience < patientRounds && s.unreach == "" && ctx.Err() == nil
+			return s.patient
 		}
 		s.hi, s.again, s.verified = s.limit+1, true, false
 	}
@@ -375,7 +388,8 @@ func (s *search) afterRound(ctx context.Context, round int) bool {
 		// more with the smallest probe and the longest wait before
 		// calling the path unreachable. A peer on a loaded machine (an
 		// agent among a hundred on two cores while a mesh runs) can
-		// miss the first window; a dead path costs MaxTimeout more.
+		// miss the first window; a dead path costs patientRounds
+		// times MaxTimeout more.
 		s.patient = true
 	}
 	return true
