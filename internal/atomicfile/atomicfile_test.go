@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // record swaps the seam for one that logs each operation and then does it
@@ -172,7 +174,7 @@ func TestNotRegular(t *testing.T) {
 	for _, target := range []string{fifo, link} {
 		log := record(t)
 		err := WriteFile(target, []byte("x"), Options{})
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), target) {
+		if !errors.Is(err, readfile.ErrNotRegular) || !strings.Contains(err.Error(), target) {
 			t.Errorf("%s: %v", target, err)
 		}
 		if len(*log) != 0 {
@@ -192,7 +194,7 @@ func TestNotRegular(t *testing.T) {
 	// replaced either.
 	path := filepath.Join(dir, "late")
 	err := Write(path, Options{BeforeRename: func() error { return syscall.Mkfifo(path, 0o644) }}, func(w io.Writer) error { return nil })
-	if !errors.Is(err, ErrNotRegular) {
+	if !errors.Is(err, readfile.ErrNotRegular) {
 		t.Errorf("late pipe: %v", err)
 	}
 	if got := leftovers(t, dir, "pipe", "null", "late"); len(got) != 0 {
@@ -228,5 +230,33 @@ func TestThroughLink(t *testing.T) {
 	}
 	if got := leftovers(t, other, "real.html"); len(got) != 0 {
 		t.Errorf("left behind %v", got)
+	}
+}
+
+// TestTempLinkNotFollowed: a link planted under the fixed temporary name
+// (as whoever can write the directory could) is replaced, never written
+// through: what it points at keeps its content, and the target gets the
+// new one.
+func TestTempLinkNotFollowed(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	victim := filepath.Join(other, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(victim, filepath.Join(dir, "out.json.tmp"))
+	target := filepath.Join(dir, "out.json")
+	if err := WriteFile(target, []byte("new"), Options{Temp: "out.json.tmp"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep" {
+		t.Errorf("the link's target now holds %q: the write followed the link", got)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new" {
+		t.Errorf("target holds %q, want new", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "out.json.tmp")); err == nil {
+		t.Errorf("the temporary name is still there: %v", fi.Mode())
+	}
+	// A random temporary name is made new, exclusively: the flags say so.
+	if tempFlags&os.O_EXCL == 0 || tempFlags&noFollow != noFollow {
+		t.Errorf("temporary files open with %#x, want O_EXCL and O_NOFOLLOW", tempFlags)
 	}
 }
