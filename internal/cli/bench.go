@@ -25,9 +25,10 @@ type BenchReport = traffic.Report
 // benchFlags are bench's flags; gc holds those only --mode gc reads.
 type benchFlags struct {
 	mode, tokenFile, length, rate, request, block, linkRate string
+	cpuLatency                                              string
 	dur, interval, timeout                                  time.Duration
 	parallel, outstanding, cpu, peerCPU, overhead           int
-	reverse, bidir, asJSON, selfTest, flow                  bool
+	reverse, bidir, asJSON, selfTest, flow, split           bool
 	out                                                     outputFlags
 	gc                                                      gcFlags
 }
@@ -47,7 +48,10 @@ sends, and what it costs at both ends:
   blocks  Cache Fusion: a --request answered by a --block (8K; up to 1M, split into
           datagrams above 64 KiB), --outstanding in flight (or paced to --rate
           requests per second, as sockperf --mps paces); blocks/s and round-trip
-          p50/p90/p99/p99.9/max; a block not whole within --timeout is lost
+          p50/p90/p99/p99.9/max; a block not whole within --timeout is lost;
+          each round trip split into the two hosts' wake-ups, the agent's work
+          and network and stacks (--split), with a verdict when wake-ups are most
+          of it
   gc      Cache Fusion across the cluster: 'bench --mode gc NODE NODE...' (or --nodes
           FILE; NODE is [NAME=]AGENT[:PORT][@ADDR], ADDR the interconnect address)
           runs requesters and block servers on every node's agent at once; the
@@ -103,12 +107,14 @@ func (b *benchFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&b.request, "request", "", "blocks, gc: request size (default 256)")
 	f.StringVar(&b.block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&b.outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")
-	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, measure the tool's own floor on loopback (0.5 s)")
+	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, the same blocks on loopback in this process (0.5 s), as data")
+	f.BoolVar(&b.split, "split", true, "blocks, gc: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
 	f.DurationVar(&b.timeout, "timeout", 500*time.Millisecond, "blocks, gc: a block not whole by then is lost")
 	f.IntVar(&b.cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&b.peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")
 	f.StringVar(&b.linkRate, "link-rate", "auto", "line rate for the wire limit (auto: sysfs speed; 0: unknown)")
 	f.IntVar(&b.overhead, "link-overhead", traffic.EthernetOverhead, "bytes per packet the link rate counts beyond IP (38 Ethernet, 14 for a tbf shaper)")
+	f.StringVar(&b.cpuLatency, "cpu-latency", "", cpuLatencyHelp)
 	f.BoolVar(&b.asJSON, "json", false, "print JSON (schema interlink.bench/v1; interlink.gc/v1 with --mode gc)")
 	b.gc.add(f)
 	b.out.add(f)
@@ -120,12 +126,16 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if err := checkGCFlags(cmd.Flags(), f.mode); err != nil {
 		return err
 	}
+	cpuLat, err := parseCPULatency(cmd.Flags().Changed("cpu-latency"), f.cpuLatency)
+	if err != nil {
+		return err
+	}
 	if f.mode == "gc" {
 		if !cmd.Flags().Changed("outstanding") {
 			f.outstanding = gc.DefaultOutstanding
 		}
 		return runGC(e, cmd, args, gcArgs{tokenFile: f.tokenFile, request: f.request, block: f.block, rate: f.rate, dur: f.dur,
-			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, out: f.out}, f.gc)
+			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, split: f.split, out: f.out, cpuLatency: cpuLat}, f.gc)
 	}
 	spec, norm, err := benchSpec(cmd.Flags(), f)
 	if err != nil {
@@ -142,6 +152,9 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if err != nil {
 		return usageError("bench: PEER %q: %v", args[0], err)
 	}
+	if err := fence(e, "bench", addr); err != nil {
+		return err
+	}
 	client, err := agent.Dial(e.ctx, addr, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version})
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -150,7 +163,12 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if f.linkRate == "auto" {
 		spec.LinkRateBitsPerSec = traffic.LinkRate(client.LocalAddr().Addr())
 	}
-	return benchMeasure(e, f, client, addr, spec, norm)
+	var hold *cpuHold // the agent's ends with the session
+	if cpuLat != nil {
+		hold = holdCPULatency(e.ctx, *cpuLat, []*agent.Client{client})
+		defer hold.release()
+	}
+	return benchMeasure(e, f, client, addr, spec, norm, hold)
 }
 
 // benchSpec checks the flags, in the order users meet them, and builds
@@ -245,6 +263,7 @@ func benchRates(fl *pflag.FlagSet, f *benchFlags, spec *traffic.Spec) error {
 		return usageError("bench: --flow is for unpaced udp (--rate 0): a paced sender sends at its rate")
 	}
 	spec.NoFlow = !f.flow
+	spec.NoSplit = !f.split
 	if f.cpu >= 0 {
 		cpu := f.cpu
 		spec.CPU = &cpu
@@ -265,7 +284,7 @@ func benchRates(fl *pflag.FlagSet, f *benchFlags, spec *traffic.Spec) error {
 
 // benchMeasure runs spec against the agent, printing intervals as they
 // come (text), then the report; it returns the run's exit code.
-func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec, norm traffic.Spec) error {
+func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec, norm traffic.Spec, hold *cpuHold) error {
 	var mu sync.Mutex
 	// The header waits for the first result, so that a run the
 	// agent refuses (--peer-cpu it cannot honour) prints one line.
@@ -275,6 +294,7 @@ func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec
 			if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || f.reverse || f.bidir) {
 				fmt.Fprintf(e.stdout, "agent send limit: %s per session (reported if it holds this run back)\n", units.FormatRate(lim))
 			}
+			hold.writeText(e)
 		}
 	})
 	obs := func(d traffic.Direction, r traffic.Role, in traffic.Interval) {
@@ -287,11 +307,12 @@ func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec
 		traffic.WriteInterval(e.stdout, spec.Mode, d, r, in)
 	}
 	res, err := traffic.RunRemote(e.ctx, client, spec, obs)
+	hold.release() // the run's end; the agent's goes with the session
 	if res == nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	header()
-	rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
+	rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil, CPULatency: hold.report()}
 	if f.selfTest && spec.Mode == traffic.ModeBlocks && err == nil && !rep.Interrupted {
 		rep.SelfTest = traffic.RunSelfTest(e.ctx, norm)
 	}

@@ -62,7 +62,7 @@ func runLabExec(e *env, args []string) error {
 	}
 	l, err := lab.Open(args[0])
 	if err != nil {
-		return err
+		return labNotUp(args[0], err)
 	}
 	n, err := l.Node(args[1])
 	if err != nil {

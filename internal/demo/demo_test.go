@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -31,9 +33,7 @@ func TestMain(m *testing.M) {
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test builds a network-namespace lab and needs root (CAP_NET_ADMIN); run the tests as root")
-	}
+	roottest.Require(t, "it builds a network-namespace lab (CAP_NET_ADMIN)")
 }
 
 // cleanupLab removes the lab even when the test fails halfway.
@@ -187,6 +187,16 @@ func TestDemoVerdicts(t *testing.T) {
 		}
 		if s.Messages == 0 || s.PerSec <= 0 || s.RTT == nil || s.RTT.P50 <= 0 || s.ClientCost.CPUNsPerMsg <= 0 {
 			t.Errorf("blocks at %d: figures missing: %+v", want.mtu, s)
+		}
+	}
+	// The same blocks with 8 in flight, both MTUs, the same fragments.
+	if len(res.Loaded) != 2 {
+		t.Fatalf("%d loaded blocks runs, want 2", len(res.Loaded))
+	}
+	for i, frags := range []float64{1, 6} {
+		s := res.Loaded[i].Summary()
+		if s == nil || res.Loaded[i].Error != "" || res.Loaded[i].Result.Spec.Outstanding != demo.LoadedOutstanding || math.Abs(s.FragmentsPerMessage-frags) > 0.05 || s.PerSec <= 0 {
+			t.Errorf("loaded blocks %s: %+v (%s)", res.Loaded[i].Label, s, res.Loaded[i].Error)
 		}
 	}
 	if len(res.TCP) != 2 || res.TCP[0].Summary() == nil || res.TCP[0].Summary().BitsPerSec <= 0 || res.TCP[1].Summary() == nil {

@@ -111,6 +111,7 @@ func (vmNode) inspect(in *inspection, n NodeSpec) NodeStatus {
 				if !hasPortFilter(swh, tap) && tap.Attrs().MTU != l.PortMTU {
 					problem("switch port %s (tap of VM node %s) has MTU %d and no port filter, topology says %d", l.Port, n.Name, tap.Attrs().MTU, l.PortMTU)
 				}
+				inspectPort(swh, tap, l, &ls, problem)
 			} else {
 				problem("switch port %s (tap of VM node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}

@@ -36,6 +36,7 @@ func benchSection(r *traffic.Report) section {
 		s.note("Interrupted: the figures cover the time until then.")
 	}
 	s.para("%s", benchSpecLine(r.Spec))
+	cpuLatencyBlock(&s, r.CPULatency)
 	if !r.Start.IsZero() {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}
@@ -48,6 +49,7 @@ func benchSection(r *traffic.Report) section {
 			s.note("%s: %s.", f.Direction, n)
 		}
 	}
+	splitSection(&s, r.Flows)
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
 	// What failed the run and the limits that held it back are part of its
 	// result, as in the text (FAILED, WARNING: limited by).

@@ -1,5 +1,7 @@
 package traffic
 
+import "github.com/interlink/interlink/internal/pmqos"
+
 // Schema is the schema of `interlink bench --json`.
 const Schema = "interlink.bench/v1"
 
@@ -13,8 +15,11 @@ type Report struct {
 	Agent  string `json:"agent"`
 	*Result
 	Interrupted bool `json:"interrupted,omitempty"`
-	// SelfTest is the tool's own floor for a blocks run (loopback, both
-	// engines in this process), measured after the run; nil for other
-	// modes or with --self-test=false.
+	// SelfTest is a blocks run's loopback self-test (both engines in
+	// this process), measured after the run; nil for other modes or with
+	// --self-test=false.
 	SelfTest *SelfTest `json:"self_test,omitempty"`
+	// CPULatency says which ends held a PM QoS CPU latency request for
+	// the run (bench --cpu-latency); nil when none was asked for.
+	CPULatency *pmqos.Report `json:"cpu_latency,omitempty"`
 }

@@ -26,6 +26,7 @@ type (
 	fileSwitch struct {
 		Name string  `yaml:",key"`
 		MTU  *string `yaml:"mtu"`
+		Loss *string `yaml:"loss"`
 	}
 	fileNode struct {
 		Name     string        `yaml:",key"`
@@ -43,6 +44,7 @@ type (
 		MTU       *string  `yaml:"mtu"`
 		PortMTU   *string  `yaml:"port_mtu"`
 		Rate      *string  `yaml:"rate"`
+		Loss      *string  `yaml:"loss"`
 	}
 	fileRoute struct {
 		To  *string `yaml:"to"`
@@ -90,7 +92,7 @@ func Parse(file string, data []byte) (*Topology, error) {
 	if err := d.decode(root, "", reflect.ValueOf(&ft).Elem()); err != nil {
 		return nil, err
 	}
-	c := &converter{decoder: d, spelled: map[string]string{}}
+	c := &converter{decoder: d, spelled: map[string]string{}, switchLoss: map[string]float64{}}
 	t, err := c.topology(&ft)
 	if err != nil {
 		return nil, err
@@ -116,6 +118,8 @@ type converter struct {
 	// spelled maps a field path of Validate's to the file's spelling
 	// where they differ: nodes.n.links[0].addresses[0] was "address".
 	spelled map[string]string
+	// switchLoss is each switch's loss, the default of its links'.
+	switchLoss map[string]float64
 }
 
 // line returns the line of field in the file: its own, or that of the
@@ -158,6 +162,13 @@ func (c *converter) topology(ft *fileTopology) (*Topology, error) {
 			if s.MTU, err = c.mtu(*fs.MTU, join("switches."+fs.Name, "mtu")); err != nil {
 				return nil, err
 			}
+		}
+		if fs.Loss != nil {
+			loss, err := ParseLoss(*fs.Loss)
+			if err != nil {
+				return nil, c.fail(join("switches."+fs.Name, "loss"), "%v", err)
+			}
+			c.switchLoss[s.Name] = loss
 		}
 		switchMTU[s.Name] = s.MTU
 		t.Switches = append(t.Switches, s)
@@ -249,6 +260,12 @@ func (c *converter) link(fl fileLink, f string, index int, switchMTU map[string]
 	if fl.PortMTU != nil {
 		if l.PortMTU, err = c.mtu(*fl.PortMTU, f+".port_mtu"); err != nil {
 			return l, err
+		}
+	}
+	l.LossPercent = c.switchLoss[l.Switch]
+	if fl.Loss != nil {
+		if l.LossPercent, err = ParseLoss(*fl.Loss); err != nil {
+			return l, c.fail(f+".loss", "%v", err)
 		}
 	}
 	if fl.Rate != nil {

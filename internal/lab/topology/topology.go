@@ -58,7 +58,9 @@ func (n NodeSpec) Addresses() []netip.Prefix {
 // LinkSpec is one veth pair: Name inside the node, Port on the switch side.
 // MTU is the node side's MTU, PortMTU the switch side's: frames larger than
 // PortMTU are dropped without an ICMP error. RateBitsPerSec, when not zero,
-// shapes the node's egress with a token bucket.
+// shapes the node's egress with a token bucket. LossPercent, when not zero,
+// is the share of frames the switch port drops at random, in each
+// direction (a path across two lossy ports meets both).
 type LinkSpec struct {
 	Name           string         `json:"name"`
 	Switch         string         `json:"switch"`
@@ -67,6 +69,7 @@ type LinkSpec struct {
 	MTU            int            `json:"mtu"`
 	PortMTU        int            `json:"port_mtu"`
 	RateBitsPerSec int64          `json:"rate_bits_per_sec,omitempty"`
+	LossPercent    float64        `json:"loss_percent,omitempty"`
 }
 
 // RouteSpec is a static route in a node: To (a prefix; "default" in the file
@@ -84,6 +87,11 @@ const (
 	// MinRateBitsPerSec and MaxRateBitsPerSec bound a link's rate.
 	MinRateBitsPerSec = 8_000
 	MaxRateBitsPerSec = 400_000_000_000
+	// MinLossPercent and MaxLossPercent bound a link's loss other than 0:
+	// the port filter draws a 32-bit random number per frame, and one frame
+	// in 100 000 is far above its resolution.
+	MinLossPercent = 0.001
+	MaxLossPercent = 100
 	// MaxSwitchPorts is the most links one switch takes: a Linux bridge has
 	// at most BR_MAX_PORTS (1 << BR_PORT_BITS = 1024) ports, and the 1025th
 	// would fail only when lab up adds it.

@@ -171,7 +171,7 @@ nodes:
   n1:
     links:
       - {switch: a, adress: 198.18.0.1/24}
-`, `^bad\.yaml:6: nodes\.n1\.links\[0\]\.adress: unknown field \(known: name, switch, address, addresses, mtu, port_mtu, rate\)$`},
+`, `^bad\.yaml:6: nodes\.n1\.links\[0\]\.adress: unknown field \(known: name, switch, address, addresses, mtu, port_mtu, rate, loss\)$`},
 	{"unknown top-level field", "name: x\nnode: {}\n", `^bad\.yaml:2: node: unknown field`},
 	{"missing name", "nodes: {n1: {}}\n", `^bad\.yaml:1: name: missing`},
 	{"bad lab name", "name: My.Lab\nnodes: {n1: {}}\n", `^bad\.yaml:1: name: "My\.Lab": use lower-case`},

@@ -130,6 +130,9 @@ func (v *validator) link(l LinkSpec, f string) *TopologyError {
 	if l.RateBitsPerSec != 0 && (l.RateBitsPerSec < MinRateBitsPerSec || l.RateBitsPerSec > MaxRateBitsPerSec) {
 		return v.bad(f+".rate", "%s", rateProblem(l.RateBitsPerSec))
 	}
+	if p := lossProblem(l.LossPercent); p != "" {
+		return v.bad(f+".loss", "%s", p)
+	}
 	for i, a := range l.Addresses {
 		af := fmt.Sprintf("%s.addresses[%d]", f, i)
 		if err := checkAddress(a); err != nil {

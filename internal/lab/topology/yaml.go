@@ -86,6 +86,9 @@ func linkYAML(l LinkSpec) *yaml.Node {
 	if l.RateBitsPerSec != 0 {
 		add(ln, "rate", num(l.RateBitsPerSec))
 	}
+	if l.LossPercent != 0 {
+		add(ln, "loss", str(FormatLoss(l.LossPercent)))
+	}
 	return ln
 }
 
