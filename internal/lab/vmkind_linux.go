@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
 // vmNode is a node that is a virtual machine with a kernel of its own
@@ -56,7 +57,7 @@ func (vmNode) exec(ctx context.Context, n *Node, argv, env []string, x execIO) (
 		}()
 	}
 	dir := n.vmDir()
-	code, err := vm.Exec(ctx, filepath.Join(dir, vm.ChannelFile), vm.Request{Argv: argv, Env: env}, x.stdout, x.stderr)
+	code, err := vm.Exec(ctx, filepath.Join(dir, vm.ChannelFile), channel.Command{Argv: argv, Env: env}, x.stdout, x.stderr)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
 		// Nothing listens on the channel, or the channel closed under
 		// the command and qemu is gone (or going: a qemu that is exiting
