@@ -113,7 +113,12 @@ func (b *builder) vms(ctx context.Context, nodes []*NodeSpec) error {
 	if p == nil {
 		return nil
 	}
+	// qemu runs as a user of its own (vm.Boot), which passes LAB.d and
+	// LAB.d/nodes on its way to the node's directory.
 	if err := os.MkdirAll(labDir(t.Name), 0o711); err != nil {
+		return fmt.Errorf("lab %s: %w", t.Name, err)
+	}
+	if err := passableDir(nodesDir(t.Name)); err != nil {
 		return fmt.Errorf("lab %s: %w", t.Name, err)
 	}
 	token := ""
