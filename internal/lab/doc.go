@@ -76,7 +76,7 @@
 // Services (a node's services list; package topology): kind agent (interlink
 // agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
 // kind postgres with role primary or standby (PostgreSQL from Debian's
-// package, run as the postgres user, data in StateDir/NAME.d/NODE/postgres,
+// package, run as the postgres user, data in StateDir/NAME.d/nodes/NODE/postgres,
 // listening on all the node's addresses on port 5432; a standby is a
 // pg_basebackup of its primary over the switch named by via, synchronous
 // unless sync: false), and kind galera (MariaDB with the Galera provider,
@@ -86,7 +86,7 @@
 // first in topology order bootstraps it, the others join by rsync state
 // transfer; the account interlink with the password in
 // StateDir/NAME.d/galera.password, and database sbtest). A galera member's
-// data is in StateDir/NAME.d/NODE/galera when the mysql user can pass every
+// data is in StateDir/NAME.d/nodes/NODE/galera when the mysql user can pass every
 // directory above the state directory, else in UserDataRoot/NAME-HASH.
 // Up starts them after the network, recording each before it starts; Down
 // stops them (PostgreSQL with a fast shutdown, Galera members together by
