@@ -27,17 +27,18 @@ build:
 # tests (lab tests need root). go vet runs once, here, not again inside go
 # test (-vet=off); `make lint test` runs it once too. The fuzz targets are
 # `make fuzz`, which CI also runs.
-# The VM lab tests run after the others, alone: three guests in software
-# emulation take both cores of a small machine, and the namespace labs'
-# timed probes (a DF datagram expected within 1 s) then starve.
+# The VM lab tests (and the guide with VM nodes) run after the others,
+# alone and one package at a time: three guests in software emulation take
+# both cores of a small machine, and the namespace labs' timed probes (a DF
+# datagram expected within 1 s) then starve.
 # The wake-up tests run last and alone too: they turn the host's idle
 # knobs (guest_halt_poll_ns, a PM QoS hold) and need idle CPUs to measure
 # waking them; other tests' load keeps the CPUs awake.
-VMTESTS := ./internal/lab/vmtest
+VMTESTS := ./internal/lab/vmtest ./internal/doctest/vmguide
 WAKETESTS := ./internal/traffic/waketest
 test: vet
-	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/traffic/waketest$$')
-	$(GO) test -vet=off -count=1 $(VMTESTS)
+	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/doctest/vmguide$$' -e '/internal/traffic/waketest$$')
+	$(GO) test -vet=off -count=1 -p 1 $(VMTESTS)
 	$(GO) test -vet=off -count=1 -v -run TestWakeUpsSplit $(WAKETESTS)
 
 vet:
@@ -87,7 +88,8 @@ cross:
 # with the peers; medians and ratios with their spread; then bench --mode gc
 # on a 3-node lab at MTU 9000 and 1500 (blocks/s, agent CPU per block,
 # packets per block). Then gate against HAProxy (bench/gatecompare) and mesh
-# at 100 nodes, healthy and with one blackholed port (bench/meshscale); every
+# at 99 healthy nodes, 100 with one blackholed port and 256 healthy
+# (bench/meshscale, with peak memory and the agents' CPU per path); every
 # comparison runs even when one misses, and make bench exits 1 naming every
 # goal missed.
 BENCHFLAGS ?= -rounds 5 -time 3s
@@ -109,8 +111,16 @@ bench: build
 # Man pages into bin/man, one Markdown reference page per command into
 # docs/reference and the README's command table, from the command
 # definitions (internal/docgen's tests fail when the committed ones are stale).
+#
+# make docs RERUN=1 (root) also reruns every guide's lab blocks as the page
+# has them, uncut, and writes what they print now into the pages (git diff
+# shows what changed in the product); the VM guide takes a few minutes.
 docs:
 	$(GO) run ./internal/docgen -man bin/man -version $(VERSION) -readme README.md -reference docs/reference
+ifneq ($(RERUN),)
+	INTERLINK_DOCS_RERUN=1 $(GO) test -count=1 -timeout 30m ./internal/doctest/labtest/
+	INTERLINK_DOCS_RERUN=1 $(GO) test -count=1 -timeout 30m ./internal/doctest/vmguide/
+endif
 
 # .deb and .rpm for amd64 and arm64 into bin/pkg (nfpm, pure Go; pinned to a
 # version whose dependencies the module proxy serves).

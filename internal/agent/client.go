@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,6 +22,35 @@ import (
 // on checking the agent's proof) refused the session: wrong token, wrong
 // version, agent busy. Callers test with errors.Is.
 var ErrRefused = errors.New("refused")
+
+// ErrNotAgent is wrapped by the error of a peer that answered, but not
+// as an interlink agent does (a web server, sshd, a database).
+var ErrNotAgent = errors.New("not an interlink agent")
+
+// recorder keeps the first bytes read through it, to show what a peer
+// that is not an agent answered.
+type recorder struct {
+	r   io.Reader
+	buf []byte
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if len(r.buf) < 64 {
+		r.buf = append(r.buf, p[:min(n, 64-len(r.buf))]...)
+	}
+	return n, err
+}
+
+// notAgent is the error for a peer whose answer is no agent's frame: its
+// first line as it came (what is waiting of it is read for up to 100 ms).
+func notAgent(c net.Conn, rec *recorder, hp string) error {
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	io.ReadFull(rec, make([]byte, 64))
+	first, _, _ := strings.Cut(string(rec.buf), "\n")
+	first = termtext.Clean(strings.ToValidUTF8(strings.TrimSpace(first), "?"))
+	return fmt.Errorf("agent %s: %w: it answered %q; check the address and port 'interlink agent' listens on", hp, ErrNotAgent, first)
+}
 
 // RefusedError is a refusal with the reason meant for a person.
 type RefusedError struct {
@@ -110,7 +141,8 @@ func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Cli
 }
 
 func handshake(ctx context.Context, c net.Conn, hp string, token []byte, software string) (*Client, error) {
-	deadline := time.Now().Add(HandshakeTimeout)
+	start := time.Now()
+	deadline := start.Add(HandshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -134,8 +166,15 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 		}
 		return nil, fail("send hello", err)
 	}
-	m, err := wire.Read(c)
+	rec := &recorder{r: c}
+	m, err := wire.Read(rec)
 	if err != nil {
+		if errors.Is(err, wire.ErrBadType) || errors.Is(err, wire.ErrFrameTooLarge) || errors.Is(err, wire.ErrBadMessage) {
+			return nil, notAgent(c, rec, hp)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("agent %s: no answer to the handshake within %v; is 'interlink agent' listening at that address and port?", hp, deadline.Sub(start).Round(100*time.Millisecond))
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			err = fmt.Errorf("%w (the agent closed the connection without a reason: an older agent does so when busy)", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/shellq"
@@ -26,6 +27,11 @@ func ReadToken(path string) ([]byte, error) {
 	if errors.Is(err, readfile.ErrNotRegular) {
 		return nil, fmt.Errorf("token file %v: %w", err, ErrToken)
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// The agent and its clients need the same file: say how to make
+		// one, readable by its owner only (ReadToken refuses others).
+		return nil, fmt.Errorf("token file %s: no such file; create one with: %s, and copy it to every node", path, makeToken(path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
@@ -45,10 +51,15 @@ func ReadToken(path string) ([]byte, error) {
 	n, _ := f.Read(b)
 	tok := bytes.TrimSpace(b[:n])
 	if len(tok) == 0 {
-		return nil, fmt.Errorf("token file %s: empty: %w; create one with: head -c 32 /dev/urandom | base64 > %s", path, ErrToken, shellq.Quote(path))
+		return nil, fmt.Errorf("token file %s: empty: %w; create one with: %s", path, ErrToken, makeToken(path))
 	}
 	if len(tok) < MinTokenLen {
 		return nil, fmt.Errorf("token file %s: token is %d bytes, need at least %d: %w", path, len(tok), MinTokenLen, ErrToken)
 	}
 	return tok, nil
+}
+
+// makeToken is the shell command that writes a new token to path, mode 600.
+func makeToken(path string) string {
+	return "(umask 077; head -c 32 /dev/urandom | base64 > " + shellq.Quote(path) + ")"
 }

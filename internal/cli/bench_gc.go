@@ -68,6 +68,7 @@ type gcArgs struct {
 	outstanding                     int
 	asJSON, split                   bool
 	out                             outputFlags
+	cpuLatency                      *int32 // --cpu-latency; nil: not held
 }
 
 func parseSkew(s string) (float64, error) {
@@ -118,6 +119,9 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 	if err != nil {
 		return err
 	}
+	if err := fenceNodes(e, "bench", nodes); err != nil {
+		return err
+	}
 	if err := a.out.check("bench"); err != nil {
 		return err
 	}
@@ -131,7 +135,13 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
 		opt.Progress = func(s string) { prog.show("gc: " + s) }
 	}
+	var hold *cpuHold
+	if a.cpuLatency != nil {
+		hold = holdOnAgents(e.ctx, *a.cpuLatency, gcAgentAddrs(nodes), tok)
+		defer hold.release()
+	}
 	rep, err := gc.Run(e.ctx, nodes, spec, opt)
+	hold.release()
 	prog.clear()
 	if err != nil {
 		if errors.Is(err, gc.ErrAuth) {
@@ -139,7 +149,21 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		}
 		return fmt.Errorf("bench: %w", err)
 	}
+	rep.CPULatency = hold.report()
 	return printGC(e, a, spec, rep)
+}
+
+// gcAgentAddrs are the nodes' agent addresses, each once.
+func gcAgentAddrs(nodes []mesh.Node) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if !seen[n.Agent] {
+			seen[n.Agent] = true
+			out = append(out, n.Agent)
+		}
+	}
+	return out
 }
 
 // gcSpec checks gc's numbers, rate, skew and sizes into a normalized spec.
@@ -199,6 +223,9 @@ func printGC(e *env, a gcArgs, spec gc.Spec, rep *gc.Report) error {
 	} else {
 		if err := gc.WriteHeader(e.stdout, spec, len(rep.Nodes)); err != nil {
 			return fmt.Errorf("bench: write the report: %w", err)
+		}
+		if rep.CPULatency != nil {
+			rep.CPULatency.WriteText(e.stdout)
 		}
 		if err := rep.WriteText(e.stdout); err != nil {
 			return fmt.Errorf("bench: write the report: %w", err)

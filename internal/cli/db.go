@@ -147,6 +147,9 @@ func runDBBench(e *env, f *dbBenchFlags, labSet bool) error {
 	if _, err := spec.Normalize(); err != nil {
 		return usageError("db bench: %v", err)
 	}
+	if err := fence(e, "db bench", spec.Hosts()...); err != nil {
+		return err
+	}
 	labName, from := f.labName, "--lab "
 	if !labSet {
 		// Set by lab exec; named as such when it is wrong, since the

@@ -174,7 +174,7 @@ damaged, 3 when there is no such lab.`,
 			for _, n := range names {
 				s, err := lab.Inspect(n)
 				if err != nil {
-					return err
+					return labNotUp(n, err)
 				}
 				labs = append(labs, s)
 			}

@@ -42,14 +42,14 @@ Prints the lab's status afterwards; exit 0 when the lab is up as described.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			settings, err := lab.ParseSettings(args[1], args[2:])
 			if err != nil {
-				return usageError("lab set: %v", err)
+				return labSettingsErr(err)
 			}
 			if _, err := lab.Set(args[0], settings); err != nil {
-				return err
+				return labSetErr(args[0], err)
 			}
 			s, err := lab.Inspect(args[0])
 			if err != nil {
-				return err
+				return labNotUp(args[0], err)
 			}
 			if err := renderLabs(e.stdout, asJSON, s); err != nil {
 				return err

@@ -59,6 +59,13 @@ func runPMTUStorage(ctx context.Context, e *env, sf storageFlags, opt agent.Prob
 	if len(pairs) == 0 {
 		return usageError("pmtu: --storage: %s lists no path: to prove", termtext.Clean(strings.Join(res.Files, ", ")))
 	}
+	var paths []string
+	for _, p := range pairs {
+		paths = append(paths, p.Path)
+	}
+	if err := fence(e, "pmtu", paths...); err != nil {
+		return err
+	}
 	res.Proofs = dnfs.Prove(ctx, pairs, dnfs.Options{Tries: opt.Tries, Max: opt.Max, Expect: opt.Expect})
 	if asJSON {
 		if err := report.JSON(e.stdout, res); err != nil {

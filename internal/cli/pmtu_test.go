@@ -35,7 +35,9 @@ func TestAgentPMTUMeshUsage(t *testing.T) {
 		{[]string{"agent", "--token-file", good}, "--listen ADDR[:PORT] is required"},
 		{[]string{"agent", "--listen", "127.0.0.1"}, "--token-file FILE is required"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", world}, "readable by everyone (mode 0644); run: chmod 600 " + world + "\n"},
-		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", empty}, "empty; create one with: head -c 32 /dev/urandom | base64 > " + empty + "\n"},
+		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", empty}, "empty; create one with: (umask 077; head -c 32 /dev/urandom | base64 > " + empty + ")\n"},
+		// A missing token file: how to make one, not a stat error.
+		{[]string{"bench", "127.0.0.1", "--token-file", filepath.Join(dir, "none")}, "token file " + filepath.Join(dir, "none") + ": no such file; create one with: (umask 077; head -c 32 /dev/urandom | base64 > " + filepath.Join(dir, "none") + "), and copy it to every node\n"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--max-rate", "fast"}, "--max-rate"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--handshake-timeout", "0s"}, "--handshake-timeout 0s"},
 		{[]string{"agent", "--listen", "127.0.0.1", "--token-file", good, "--max-pending-per-source", "0"}, "--max-pending-per-source 0"},

@@ -53,7 +53,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) (code in
 		}
 	}()
 	cmd, err := root.ExecuteContextC(ctx)
-	err = outputLost(cmd, err, out.Err())
+	err = notAgentHint(e, outputLost(cmd, err, out.Err()))
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) {
@@ -114,7 +114,19 @@ Exit codes: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (bad usage or input, tool fai
 	root.SetVersionTemplate("interlink {{.Version}}\n")
 	// --version without cobra's -v shorthand: -v means verbose to operators.
 	root.Flags().Bool("version", false, "print the version and exit")
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// "interlink mseh --nodes x": cobra parses the flags of the
+		// root, which has no --nodes; the typo in the command is the
+		// mistake to report.
+		if !c.HasParent() {
+			if name := firstWord(e.args); name != "" {
+				if sub, _, ferr := c.Find([]string{name}); ferr == nil && sub == c {
+					return usageError("unknown command %q%s; run 'interlink --help'", name, suggestCommand(c, name))
+				}
+			}
+		}
+		return flagError(c, err)
+	})
 	root.SetHelpCommand(newHelpCmd(root))
 	for _, newCmd := range commands {
 		c := newCmd(e)
@@ -173,6 +185,20 @@ func flagError(c *cobra.Command, err error) error {
 		return usageError("%s: %s (see 'interlink %s --help')", path, msg, path)
 	}
 	return usageError("%s (see 'interlink --help')", msg)
+}
+
+// firstWord is the first argument that is not a flag, "" when there is
+// none (or when a "--" comes first).
+func firstWord(args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
 }
 
 // noArgs is cobra.NoArgs with an error that marks bad usage.

@@ -43,7 +43,7 @@ Exit codes: 0 every client logged on, 1 some failed, 3 bad usage.`
 func newStormCmd(e *env) *cobra.Command {
 	var f stormFlags
 	c := &cobra.Command{
-		Use:   "storm ADDR --clients N [--sources N] [--protocol tcp|postgres] [flags]",
+		Use:   "storm ADDR --clients N [--sources N] [--protocol tcp|postgres|mysql] [flags]",
 		Short: "Connection storm: N clients released at once from many source addresses",
 		Long:  stormLong,
 		Args:  exactArgs(1, "the target ADDR (host:port)"),
@@ -91,6 +91,9 @@ func (f *stormFlags) parse(e *env, cmd *cobra.Command, target string) (storm.Spe
 	}
 	if err := spec.Validate(); err != nil {
 		return spec, usageError("storm: %s", strings.TrimPrefix(err.Error(), storm.ErrSpec.Error()+": "))
+	}
+	if err := fence(e, "storm", spec.Target); err != nil {
+		return spec, err
 	}
 	return spec, resolveTarget(e.ctx, spec.Target)
 }

@@ -8,7 +8,8 @@
 //
 // Markers: a line "<!-- doctest: WORD -->" right before a fence marks the
 // block: "output" (run in-process and compared, no lab), "lab" (run in a
-// namespace lab by internal/doctest/labtest), "skip" (not checked).
+// namespace lab by internal/doctest/labtest), "skip: REASON" (not run,
+// its command lines not checked; the reason says why).
 package doctest
 
 import (
@@ -25,9 +26,10 @@ type Block struct {
 	Lang   string
 	Lines  []string
 	Marker string // the doctest marker just before the fence, or ""
+	Reason string // what follows "skip:" in the marker
 }
 
-var markerRE = regexp.MustCompile(`^<!-- doctest: ([a-z]+) -->$`)
+var markerRE = regexp.MustCompile(`^<!-- doctest: ([a-z]+)(?::\s*(.*?))? -->$`)
 
 // Blocks returns the fenced code blocks of text, read from file. A line
 // "<!-- doctest: WORD -->" before a fence (blank lines between allowed)
@@ -35,7 +37,7 @@ var markerRE = regexp.MustCompile(`^<!-- doctest: ([a-z]+) -->$`)
 func Blocks(file, text string) []Block {
 	var out []Block
 	var cur *Block
-	marker := ""
+	marker, reason := "", ""
 	for i, l := range strings.Split(text, "\n") {
 		if cur != nil {
 			if strings.TrimSpace(l) == "```" {
@@ -47,14 +49,14 @@ func Blocks(file, text string) []Block {
 			continue
 		}
 		if strings.HasPrefix(l, "```") {
-			cur = &Block{File: file, Line: i + 1, Lang: strings.TrimSpace(strings.TrimPrefix(l, "```")), Marker: marker}
-			marker = ""
+			cur = &Block{File: file, Line: i + 1, Lang: strings.TrimSpace(strings.TrimPrefix(l, "```")), Marker: marker, Reason: reason}
+			marker, reason = "", ""
 			continue
 		}
 		if m := markerRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			marker = m[1]
+			marker, reason = m[1], m[2]
 		} else if strings.TrimSpace(l) != "" {
-			marker = ""
+			marker, reason = "", ""
 		}
 	}
 	return out
@@ -68,6 +70,7 @@ type CmdLine struct {
 	Text    string   // the command line (a here-document's body not included)
 	Heredoc string   // the here-document's body lines and terminator, "" when none
 	Out     []string // what the block shows after it, up to the next prompt (non-sh blocks)
+	OutLine int      // the line of Out's first line, 1-based; 0 when Out is empty
 }
 
 func (c CmdLine) String() string { return fmt.Sprintf("%s:%d: %s", c.File, c.Line, c.Text) }
@@ -79,6 +82,11 @@ func (c CmdLine) Script() string {
 	}
 	return c.Text + "\n" + c.Heredoc
 }
+
+// Runnable says whether b is a block of commands the doctest markers
+// concern: a shell script (sh, bash, shell) or a terminal session
+// (console).
+func (b Block) Runnable() bool { return b.Shell() || b.Lang == "console" }
 
 // Shell says whether b holds a shell script (sh, bash, shell) rather than
 // a terminal session with prompts.
@@ -115,7 +123,11 @@ func (b Block) Commands() []CmdLine {
 			text = strings.TrimSpace(l[2:])
 		default:
 			if len(out) > 0 {
-				out[len(out)-1].Out = append(out[len(out)-1].Out, l)
+				c := &out[len(out)-1]
+				if len(c.Out) == 0 {
+					c.OutLine = b.Line + 1 + i
+				}
+				c.Out = append(c.Out, l)
 			}
 			continue
 		}

@@ -53,7 +53,7 @@ func TestCommandsOfBlocks(t *testing.T) {
 		t.Errorf("sh commands %+v", cs)
 	}
 	cs = bs[1].Commands()
-	if len(cs) != 2 || cs[0].Text != "interlink check" || !slices.Equal(cs[0].Out, []string{"out 1"}) || !slices.Equal(cs[1].Out, []string{"0"}) {
+	if len(cs) != 2 || cs[0].Text != "interlink check" || !slices.Equal(cs[0].Out, []string{"out 1"}) || cs[0].OutLine != 13 || !slices.Equal(cs[1].Out, []string{"0"}) {
 		t.Errorf("console commands %+v", cs)
 	}
 }
@@ -110,6 +110,12 @@ func TestMatchShape(t *testing.T) {
 	printed := "forward  path MTU 1500  blackhole\n         92 probes in 736ms; rtt 0.088 ms (2 replies)\n  node1   -  1500!\n"
 	if err := MatchShape([]string{"forward  path MTU 9000  blackhole", "  90 probes in 1s; rtt 1.5 ms (3 replies)", "  node1          -   9000!"}, printed); err != nil {
 		t.Error(err)
+	}
+	if err := MatchShape([]string{"  blocks_per_sec   32251/s   35831/s  1.114x    0.417..1.424     0.31"}, "  blocks_per_sec  9/s  10/s  0.9x  0.1..12.5  0.00216\n"); err != nil {
+		t.Errorf("ratios: %v", err)
+	}
+	if err := MatchShape([]string{"interlink check: vm, kernel 6.18.44-fc-v595", "root /, 2026-11-28T13:48:42Z", "removed /tmp/x.XXfFzN3t", "slowest node node2: 2 pairs"}, "interlink check: vm, kernel 6.1.0-56-amd64\nroot /, 2027-01-02T03:04:05Z\nremoved /tmp/x.XXab12cd\nslowest node node3: 2 pairs\n"); err != nil {
+		t.Errorf("kernel releases: %v", err)
 	}
 	if err := MatchShape([]string{"forward  path MTU 1500  ok", "...", "  node1   -  1500!"}, printed); err == nil {
 		t.Error("another verdict matched")

@@ -15,12 +15,27 @@ func normalizeLine(s string) string {
 
 // numberRE matches a measurement as interlink prints it: a number with the
 // unit it chose for its size (9000, 0.088 ms, 736ms, 1m0s, 1.72 KiB,
-// 20.53 Gbit/s); runs of them (1m0s) are one.
-var numberRE = regexp.MustCompile(`([0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|m|h|B|KiB|MiB|GiB|TiB|bit/s|Kbit/s|Mbit/s|Gbit/s)?\b)+`)
+// 20.53 Gbit/s) or a ratio (1.114x); runs of them (1m0s) are one.
+var numberRE = regexp.MustCompile(`([0-9]+(\.[0-9]+)? ?(ns|us|µs|ms|s|m|h|B|KiB|MiB|GiB|TiB|bit/s|Kbit/s|Mbit/s|Gbit/s|x)?\b)+`)
 
-// shapeLine reduces a line to its shape: every measurement N, runs of
-// blanks one blank (columns widen with their numbers).
+// kernelRE matches a kernel release (6.1.0-56-amd64, 6.18.44-fc-v595),
+// which differs from machine to machine like a measurement.
+var kernelRE = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+-[A-Za-z0-9._+-]+`)
+
+// tmpRE matches a path under /tmp, whose name a run makes up (mktemp's
+// XXfFzN3t, a test's directory).
+var tmpRE = regexp.MustCompile(`/tmp/\S+`)
+
+// slowestRE matches mesh's slowest node, which a healthy mesh's timing
+// picks.
+var slowestRE = regexp.MustCompile(`slowest node \S+`)
+
+// shapeLine reduces a line to its shape: every time TIME, measurement N,
+// kernel release KERNEL, path under /tmp TMP and mesh's slowest node,
+// runs of blanks one blank (columns widen with their numbers).
 func shapeLine(s string) string {
+	s = slowestRE.ReplaceAllString(timeRE.ReplaceAllString(s, "TIME"), "slowest node NODE")
+	s = tmpRE.ReplaceAllString(kernelRE.ReplaceAllString(s, "KERNEL"), "TMP")
 	return strings.Join(strings.Fields(numberRE.ReplaceAllString(s, "N")), " ")
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/pmqos"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -35,6 +36,9 @@ type Report struct {
 	Verdict     string    `json:"verdict"`
 	Problems    []Problem `json:"problems,omitempty"`
 	Interrupted bool      `json:"interrupted,omitempty"`
+	// CPULatency says which hosts held a PM QoS CPU latency request for
+	// the run (bench --cpu-latency); nil when none was asked for.
+	CPULatency *pmqos.Report `json:"cpu_latency,omitempty"`
 }
 
 // Node is one node's figures: as requester (its own requests and the

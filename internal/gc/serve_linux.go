@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
@@ -125,7 +126,10 @@ func serveOpen(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 	}
 	sk, data, err := openSock(local)
 	if err != nil {
-		return nil, fmt.Errorf("%w (is %s an address of this node?)", err, local)
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			return nil, fmt.Errorf("gc: the agent's node has no address %s: give NODE@ADDR an address of that node; 'ip -br addr' there lists them", local)
+		}
+		return nil, fmt.Errorf("%w (is %s an address of the agent's node?)", err, local)
 	}
 	psk, ping, err := openSock(local)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
 // GuestTimeout bounds how long status waits for a VM node's guest to say
@@ -22,7 +23,7 @@ var GuestTimeout = 3 * time.Second
 // guestAnswer is what a VM node's guest said about its services, by kind,
 // or why it said nothing.
 type guestAnswer struct {
-	byKind map[string]vm.ServiceAnswer
+	byKind map[string]channel.ServiceAnswer
 	err    error
 	// onChannel: it was asked on its command channel, which a lab exec
 	// command can hold, since it has no status channel (vmState.Status).
@@ -39,15 +40,16 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, n := range st.Topology.Nodes {
-		if !n.IsVM() || len(n.Services) == 0 || !st.vmRunning(n.Name) {
+		// Only a VM node has a VM recorded.
+		if len(n.Services) == 0 || !st.vmRunning(n.Name) {
 			continue
 		}
-		var probes []vm.ServiceProbe
+		var probes []channel.ServiceProbe
 		for _, spec := range n.Services {
-			// A VM node's service kinds are vm's names (agent, sshd).
-			probes = append(probes, vm.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
+			// channel.ServiceAgent and channel.ServiceSSHD are the topology's kinds.
+			probes = append(probes, channel.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
 		}
-		g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
+		g := &guestAnswer{byKind: map[string]channel.ServiceAnswer{}}
 		sock := st.vmStatusSocket(n.Name)
 		if sock == "" {
 			sock, g.onChannel = filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile), true
@@ -100,6 +102,14 @@ func (st *state) vmRunning(node string) bool {
 		}
 	}
 	return false
+}
+
+// serviceStatus is a VM node's service as its guest says (vmServiceStatus);
+// the first asks every guest at once (askGuests).
+func (vmNode) serviceStatus(in *serviceInspector, i int, spec ServiceSpec) ServiceStatus {
+	in.askGuests.Do(func() { in.guests = askGuests(in.st, in) })
+	n := &in.t.Nodes[i]
+	return vmServiceStatus(in.st, n, in.addresses(i, spec), in.guests[n.Name])
 }
 
 // vmServiceStatus is a VM node's service as its guest, asked just now,

@@ -30,28 +30,40 @@ type Setting struct {
 // ParseSettings parses KEY=VALUE arguments for target.
 func ParseSettings(target string, kvs []string) ([]Setting, error) {
 	if len(kvs) == 0 {
-		return nil, fmt.Errorf("%w: nothing to set: give KEY=VALUE (mtu, port_mtu, rate, loss)", ErrInvalid)
+		return nil, settingErr("nothing to set: give KEY=VALUE (mtu, port_mtu, rate, loss)")
 	}
 	var out []Setting
 	seen := map[string]string{}
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || v == "" {
-			return nil, fmt.Errorf("%w: %q: want KEY=VALUE, e.g. mtu=1500", ErrInvalid, kv)
+			return nil, settingErr("%q: want KEY=VALUE, e.g. mtu=1500", kv)
 		}
 		switch k {
 		case "mtu", "port_mtu", "rate", "loss":
 		default:
-			return nil, fmt.Errorf("%w: %q: unknown setting %q (mtu, port_mtu, rate, loss)", ErrInvalid, kv, k)
+			return nil, settingErr("%q: unknown setting %q (mtu, port_mtu, rate, loss)", kv, k)
 		}
 		// "mtu=1500 mtu=9000" set 9000 silently: which one was meant?
 		if prev, dup := seen[k]; dup {
-			return nil, fmt.Errorf("%w: %s given twice (%s=%s and %q)", ErrInvalid, k, k, prev, kv)
+			return nil, settingErr("%s given twice (%s=%s and %q)", k, k, prev, kv)
 		}
 		seen[k] = v
 		out = append(out, Setting{Target: target, Key: k, Value: v})
 	}
 	return out, nil
+}
+
+// SettingError is a setting lab set cannot apply. It wraps ErrInvalid
+// but does not say "invalid topology": the user gave settings, not a
+// topology file.
+type SettingError struct{ msg string }
+
+func (e *SettingError) Error() string { return e.msg }
+func (e *SettingError) Unwrap() error { return ErrInvalid }
+
+func settingErr(format string, a ...any) error {
+	return &SettingError{msg: fmt.Sprintf(format, a...)}
 }
 
 // Apply returns a copy of t with the settings applied, validated like a
@@ -67,10 +79,19 @@ func Apply(t *Topology, settings []Setting) (*Topology, error) {
 	}
 	for _, s := range settings {
 		if err := nt.apply(s); err != nil {
-			return nil, fmt.Errorf("lab %s: %w: %s %s=%s: %v", t.Name, ErrInvalid, s.Target, s.Key, s.Value, err)
+			return nil, settingErr("lab %s: %s %s=%s: %v", t.Name, s.Target, s.Key, s.Value, err)
 		}
 	}
 	if err := nt.Validate(); err != nil {
+		// What the settings made of the lab, in the settings' words:
+		// the topology is the lab's, not a file the user wrote.
+		var te *TopologyError
+		if errors.As(err, &te) && te.File == "" {
+			c := *te
+			c.Lab = ""
+			msg := strings.TrimPrefix(c.Error(), ErrInvalid.Error()+": ")
+			return nil, settingErr("lab %s: after the settings, %s", t.Name, msg)
+		}
 		return nil, err
 	}
 	return &nt, nil
