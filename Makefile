@@ -23,17 +23,23 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/interlink
 
-# The whole test suite: vet, unit, fixture, kernel and lab tests (lab tests
-# need root), then each fuzz target for a bounded number of runs.
+# The whole test suite: gofmt and vet, then unit, fixture, kernel and lab
+# tests (lab tests need root). go vet runs once, here, not again inside go
+# test (-vet=off); `make lint test` runs it once too. The fuzz targets are
+# `make fuzz`, which CI also runs.
 # The VM lab tests (and the guide with VM nodes) run after the others,
 # alone and one package at a time: three guests in software
 # emulation take both cores of a small machine, and the namespace labs'
 # timed probes (a DF datagram expected within 1 s) then starve.
+# The wake-up tests run last and alone too: they turn the host's idle
+# knobs (guest_halt_poll_ns, a PM QoS hold) and need idle CPUs to measure
+# waking them; other tests' load keeps the CPUs awake.
 VMTESTS := ./internal/lab/vmtest ./internal/doctest/vmguide
+WAKETESTS := ./internal/traffic/waketest
 test: vet
-	$(GO) test -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/doctest/vmguide$$')
-	$(GO) test -count=1 -p 1 $(VMTESTS)
-	$(MAKE) --no-print-directory fuzz
+	$(GO) test -vet=off -count=1 $$($(GO) list ./... | grep -v -e '/internal/lab/vmtest$$' -e '/internal/doctest/vmguide$$' -e '/internal/traffic/waketest$$')
+	$(GO) test -vet=off -count=1 -p 1 $(VMTESTS)
+	$(GO) test -vet=off -count=1 -v -run TestWakeUpsSplit $(WAKETESTS)
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }

@@ -1,6 +1,7 @@
 package internal_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -105,5 +106,65 @@ func TestDevelopmentListsPackages(t *testing.T) {
 		if inMap[p] {
 			t.Errorf("docs/development.md lists %s, which DESIGN.md's map names", p)
 		}
+	}
+}
+
+// devOnly are the developers' notes beside the repository: users do not
+// have them, so nothing a user reads may cite them.
+var devOnly = []string{"DOMAIN.md", "DESIGN.md"}
+
+// TestUsersHaveTheSources: no doc, no README and no string in the
+// program (a finding's source, a message, a help text) names the
+// developers' notes; docs/sources.md and public material stand in their
+// place. Comments and tests may.
+func TestUsersHaveTheSources(t *testing.T) {
+	pages := []string{"../README.md"}
+	filepath.WalkDir("../docs", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".1")) {
+			pages = append(pages, p)
+		}
+		return nil
+	})
+	if len(pages) < 10 {
+		t.Fatalf("only %d pages found", len(pages))
+	}
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range devOnly {
+			if i := strings.Index(string(b), n); i >= 0 {
+				t.Errorf("%s names %s: %q", p, n, string(b)[max(0, i-60):i+len(n)])
+			}
+		}
+	}
+	fset := token.NewFileSet()
+	files := 0
+	for _, top := range []string{".", "../cmd"} {
+		filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.Contains(p, "testdata") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					for _, dev := range devOnly {
+						if strings.Contains(lit.Value, dev) {
+							t.Errorf("%s: a string names %s: %s", fset.Position(lit.Pos()), dev, lit.Value)
+						}
+					}
+				}
+				return true
+			})
+			return nil
+		})
+	}
+	if files < 100 {
+		t.Fatalf("only %d Go files read", files)
 	}
 }

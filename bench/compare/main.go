@@ -252,6 +252,8 @@ func formatFigure(unit string, x, loss float64) string {
 		return fmt.Sprintf("%.0f pkt/s (loss %.1f%%)", x, loss)
 	case "median RTT":
 		return fmt.Sprintf("%.1f us", x/1e3)
+	case "blocks/s":
+		return fmt.Sprintf("%.0f blocks/s", x)
 	default:
 		return fmt.Sprintf("%.1f %%", x)
 	}

@@ -51,8 +51,11 @@ type Result struct {
 	Expect      []ExpectResult `json:"expectations,omitempty"`
 	LimitedBy   []string       `json:"limited_by,omitempty"`
 	Interrupted bool           `json:"interrupted,omitempty"`
-	Verdict     Verdict        `json:"verdict"`
-	expect      []Expectation
+	// Wakes says how much of each arm's round trip was the hosts waking
+	// up (bench blocks runs), and notes it when that hides the network.
+	Wakes   *Wakes  `json:"wake_ups,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	expect  []Expectation
 }
 
 // MetricStats is one metric's comparison of B against A.
@@ -115,6 +118,7 @@ func (r *Result) finish() {
 		r.Stats[i].Primary = slices.Contains(r.Primary, r.Stats[i].Metric)
 	}
 	r.HolmFamily = judgeMetrics(r.Stats, r.Confidence)
+	r.Wakes = r.wakes()
 	r.Verdict = VerdictOK
 	if r.Interrupted || len(r.LimitedBy) > 0 {
 		r.Verdict = VerdictWarning

@@ -24,6 +24,9 @@ type Run struct {
 	Metrics     map[string]float64 `json:"metrics,omitempty"`
 	Error       string             `json:"error,omitempty"`
 	Interrupted bool               `json:"interrupted,omitempty"`
+	// WakeShare is the share of the round trip's p50 that was the two
+	// hosts waking up, from a blocks run's split; absent otherwise.
+	WakeShare *float64 `json:"wake_share,omitempty"`
 }
 
 // OK reports whether the run counts in the statistics.
@@ -107,6 +110,7 @@ func (r *Runner) Execute(ctx context.Context) (*Result, error) {
 		}
 		if run.Error == "" && !run.Interrupted {
 			run.Metrics, run.Error = extract(res.Metrics, run)
+			run.WakeShare = wakeShare(ParseJSON(run.out))
 		}
 		res.Runs = append(res.Runs, run.Run)
 		if r.Progress != nil {

@@ -124,6 +124,9 @@ func writeJudged(w io.Writer, r *Result) {
 			writeMetric(w, r, s)
 		}
 	}
+	if r.Wakes != nil && r.Wakes.Note != "" {
+		fmt.Fprintf(w, "  NOTE: %s\n", r.Wakes.Note)
+	}
 	if len(r.Stats) == len(r.Primary) {
 		return
 	}

@@ -10,7 +10,9 @@
 //
 // Only a regular file (or nothing) is replaced: a rename over /dev/null,
 // a named pipe or a socket would put a regular file in its place, so such
-// a target is refused with ErrNotRegular before anything is written.
+// a target is refused with readfile.ErrNotRegular before anything is
+// written (a device, a named pipe, a socket or a directory; a link is
+// followed).
 package atomicfile
 
 import (
@@ -25,10 +27,6 @@ import (
 	"github.com/interlink/interlink/internal/readfile"
 )
 
-// ErrNotRegular marks a target that exists and is not a regular file: a
-// device, a named pipe, a socket or a directory (a link is followed).
-var ErrNotRegular = errors.New("not a regular file")
-
 // checkTarget refuses a path that exists and is not a regular file. It
 // follows links, so /dev/stdout (a link to the process's descriptor) is
 // judged by what it points at.
@@ -37,7 +35,7 @@ func checkTarget(path string) error {
 	if err != nil || fi.Mode().IsRegular() {
 		return nil // absent, or the rename will say why not
 	}
-	return fmt.Errorf("%s is %s: %w", path, readfile.Kind(fi.Mode()), ErrNotRegular)
+	return fmt.Errorf("%s is %s: %w", path, readfile.Kind(fi.Mode()), readfile.ErrNotRegular)
 }
 
 // Resolve is the file that path names when it is a link: the rename

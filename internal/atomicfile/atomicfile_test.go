@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/interlink/interlink/internal/readfile"
 )
 
 // record swaps the seam for one that logs each operation and then does it
@@ -172,7 +174,7 @@ func TestNotRegular(t *testing.T) {
 	for _, target := range []string{fifo, link} {
 		log := record(t)
 		err := WriteFile(target, []byte("x"), Options{})
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), target) {
+		if !errors.Is(err, readfile.ErrNotRegular) || !strings.Contains(err.Error(), target) {
 			t.Errorf("%s: %v", target, err)
 		}
 		if len(*log) != 0 {
@@ -192,7 +194,7 @@ func TestNotRegular(t *testing.T) {
 	// replaced either.
 	path := filepath.Join(dir, "late")
 	err := Write(path, Options{BeforeRename: func() error { return syscall.Mkfifo(path, 0o644) }}, func(w io.Writer) error { return nil })
-	if !errors.Is(err, ErrNotRegular) {
+	if !errors.Is(err, readfile.ErrNotRegular) {
 		t.Errorf("late pipe: %v", err)
 	}
 	if got := leftovers(t, dir, "pipe", "null", "late"); len(got) != 0 {

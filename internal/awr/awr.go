@@ -144,7 +144,7 @@ type GCLoad struct {
 	MessagesSentPerSec     *float64 `json:"gcs_ges_messages_sent_per_sec"`
 	FusionWritesPerSec     *float64 `json:"dbwr_fusion_writes_per_sec"`
 	// TrafficKBPerSec is "Estd Interconnect traffic (KB)": Oracle's
-	// estimate, KB per second (DOMAIN.md 7a has its formula).
+	// estimate, KB per second (Statspack's sprepins.sql prints the same formula; docs/awr.md).
 	TrafficKBPerSec *float64 `json:"estd_interconnect_traffic_kb_per_sec"`
 	// TrafficComputed: awrgrpt does not print the estimate; it was
 	// computed here by Oracle's formula from the report's per-second

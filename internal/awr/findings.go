@@ -13,13 +13,13 @@ import (
 // Sources the thresholds cite. Where Oracle documents the meaning of a
 // figure but no number, the number is marked a field convention.
 const (
-	srcLost = "My Oracle Support note 563566.1 (gc block lost diagnostics: lost blocks should be zero); Oracle RAC Administration and Deployment Guide, Monitoring Performance, block-related wait events; DOMAIN.md 2, 7a (one lost fragment loses the block)"
+	srcLost = "My Oracle Support note 563566.1 (gc block lost diagnostics: lost blocks should be zero); Oracle RAC Administration and Deployment Guide, Monitoring Performance, block-related wait events; RFC 791 (a datagram is delivered only when all its fragments arrive: one lost fragment loses the block)"
 	srcRecv = "Oracle RAC Administration and Deployment Guide, Monitoring Performance (Cache Fusion transfer times reflect interconnect latency and remote load); 1 ms and 5 ms are a field convention for a modern (10 GbE or faster) interconnect, not an Oracle document"
 	srcPing = "Oracle Database Reference, V$INSTANCE_PING and DBA_HIST_INTERCONNECT_PINGS (500 B and 8 KiB round trips, the instance itself as control); 1 ms and 3x the control are a field convention"
-	srcDev  = "Oracle RAC Administration and Deployment Guide, Verifying the Interconnect Settings; DOMAIN.md 6 (rx_errors, rx_dropped on an interconnect mean lost blocks)"
+	srcDev  = "Oracle RAC Administration and Deployment Guide, Verifying the Interconnect Settings; kernel Documentation/networking/statistics.rst (rx_errors, rx_dropped: frames the host did not deliver)"
 	srcPub  = "Oracle Grid Infrastructure Installation Guide, network requirements (the interconnect is a private network); Oracle RAC Administration and Deployment Guide, V$CLUSTER_INTERCONNECTS IS_PUBLIC"
 	srcBusy = "Oracle RAC Administration and Deployment Guide, Monitoring Performance, contention-related wait events (gc buffer busy: contention, or an interconnect or load issue); 10 % of DB time is a field convention"
-	src3way = "Oracle RAC Administration and Deployment Guide, Monitoring Performance, block-related wait events (2-way and 3-way transfers); DOMAIN.md 7a; 'dominating' (more 3-way than 2-way waits, congested above 10 % of transfers) is a field convention"
+	src3way = "Oracle RAC Administration and Deployment Guide, Monitoring Performance, block-related wait events (2-way and 3-way transfers); 'dominating' (more 3-way than 2-way waits, congested above 10 % of transfers) is a field convention"
 )
 
 // Rule ids.

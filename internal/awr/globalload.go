@@ -102,7 +102,7 @@ func gcLoad(in *Instance) *GCLoad {
 }
 
 // estdTraffic is Oracle's "Estd Interconnect traffic (KB)" per second
-// (DOMAIN.md 7a): blocks received and served times the block size, plus
+// (as Statspack's sprepins.sql computes it; docs/awr.md): blocks received and served times the block size, plus
 // GCS/GES messages sent and received times 200 bytes, in KB. It
 // reproduces awrrpt's figure from awrrpt's own rows (the 12.2 report in
 // testdata/README.md: 386.6 computed, 386.50 printed, 16 KiB blocks).

@@ -27,7 +27,7 @@ type benchFlags struct {
 	mode, tokenFile, length, rate, request, block, linkRate string
 	dur, interval, timeout                                  time.Duration
 	parallel, outstanding, cpu, peerCPU, overhead           int
-	reverse, bidir, asJSON, selfTest, flow                  bool
+	reverse, bidir, asJSON, selfTest, flow, split           bool
 	out                                                     outputFlags
 	gc                                                      gcFlags
 }
@@ -47,7 +47,10 @@ sends, and what it costs at both ends:
   blocks  Cache Fusion: a --request answered by a --block (8K; up to 1M, split into
           datagrams above 64 KiB), --outstanding in flight (or paced to --rate
           requests per second, as sockperf --mps paces); blocks/s and round-trip
-          p50/p90/p99/p99.9/max; a block not whole within --timeout is lost
+          p50/p90/p99/p99.9/max; a block not whole within --timeout is lost;
+          each round trip split into the two hosts' wake-ups, the agent's work
+          and network and stacks (--split), with a verdict when wake-ups are most
+          of it
   gc      Cache Fusion across the cluster: 'bench --mode gc NODE NODE...' (or --nodes
           FILE; NODE is [NAME=]AGENT[:PORT][@ADDR], ADDR the interconnect address)
           runs requesters and block servers on every node's agent at once; the
@@ -103,7 +106,8 @@ func (b *benchFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&b.request, "request", "", "blocks, gc: request size (default 256)")
 	f.StringVar(&b.block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&b.outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")
-	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, measure the tool's own floor on loopback (0.5 s)")
+	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, the same blocks on loopback in this process (0.5 s), as data")
+	f.BoolVar(&b.split, "split", true, "blocks: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
 	f.DurationVar(&b.timeout, "timeout", 500*time.Millisecond, "blocks, gc: a block not whole by then is lost")
 	f.IntVar(&b.cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&b.peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")
@@ -248,6 +252,7 @@ func benchRates(fl *pflag.FlagSet, f *benchFlags, spec *traffic.Spec) error {
 		return usageError("bench: --flow is for unpaced udp (--rate 0): a paced sender sends at its rate")
 	}
 	spec.NoFlow = !f.flow
+	spec.NoSplit = !f.split
 	if f.cpu >= 0 {
 		cpu := f.cpu
 		spec.CPU = &cpu

@@ -156,7 +156,8 @@ func TestBenchAgainstAgent(t *testing.T) {
 		t.Errorf("no first interval ending near 0.30 s (a loaded machine may close it a few ms late):\n%s", out)
 	}
 	for _, want := range []string{"round trip: min", "fragments per message", "cpu agent  responder", "cpu client requester",
-		"tool floor: the same blocks on loopback in this process: round trip p50 "} {
+		"loopback self-test: the same blocks in this process over 127.0.0.1: round trip p50 ",
+		"round trip split (p50 / p90 / p99)", "requester wake-up", "network and stacks (both ways)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -48,8 +48,10 @@ func newCheckCmd(e *env) *cobra.Command {
 		Use:   "check",
 		Short: "Read-only audit of this node's interconnect, network configuration, sysctls, counters and NFS mounts",
 		Long: `check reads this node's interfaces, bonds and bridges, the network configuration
-that comes back after a reboot, sysctls, kernel counters and NFS mounts, and judges
-them with rules that each carry an id, a severity, the evidence, a fix and a source.
+that comes back after a reboot, sysctls, kernel counters and NFS mounts, and how the
+host wakes for an arriving block (CPU idle states, guest halt polling, tuned, cpufreq,
+steal time, the NICs' interrupt coalescing and IRQs), and judges them with rules that
+each carry an id, a severity, the evidence, a fix and a source.
 It changes nothing and runs as root or as an ordinary user (what it cannot read is
 shown as a section status).
 

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/testbin"
@@ -49,9 +51,7 @@ func runBin(t *testing.T, bin string, limit time.Duration, args ...string) (stdo
 // trees with named pipes, devices and sockets where check reads files, and
 // stops it with SIGINT and SIGTERM.
 func TestCheckHostileTree(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestCheckHostileTree needs root (it creates device nodes); run the tests as root")
-	}
+	roottest.Require(t, "it creates device nodes")
 	testlab.SkipShort(t)
 	bin, cleanup, err := testbin.Build("interlink-check-hostile-")
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/rules"
@@ -268,9 +270,7 @@ func TestCollectRoundTrip(t *testing.T) {
 // TestCheckLive runs the built binary on this machine, as root and as the
 // unprivileged user nobody (65534), in text and JSON.
 func TestCheckLive(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestCheckLive needs root (it runs the binary as root and as uid 65534); run the tests as root")
-	}
+	roottest.Require(t, "it runs the binary as root and as uid 65534")
 	// t.TempDir's parent is private to root; nobody must reach the binary.
 	dir, err := os.MkdirTemp("", "interlink-live-")
 	if err != nil {

@@ -150,7 +150,7 @@ func printReplica(e *env, f labReplicaFlags, r *replica.Replica, topo []byte, st
 		return err
 	}
 	w := textout.New(e.stdout)
-	r.WriteText(w, replica.Files{Topology: f.write, Nodes: f.nodes, Up: f.up})
+	r.WriteText(w, replica.Files{Topology: f.write, Nodes: f.nodes, Up: f.up, TokenFile: lab.AgentTokenFile(r.Topology.Name)})
 	if st != nil {
 		fmt.Fprintln(w)
 		st.WriteText(w)

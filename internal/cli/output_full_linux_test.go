@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/fixture"
 	"github.com/interlink/interlink/internal/mariadb"
 	"github.com/interlink/interlink/internal/testbin"
@@ -77,9 +79,7 @@ func TestOutputToReadOnlyPlace(t *testing.T) {
 // measured before the disk was full, marked FAILED, its first line not
 // claiming the size asked.
 func TestStorageOnFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStorageOnFullDisk needs root (it mounts a tmpfs); run the tests as root")
-	}
+	roottest.Require(t, "it mounts a tmpfs")
 	full := tinyDisk(t, true)
 	for _, p := range []string{"redo", "datafile", "backup", "install", "mkfile"} {
 		out, errOut, code := run(t, "storage", "bench", full, "--profile", p, "--size", "1M", "--time", "2s")
@@ -123,9 +123,7 @@ func runTo(t *testing.T, bin, out string, args ...string) (stderr string, code i
 // with one line on stderr that says so, whatever its verdict would have
 // been; and a closed pipe ends it by SIGPIPE.
 func TestOutputToFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestOutputToFullDisk needs root (it mounts a tmpfs); run the tests as root")
-	}
+	roottest.Require(t, "it mounts a tmpfs")
 	testlab.SkipShort(t)
 	bin, cleanup, err := testbin.Build("interlink-output-full-")
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -36,9 +38,7 @@ func TestTakeLive(t *testing.T) {
 // thread's namespace, not the process's. Both are read in a fresh network
 // namespace on a thread of its own, after a known number of datagrams.
 func TestTakeWithoutThreadSelf(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestTakeWithoutThreadSelf needs root (it creates a network namespace); run the tests as root")
-	}
+	roottest.Require(t, "it creates a network namespace")
 	old := t.TempDir()
 	for name, target := range map[string]string{"self": "/proc/self", "stat": "/proc/stat"} {
 		if err := os.Symlink(target, filepath.Join(old, name)); err != nil {

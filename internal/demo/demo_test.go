@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -31,9 +33,7 @@ func TestMain(m *testing.M) {
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test builds a network-namespace lab and needs root (CAP_NET_ADMIN); run the tests as root")
-	}
+	roottest.Require(t, "it builds a network-namespace lab (CAP_NET_ADMIN)")
 }
 
 // cleanupLab removes the lab even when the test fails halfway.

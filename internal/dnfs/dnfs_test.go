@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/roottest"
 
 	"github.com/interlink/interlink/internal/inventory"
 	"github.com/interlink/interlink/internal/pmtu"
@@ -44,6 +47,11 @@ func TestPairs(t *testing.T) {
 // resolve is reported on its pair and does not stop the others. (The
 // resolver is replaced: no query leaves the machine.)
 func TestProveLoopback(t *testing.T) {
+	if p, err := pmtu.NewICMPProber(netip.Addr{}, netip.MustParseAddr("127.0.0.1")); err == nil {
+		p.Close()
+	} else if os.Geteuid() != 0 {
+		roottest.Require(t, "ICMP echo: a raw socket, or a ping socket that net.ipv4.ping_group_range allows")
+	}
 	pairs := []Pair{
 		{Server: "lo", Line: 1, Local: "127.0.0.1", Path: "127.0.0.2"},
 		{Server: "lo", Line: 2, Path: "filer-stor2"},

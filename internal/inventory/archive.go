@@ -45,12 +45,20 @@ func (s *Source) Collect(w io.Writer, modTime time.Time) error {
 	for k := range s.links {
 		asLink[k] = true
 	}
+	made := make(map[string]bool, len(s.made))
+	for k := range s.made {
+		made[k] = true
+	}
 	s.mu.Unlock()
 
 	links := map[string]string{} // node path -> target, relative
 	regular := map[string][]byte{}
 	directories := map[string]bool{}
 	for _, p := range files {
+		if made[p] {
+			regular[p] = data[p] // not on the node: nothing to resolve
+			continue
+		}
 		real, err := s.resolve(p, asLink[p], links)
 		if err != nil {
 			return fmt.Errorf("collect %s: %w", p, err)

@@ -11,7 +11,7 @@ import (
 )
 
 // kernelCounters are the /proc/net/snmp and /proc/net/netstat counters of
-// DOMAIN.md section 6, in report order.
+// docs/check.md, in report order.
 var kernelCounters = []struct{ group, name string }{
 	{"Ip", "ReasmReqds"}, {"Ip", "ReasmOKs"}, {"Ip", "ReasmFails"}, {"Ip", "ReasmTimeout"},
 	{"Ip", "FragCreates"}, {"Ip", "FragFails"},

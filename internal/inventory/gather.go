@@ -30,7 +30,10 @@ func Gather(ctx context.Context, src *Source, opts Options) (*Inventory, error) 
 	gatherCluster(src, inv)
 	gatherNFS(src, inv)
 	gatherDNFS(src, inv, opts)
+	hostAt := opts.now()
+	gatherHost(src, inv)
 	gatherCounters(ctx, src, inv, opts)
+	resampleSteal(src, inv, hostAt, opts)
 	sec := inv.Sections[len(inv.Sections)-1]
 	copy(inv.Sections[at+1:], inv.Sections[at:len(inv.Sections)-1])
 	inv.Sections[at] = sec

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/fixture"
 )
 
@@ -64,9 +66,7 @@ func mkfifo(t *testing.T, p string) string {
 
 func mknod(t *testing.T, p string, mode uint32, major, minor int) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("creating device nodes needs root; run the tests as root")
-	}
+	roottest.Require(t, "it creates device nodes")
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := syscall.Mknod(p, mode|0o644, major<<8|minor); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,10 @@ type Inventory struct {
 	Cluster    *Cluster          `json:"cluster,omitempty"`
 	Mounts     []Mount           `json:"mounts"`
 	DNFS       *DNFS             `json:"dnfs,omitempty"` // Oracle Direct NFS: homes and oranfstab files
-	Sections   []Section         `json:"sections"`
+	// Host is how the CPUs idle and wake and how NICs interrupt; nil when
+	// the tree has none of its files.
+	Host     *Host     `json:"host,omitempty"`
+	Sections []Section `json:"sections"`
 	// Unreadable lists what exists in the tree but was not read (at most
 	// 1000, by path; the "files" section gives the count).
 	Unreadable []Unreadable `json:"unreadable"`

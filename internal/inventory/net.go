@@ -113,7 +113,7 @@ type PersistedConfig struct {
 	Connection string `json:"connection,omitempty"`
 }
 
-// Counters holds the kernel counters of DOMAIN.md section 6. Without an
+// Counters holds the kernel counters docs/check.md lists. Without an
 // interval they are totals since boot; with one, Delta and PerSec of each
 // counter are set from two samples Interval apart.
 type Counters struct {

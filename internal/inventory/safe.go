@@ -29,14 +29,6 @@ var maxDirEntries = 100000
 const maxUnreadableListed = 1000
 
 var (
-	// ErrNotRegular is wrapped when a path that should be a file (or a
-	// directory) is a named pipe, a device, a socket or something else:
-	// such a path is reported and never opened, because opening a FIFO
-	// blocks and opening a device can act on the device.
-	ErrNotRegular = errors.New("not a regular file")
-	// ErrTooLarge is wrapped when a file is larger than MaxFileBytes or a
-	// directory holds more than 100,000 entries.
-	ErrTooLarge = errors.New("file too large")
 	// ErrNothingRead is returned by Gather when not one file of the tree
 	// could be read: there is nothing to judge.
 	ErrNothingRead = errors.New("nothing could be read")
@@ -48,13 +40,13 @@ type kindError struct {
 }
 
 func (e *kindError) Error() string        { return fmt.Sprintf("%s, not a %s (not opened)", e.kind, e.want) }
-func (e *kindError) Is(target error) bool { return target == ErrNotRegular }
+func (e *kindError) Is(target error) bool { return target == readfile.ErrNotRegular }
 
 // tooManyError refuses a directory with more than maxDirEntries entries.
 type tooManyError struct{ max int }
 
 func (e tooManyError) Error() string      { return fmt.Sprintf("more than %d entries (not read)", e.max) }
-func (tooManyError) Is(target error) bool { return target == ErrTooLarge }
+func (tooManyError) Is(target error) bool { return target == readfile.ErrTooLarge }
 
 // tooLargeError refuses a file larger than the bound of its read.
 type tooLargeError struct{ max int64 }
@@ -65,7 +57,7 @@ func (e tooLargeError) Error() string {
 	}
 	return fmt.Sprintf("larger than %d bytes (not read)", e.max)
 }
-func (tooLargeError) Is(target error) bool { return target == ErrTooLarge }
+func (tooLargeError) Is(target error) bool { return target == readfile.ErrTooLarge }
 
 func checkKind(fi fs.FileInfo, wantDir bool) error {
 	if wantDir && fi.IsDir() || !wantDir && fi.Mode().IsRegular() {

@@ -41,6 +41,7 @@ type Source struct {
 	data    map[string][]byte // content of the files read, for Collect
 	links   map[string]bool   // links read as links (not followed)
 	dirs    map[string]bool   // directories listed
+	made    map[string]bool   // files check wrote itself (record), not on the node
 	// unreadable holds what exists but could not be read, with the reason.
 	unreadable  map[string]string
 	ctx         context.Context // bound by Gather; nil means never stop
@@ -57,7 +58,7 @@ func OpenDir(dir string) (*Source, error) {
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrBadRoot, dir)
 	}
 	s := &Source{root: dir, origin: dir, read: map[string]bool{}, data: map[string][]byte{},
-		links: map[string]bool{}, dirs: map[string]bool{}, unreadable: map[string]string{}}
+		links: map[string]bool{}, dirs: map[string]bool{}, made: map[string]bool{}, unreadable: map[string]string{}}
 	if !s.Live() {
 		if s.fsys, err = os.OpenRoot(dir); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadRoot, err)
@@ -155,13 +156,15 @@ func rel(p string) string {
 
 // ReadFile reads the file at node path p and records it.
 // Only regular files are opened, never blocking, and at most MaxFileBytes
-// are read; anything else is an error wrapping ErrNotRegular or
-// ErrTooLarge, and is remembered for Unreadable.
+// are read; anything else is an error wrapping readfile.ErrNotRegular or
+// readfile.ErrTooLarge (a path that should be a file or directory and is a
+// named pipe, a device or a socket is reported and never opened: opening a
+// FIFO blocks, opening a device can act on it), and is remembered for Unreadable.
 func (s *Source) ReadFile(p string) ([]byte, error) { return s.ReadFileMax(p, MaxFileBytes) }
 
 // ReadFileMax is ReadFile with a bound of its own, limit bytes, for a
 // file that is small on every real node (a hostname): a larger one is
-// refused, wrapping ErrTooLarge, instead of being read whole.
+// refused, wrapping readfile.ErrTooLarge, instead of being read whole.
 func (s *Source) ReadFileMax(p string, limit int64) ([]byte, error) {
 	if err := s.stopped(); err != nil {
 		return nil, err
@@ -221,6 +224,18 @@ func (s *Source) Readlink(p string) (string, error) {
 		s.mu.Unlock()
 	}
 	return t, err
+}
+
+// record keeps b as the content of node path p, a file no node has: a
+// fact check asked the kernel for on a live node (a NIC's coalescing, by
+// ioctl). A bundle holds it at p, where an audit of the bundle reads it.
+func (s *Source) record(p string, b []byte) {
+	p = path.Clean("/" + p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.read[p] = true
+	s.data[p] = b
+	s.made[p] = true
 }
 
 // PresentNote is what a bundle holds in place of a file whose presence

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Sysctls read for every node (DOMAIN.md sections 6 and 7); the rp_filter of
+// Sysctls read for every node (docs/sources.md); the rp_filter of
 // each interface is added per interface.
 var sysctlNames = []string{
 	"net.core.rmem_default",

@@ -82,8 +82,8 @@ var Facilities = []Facility{
 		Without: "shows per-operation errors as n/a (the line's field count says whether the column is there)",
 		Effect:  FiguresAbsent},
 	{ID: "bpf-port-mtu", Name: "eBPF tc classifier reading __sk_buff.gso_size", Since: V(5, 7),
-		UsedBy:  "lab: a switch port narrower than its node (port_mtu) drops frames and GSO segments above it (also needs clsact 4.5, cls_bpf direct-action 4.4, bpf prog_name 4.15)",
-		Without: "lab up refuses a topology with port_mtu, naming the kernel it needs",
+		UsedBy:  "lab: a switch port narrower than its node (port_mtu) drops frames and GSO segments above it, and a lossy link (loss) a share of frames at random (also needs clsact 4.5, cls_bpf direct-action 4.4, bpf prog_name 4.15)",
+		Without: "lab up refuses a topology with port_mtu or loss, naming the kernel it needs",
 		Effect:  Refused, Lab: true},
 }
 

@@ -314,10 +314,10 @@ func (b *builder) link(swh, h *netlink.Handle, ns string, n *NodeSpec, l LinkSpe
 	if err := swh.LinkAdd(veth); err != nil {
 		return fail("create veth (switch port "+l.Port+")", err)
 	}
-	if b.t.portFiltered(l) {
+	if portFiltered(b.t, l) {
 		port, err := swh.LinkByName(l.Port)
 		if err == nil {
-			err = b.t.filterPort(swh, port, l)
+			err = filterPort(b.t, swh, port, l)
 		}
 		if err != nil {
 			return fail("switch port "+l.Port+" MTU", err)

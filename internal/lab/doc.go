@@ -7,7 +7,8 @@
 // blackhole), a node can forward (a router answering "fragmentation needed"
 // and "packet too big"), and a node's egress can be shaped with tbf.
 //
-// Use: Load (a built-in name or a file) or Parse gives a validated
+// Use: Load (a built-in name or a file) or Parse (package topology, whose
+// names lab re-exports) gives a validated
 // Topology; Up builds it (replacing a lab of the same name) and returns a
 // Lab; Open finds a lab that is up; Lab.Node gives a Node, whose Do runs Go
 // code in the node and whose Start runs a process there; Inspect reads a
@@ -52,7 +53,7 @@
 //	           eth0 198.18.99.N fd00:99::N (pub), each with an agent and sshd;
 //	           ops, a namespace node, eth0 198.18.99.9 fd00:99::9 (pub)
 //
-// VM nodes (a node's vm: mapping; topology_vm.go, vmnode_linux.go, package
+// VM nodes (a node's vm: mapping; package topology, vmnode_linux.go, package
 // vm) are virtual machines with a kernel of their own instead of
 // namespaces: Up boots each with qemu in the lab's switch namespace, every
 // link a tap there (the switch port, named and filtered as a veth port
@@ -66,7 +67,7 @@
 // the switch namespace and the initramfs, console and sockets with the
 // lab's directory. Namespace and VM nodes mix in one lab.
 //
-// Services (a node's services list; service.go): kind agent (interlink
+// Services (a node's services list; package topology): kind agent (interlink
 // agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
 // kind postgres with role primary or standby (PostgreSQL from Debian's
 // package, run as the postgres user, data in StateDir/NAME.d/NODE/postgres,

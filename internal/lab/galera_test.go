@@ -17,7 +17,7 @@ func TestServicesBuiltinGalera(t *testing.T) {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, n := range top.galeraNodes() {
+	for _, n := range top.GaleraNodes() {
 		s := n.Service(KindGalera)
 		if s.Via != "ic" || s.Port != GaleraPort || n.Service(KindAgent) == nil {
 			t.Errorf("node %s: galera %+v", n.Name, s)
@@ -53,7 +53,7 @@ func TestServicesGalera(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range top.galeraNodes() {
+	for _, n := range top.GaleraNodes() {
 		if s := n.Service(KindGalera); s.Via != "b" {
 			t.Errorf("node %s: via %q, want b (named by n2)", n.Name, s.Via)
 		}

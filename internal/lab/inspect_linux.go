@@ -11,6 +11,8 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/interlink/interlink/internal/ebpf"
+	"github.com/interlink/interlink/internal/lab/topology"
 	"github.com/interlink/interlink/internal/shellq"
 )
 
@@ -141,6 +143,7 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 				if !hasPortFilter(swh, port) && port.Attrs().MTU != l.PortMTU {
 					problem("switch port %s has MTU %d and no port filter, topology says %d", l.Port, port.Attrs().MTU, l.PortMTU)
 				}
+				inspectPort(swh, port, l, &ls, problem)
 			} else {
 				problem("switch port %s (node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}
@@ -170,14 +173,41 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 	return out
 }
 
-func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
-	for _, parent := range []uint32{netlink.HANDLE_MIN_INGRESS, netlink.HANDLE_MIN_EGRESS} {
-		fs, err := h.FilterList(port, parent)
-		if err == nil && len(fs) > 0 {
-			return true
+// inspectPort reads the classifiers of link l's switch port into ls
+// (LossPercent, PortFilter) and says where their loss differs from l's.
+func inspectPort(h *netlink.Handle, port netlink.Link, l LinkSpec, ls *LinkStatus, problem func(string, ...any)) {
+	for _, d := range []struct {
+		dir  ebpf.Direction
+		what string
+	}{{ebpf.FromNode, "from the node"}, {ebpf.ToNode, "to the node"}} {
+		in, err := ebpf.Read(h, port, d.dir)
+		if err != nil {
+			problem("switch port %s: classifier %s: %v", l.Port, d.what, err)
+			continue
+		}
+		loss := 0.0
+		if in != nil {
+			if ls.PortFilter == nil {
+				ls.PortFilter = &PortFilter{}
+			}
+			if d.dir == ebpf.FromNode {
+				ls.PortFilter.FromNode = &in.Counters
+			} else {
+				ls.PortFilter.ToNode = &in.Counters
+			}
+			loss = in.Port.LossPercent
+		}
+		ls.LossPercent = max(ls.LossPercent, loss)
+		if loss != l.LossPercent {
+			problem("switch port %s drops %s of the frames %s at random, topology says %s", l.Port,
+				topology.FormatLoss(loss), d.what, topology.FormatLoss(l.LossPercent))
 		}
 	}
-	return false
+}
+
+// hasPortFilter reports whether port has a classifier (port_linux.go).
+func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
+	return ebpf.Attached(h, port)
 }
 
 // building reports whether an Up (or a Down) of the lab holds its lock

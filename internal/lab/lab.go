@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/atomicfile"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // Errors callers test with errors.Is.
@@ -60,7 +61,7 @@ func AgentTokenFile(lab string) string { return filepath.Join(labDir(lab), "agen
 func isLabNS(lab, name string) bool {
 	return name == switchNS(lab) || strings.HasPrefix(name, switchNS(lab)+".")
 }
-func validName(lab string) error { return checkLabName(lab) }
+func validName(lab string) error { return topology.CheckLabName(lab) }
 func nsExists(name string) bool  { _, err := os.Stat(nsPath(name)); return err == nil }
 
 // state is what a lab records about itself, rewritten before every

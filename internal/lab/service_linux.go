@@ -194,7 +194,7 @@ func (b *builder) startService(ctx context.Context, n *Node, s *ServiceSpec, dir
 		}
 		return pid, err
 	case KindGalera:
-		members := t.galeraNodes()
+		members := t.GaleraNodes()
 		var addrs []netip.Addr
 		for _, m := range members {
 			addrs = append(addrs, firstAddrOn(m, s.Via))
@@ -214,15 +214,15 @@ func (b *builder) startService(ctx context.Context, n *Node, s *ServiceSpec, dir
 // primary; a standby's start is done when commits wait for it.
 func (b *builder) startPostgres(ctx context.Context, n *Node, s *ServiceSpec, dir, password string) (int, error) {
 	t := b.t
-	pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: addrsOf(n.spec, ""), Port: s.Port,
+	pg := service.Postgres{Dir: dir, Name: n.Name(), Listen: n.spec.AddrsOn(""), Port: s.Port,
 		Password: password, Networks: labNetworks(t)}
 	if s.Role == RolePrimary {
-		pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.syncStandbys(n.Name()))}
+		pg.Settings = map[string]string{"synchronous_standby_names": synchronousStandbyNames(t.SyncStandbys(n.Name()))}
 		return service.StartPrimary(ctx, pg, n.Start)
 	}
 	pn, _ := newLab(t).Node(s.Primary)
 	ps := pn.spec.Service(KindPostgres)
-	from := netip.AddrPortFrom(addrsOf(pn.spec, s.Via)[0], uint16(ps.Port))
+	from := netip.AddrPortFrom(pn.spec.AddrsOn(s.Via)[0], uint16(ps.Port))
 	pid, err := service.StartStandby(ctx, pg, from, n.Start)
 	if err == nil {
 		// Up is done when commits wait for the standby.

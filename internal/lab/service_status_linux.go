@@ -98,7 +98,7 @@ func (in *serviceInspector) service(i int, spec ServiceSpec) ServiceStatus {
 func (in *serviceInspector) addresses(i int, spec ServiceSpec) ServiceStatus {
 	n := &in.t.Nodes[i]
 	ss := ServiceStatus{Kind: spec.Kind, Role: spec.Role, State: ServiceNotStarted, Listen: []string{}}
-	for _, a := range addrsOf(n, "") {
+	for _, a := range n.AddrsOn("") {
 		ss.Listen = append(ss.Listen, netip.AddrPortFrom(a, uint16(spec.Port)).String())
 	}
 	if first := firstAddr(n); first.IsValid() {
@@ -137,7 +137,7 @@ func (in *serviceInspector) galera(ss *ServiceStatus, i int, spec ServiceSpec, f
 		ss.DSN = service.GaleraDSN(first, spec.Port, in.galeraPassword)
 	}
 	ss.Detail = "Galera member via " + spec.Via
-	if ms := in.t.galeraNodes(); len(ms) > 0 && ms[0].Name == n.Name {
+	if ms := in.t.GaleraNodes(); len(ms) > 0 && ms[0].Name == n.Name {
 		ss.Detail += " (bootstrapped the cluster)"
 	}
 	if rec == nil {
@@ -159,7 +159,7 @@ func (in *serviceInspector) postgres(ss *ServiceStatus, n *NodeSpec, spec Servic
 		ss.DSN = service.DSN(first, spec.Port, in.password)
 	}
 	ss.Detail = "primary"
-	if names := in.t.syncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
+	if names := in.t.SyncStandbys(n.Name); spec.Role == RolePrimary && len(names) > 0 {
 		ss.Detail += ", commits wait for " + strings.Join(names, " or ") + " (synchronous)"
 	}
 	if spec.Role == RoleStandby {
@@ -184,7 +184,7 @@ func within(path, dir string) bool {
 // firstAddrOn is the node's first IPv4 address on switch sw, else its
 // first address there.
 func firstAddrOn(n *NodeSpec, sw string) netip.Addr {
-	all := addrsOf(n, sw)
+	all := n.AddrsOn(sw)
 	for _, a := range all {
 		if a.Is4() {
 			return a

@@ -166,7 +166,7 @@ func (b *builder) reconfigure(swh, h *netlink.Handle, l LinkSpec) error {
 		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"}); err != nil {
 		return fmt.Errorf("switch port %s: remove classifier: %w", l.Port, err)
 	}
-	if err := b.t.filterPort(swh, port, l); err != nil {
+	if err := filterPort(b.t, swh, port, l); err != nil {
 		return fmt.Errorf("switch port %s MTU: %w", l.Port, err)
 	}
 	if err := delQdisc(h, &netlink.Tbf{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index,

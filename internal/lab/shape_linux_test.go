@@ -1,10 +1,11 @@
 package lab
 
 import (
-	"os"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/roottest"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -32,9 +33,7 @@ func TestShapedAsAsked(t *testing.T) {
 		t.Errorf("no tbf listed: %v", err)
 	}
 
-	if os.Geteuid() != 0 {
-		t.Skip("the live half needs root (a network namespace)")
-	}
+	roottest.Require(t, "the live half builds a network namespace")
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {

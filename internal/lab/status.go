@@ -3,6 +3,8 @@ package lab
 import (
 	"net/netip"
 	"time"
+
+	"github.com/interlink/interlink/internal/ebpf"
 )
 
 // Status is what a lab looks like now, read from the kernel (not from the
@@ -84,7 +86,9 @@ const (
 
 // LinkStatus is one link of a node: MTU and addresses of the node side,
 // PortMTU enforced on the switch side, RateBitsPerSec from the node's tbf
-// qdisc (0: not shaped).
+// qdisc (0: not shaped), LossPercent the share of frames the switch port
+// drops at random in each direction (0: none), and PortFilter what the
+// port's classifier dropped (nil when the port has none).
 type LinkStatus struct {
 	Name           string         `json:"name"`
 	Switch         string         `json:"switch"`
@@ -94,5 +98,16 @@ type LinkStatus struct {
 	MTU            int            `json:"mtu"`
 	PortMTU        int            `json:"port_mtu"`
 	RateBitsPerSec int64          `json:"rate_bits_per_sec"`
+	LossPercent    float64        `json:"loss_percent"`
 	Addresses      []netip.Prefix `json:"addresses"`
+	PortFilter     *PortFilter    `json:"port_filter,omitempty"`
+}
+
+// PortFilter is what a switch port's classifier counted since it was
+// attached (lab up, or the lab set that last touched its switch), in each
+// direction it filters: FromNode the frames the node sent, ToNode those
+// it was sent. A direction without a classifier is nil.
+type PortFilter struct {
+	FromNode *ebpf.Counters `json:"from_node,omitempty"`
+	ToNode   *ebpf.Counters `json:"to_node,omitempty"`
 }

@@ -3,9 +3,11 @@ package lab
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/interlink/interlink/internal/ebpf"
 	"github.com/interlink/interlink/internal/textout"
 	"github.com/interlink/interlink/internal/units"
 )
@@ -32,30 +34,7 @@ func (s *Status) WriteText(out io.Writer) error {
 	for _, sw := range s.Switches {
 		fmt.Fprintf(w, "  switch %s: MTU %d\n", sw.Name, sw.MTU)
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NODE\tLINK\tSWITCH\tMTU\tPORT MTU\tRATE\tSTATE\tADDRESSES")
-	for _, n := range s.Nodes {
-		name := n.Name
-		if n.Forward {
-			name += " (router)"
-		}
-		for _, l := range n.Links {
-			rate := "-"
-			if l.RateBitsPerSec > 0 {
-				rate = units.FormatRate(float64(l.RateBitsPerSec))
-			}
-			addrs := make([]string, len(l.Addresses))
-			for i, a := range l.Addresses {
-				addrs[i] = a.String()
-			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", name, l.Name, l.Switch, l.MTU, l.PortMTU, rate, l.State, strings.Join(addrs, " "))
-			name = ""
-		}
-		if len(n.Links) == 0 {
-			fmt.Fprintf(tw, "  %s\t-\t\t\t\t\t\t\n", name)
-		}
-	}
-	tw.Flush()
+	writeLinks(w, s)
 	for _, n := range s.Nodes {
 		if len(n.Routes) == 0 {
 			continue
@@ -82,6 +61,78 @@ func (s *Status) WriteText(out io.Writer) error {
 		fmt.Fprintf(w, "  problem: %s\n", p)
 	}
 	return w.Err()
+}
+
+// writeLinks prints the table of the nodes' links, with a LOSS column when
+// a port of the lab drops frames at random, and then what each port's
+// classifier dropped, for the ports that dropped any.
+func writeLinks(w io.Writer, s *Status) {
+	lossy := false
+	for _, n := range s.Nodes {
+		for _, l := range n.Links {
+			lossy = lossy || l.LossPercent > 0
+		}
+	}
+	lossHead, lossCol := "", func(LinkStatus) string { return "" }
+	if lossy {
+		lossHead = "\tLOSS"
+		lossCol = func(l LinkStatus) string {
+			if l.LossPercent == 0 {
+				return "\t-"
+			}
+			return "\t" + strconv.FormatFloat(l.LossPercent, 'g', -1, 64) + "%"
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  NODE\tLINK\tSWITCH\tMTU\tPORT MTU\tRATE%s\tSTATE\tADDRESSES\n", lossHead)
+	var drops []string
+	for _, n := range s.Nodes {
+		name := n.Name
+		if n.Forward {
+			name += " (router)"
+		}
+		for _, l := range n.Links {
+			rate := "-"
+			if l.RateBitsPerSec > 0 {
+				rate = units.FormatRate(float64(l.RateBitsPerSec))
+			}
+			addrs := make([]string, len(l.Addresses))
+			for i, a := range l.Addresses {
+				addrs[i] = a.String()
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%s%s\t%s\t%s\n", name, l.Name, l.Switch, l.MTU, l.PortMTU, rate, lossCol(l), l.State, strings.Join(addrs, " "))
+			name = ""
+			if d := portDrops(l.PortFilter); d != "" {
+				drops = append(drops, fmt.Sprintf("  port %s (%s %s) dropped: %s", l.Port, n.Name, l.Name, d))
+			}
+		}
+		if len(n.Links) == 0 {
+			fmt.Fprintf(tw, "  %s\t-\t\t\t\t\t\t%s\n", name, strings.Repeat("\t", strings.Count(lossHead, "\t")))
+		}
+	}
+	tw.Flush()
+	for _, d := range drops {
+		fmt.Fprintln(w, d)
+	}
+}
+
+// portDrops says what a port's classifier dropped in each direction, or
+// "" when it dropped nothing.
+func portDrops(pf *PortFilter) string {
+	if pf == nil {
+		return ""
+	}
+	var parts []string
+	for _, d := range []struct {
+		what string
+		c    *ebpf.Counters
+	}{{"from the node", pf.FromNode}, {"to the node", pf.ToNode}} {
+		if d.c == nil || d.c.DroppedMTU+d.c.DroppedLoss == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d over the MTU and %d at random, of %d frames", d.what, d.c.DroppedMTU, d.c.DroppedLoss, d.c.Frames))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // writeServices prints the nodes' services, the DSNs, NFS URLs and the token file.

@@ -234,7 +234,7 @@ func (b *builder) taps(n *NodeSpec) error {
 				err = netlink.LinkSetMTU(link, mtu)
 			}
 			if err == nil {
-				err = b.t.filterPort(b.nl[switchNS(b.t.Name)], link, l)
+				err = filterPort(b.t, b.nl[switchNS(b.t.Name)], link, l)
 			}
 			if err == nil {
 				err = netlink.LinkSetMaster(link, br)
@@ -352,6 +352,7 @@ func inspectVM(st *state, swh *netlink.Handle, n NodeSpec, problem func(string, 
 				if !hasPortFilter(swh, tap) && tap.Attrs().MTU != l.PortMTU {
 					problem("switch port %s (tap of VM node %s) has MTU %d and no port filter, topology says %d", l.Port, n.Name, tap.Attrs().MTU, l.PortMTU)
 				}
+				inspectPort(swh, tap, l, &ls, problem)
 			} else {
 				problem("switch port %s (tap of VM node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}

@@ -5,8 +5,11 @@ package pmtu
 import (
 	"context"
 	"net/netip"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/roottest"
 
 	"github.com/interlink/interlink/internal/wire"
 )
@@ -83,6 +86,9 @@ func TestConnAnswersOnlyTaggedProbes(t *testing.T) {
 
 func TestLoopbackICMP(t *testing.T) {
 	p, err := NewICMPProber(netip.Addr{}, netip.MustParseAddr("127.0.0.1"))
+	if err != nil && os.Geteuid() != 0 {
+		roottest.Require(t, "ICMP echo: a raw socket, or a ping socket that net.ipv4.ping_group_range allows")
+	}
 	if err != nil {
 		t.Fatalf("icmp prober (needs root or ping_group_range): %v", err)
 	}

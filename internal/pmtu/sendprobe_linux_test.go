@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
@@ -18,9 +20,7 @@ import (
 // sending. A probe that fits must still go out (a second attempt), while one
 // above the local MTU must fail every attempt. Both address families.
 func TestSendProbePendingICMPError(t *testing.T) {
-	if err := lab.CheckPrivilege(); err != nil {
-		t.Fatalf("this test builds a namespace lab and needs root: %v", err)
-	}
+	roottest.Require(t, "it builds a namespace lab")
 	topo, err := lab.Load("routed")
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 	"github.com/interlink/interlink/internal/rules"
 )
 
@@ -36,9 +36,9 @@ type bnode struct {
 	cluster  string // name in the run; "" for a router or filer
 	src      *Node
 	links    []*link
-	routes   []lab.RouteSpec
+	routes   []topology.RouteSpec
 	forward  bool
-	services []lab.ServiceSpec
+	services []topology.ServiceSpec
 }
 
 type link struct {
@@ -104,11 +104,11 @@ func Build(run *Run, opt Options) (*Replica, error) {
 	if opt.Name == "" {
 		opt.Name = DefaultName
 	}
-	if err := lab.CheckName(opt.Name); err != nil {
+	if err := topology.CheckName(opt.Name); err != nil {
 		return nil, inputErr("lab name %v", err)
 	}
 	if len(run.Nodes) > MaxNodes {
-		return nil, inputErr("RUN has %d nodes; a lab builds at most %d (its switches are Linux bridges, %d ports each)", len(run.Nodes), MaxNodes, lab.MaxSwitchPorts)
+		return nil, inputErr("RUN has %d nodes; a lab builds at most %d (its switches are Linux bridges, %d ports each)", len(run.Nodes), MaxNodes, topology.MaxSwitchPorts)
 	}
 	b := &builder{run: run, owner: map[netip.Addr]*link{},
 		r: &Replica{Schema: Schema, From: run.From, Kind: run.Kind, Measured: run.Mesh != nil, Decisions: []string{}, Notes: []string{}, Limits: []string{},

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // hostName is what a node's name may hold: a host name, a short name, an
@@ -57,7 +57,7 @@ func labNames(names []string) (map[string]string, error) {
 		if len(l) > maxLabName {
 			l = strings.TrimRight(l[:maxLabName], "-_")
 		}
-		if err := lab.CheckName(l); err != nil || l == "" {
+		if err := topology.CheckName(l); err != nil || l == "" {
 			return nil, inputErr("node %s: no lab node name can be made of it", n)
 		}
 		if other, dup := by[l]; dup {
@@ -72,7 +72,7 @@ func labNames(names []string) (map[string]string, error) {
 // checkIface refuses an interface name the lab cannot give a link; the
 // name comes from the node's /sys/class/net.
 func checkIface(node, bundle, name string) error {
-	if err := lab.CheckLinkName(name); err != nil {
+	if err := topology.CheckLinkName(name); err != nil {
 		where := node
 		if bundle != "" {
 			where += " (" + bundle + ")"

@@ -18,7 +18,7 @@ package replica
 import (
 	"net/netip"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // Schema is the schema of `interlink lab replica --json`.
@@ -29,8 +29,8 @@ const DefaultName = "replica"
 
 // MaxNodes is the most cluster nodes a replica takes: the nodes of a
 // cluster share their networks, and a lab's switch (a Linux bridge) has
-// at most lab.MaxSwitchPorts ports.
-const MaxNodes = lab.MaxSwitchPorts
+// at most topology.MaxSwitchPorts ports.
+const MaxNodes = topology.MaxSwitchPorts
 
 // Options tune Build.
 type Options struct {
@@ -40,11 +40,11 @@ type Options struct {
 // Replica is a lab topology made from a run, what was decided to make it,
 // and what it cannot reproduce.
 type Replica struct {
-	Schema   string        `json:"schema"`
-	From     string        `json:"from"` // the RUN
-	Kind     string        `json:"kind"` // KindCluster or KindBundles
-	Topology *lab.Topology `json:"topology"`
-	Nodes    []NodeMap     `json:"nodes"`
+	Schema   string             `json:"schema"`
+	From     string             `json:"from"` // the RUN
+	Kind     string             `json:"kind"` // KindCluster or KindBundles
+	Topology *topology.Topology `json:"topology"`
+	Nodes    []NodeMap          `json:"nodes"`
 	// Measured says whether the run measured the paths (a mesh).
 	Measured bool `json:"measured"`
 	// Expect is the measured mesh's expected MTU (0: none), for a mesh in

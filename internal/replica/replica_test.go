@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/inventory"
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 	"github.com/interlink/interlink/internal/replica"
 )
 
@@ -114,7 +114,7 @@ func TestBundlesWithoutMesh(t *testing.T) {
 	if err := r.WriteYAML(&yml); err != nil {
 		t.Fatal(err)
 	}
-	back, err := lab.Parse("replica.yaml", yml.Bytes())
+	back, err := topology.Parse("replica.yaml", yml.Bytes())
 	if err != nil {
 		t.Fatalf("the file does not read back: %v\n%s", err, yml.String())
 	}
@@ -139,13 +139,13 @@ func TestBundlesWithoutMesh(t *testing.T) {
 		if len(n.Routes) != 1 || n.Routes[0].To.Bits() != 0 || n.Routes[0].Via.String() != "10.0.1.1" {
 			t.Errorf("%s routes %v, want the default route via 10.0.1.1", n.Name, n.Routes)
 		}
-		if n.Service(lab.KindAgent) == nil {
+		if n.Service(topology.KindAgent) == nil {
 			t.Errorf("%s runs no agent", n.Name)
 		}
 	}
 	filers := map[string]string{}
 	for _, n := range back.Nodes[2:] {
-		if n.Service(lab.KindNFS) != nil && len(n.Links) == 1 {
+		if n.Service(topology.KindNFS) != nil && len(n.Links) == 1 {
 			filers[n.Name] = n.Links[0].Addresses[0].String()
 		}
 	}

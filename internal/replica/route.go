@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // routes copies each node's routes whose gateway is on a link the replica
@@ -16,7 +16,7 @@ import (
 func (b *builder) routes() {
 	for _, n := range b.nodes {
 		type cand struct {
-			r      lab.RouteSpec
+			r      topology.RouteSpec
 			metric int
 		}
 		best := map[netip.Prefix]cand{}
@@ -43,7 +43,7 @@ func (b *builder) routes() {
 			} else {
 				order = append(order, to)
 			}
-			best[to] = cand{lab.RouteSpec{To: to, Via: r.Gateway}, r.Metric}
+			best[to] = cand{topology.RouteSpec{To: to, Via: r.Gateway}, r.Metric}
 		}
 		for _, to := range order {
 			n.routes = append(n.routes, best[to].r)
@@ -53,13 +53,13 @@ func (b *builder) routes() {
 
 // lookup returns the route node n takes to a (longest prefix), and false
 // when a is on one of n's links or n has no route to it.
-func (n *bnode) lookup(a netip.Addr) (lab.RouteSpec, bool) {
+func (n *bnode) lookup(a netip.Addr) (topology.RouteSpec, bool) {
 	for _, p := range addrsOf(n) {
 		if p.Masked().Contains(a) {
-			return lab.RouteSpec{}, false
+			return topology.RouteSpec{}, false
 		}
 	}
-	var best lab.RouteSpec
+	var best topology.RouteSpec
 	found := false
 	for _, r := range n.routes {
 		if r.To.Contains(a) && (!found || r.To.Bits() > best.To.Bits()) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/interlink/interlink/internal/inventory"
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 	"github.com/interlink/interlink/internal/units"
 )
 
@@ -23,7 +23,7 @@ func (b *builder) services() {
 	for _, n := range b.nodes {
 		if n.cluster != "" {
 			cluster = append(cluster, n)
-			n.services = append(n.services, lab.ServiceSpec{Kind: lab.KindAgent})
+			n.services = append(n.services, topology.ServiceSpec{Kind: topology.KindAgent})
 		}
 	}
 	servers, order := b.nfsServers(cluster)
@@ -46,10 +46,10 @@ func (b *builder) services() {
 		} else {
 			continue
 		}
-		if node.service(lab.KindNFS) {
+		if node.service(topology.KindNFS) {
 			continue
 		}
-		node.services = append(node.services, lab.ServiceSpec{Kind: lab.KindNFS})
+		node.services = append(node.services, topology.ServiceSpec{Kind: topology.KindNFS})
 		b.decide("%s serves NFS (nfs-ganesha) for %s", node.name, strings.Join(s.mounts, ", "))
 	}
 	if len(order) > 0 {
@@ -103,7 +103,7 @@ func (b *builder) filer(a netip.Addr, s *nfsServer, filers *int) *bnode {
 		return nil
 	}
 	name := s.name
-	if f, _, _ := strings.Cut(name, "."); lab.CheckName(f) == nil && len(f) <= maxLabName {
+	if f, _, _ := strings.Cut(name, "."); topology.CheckName(f) == nil && len(f) <= maxLabName {
 		name = b.freeName(f, 1)
 	} else {
 		*filers++

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/shellq"
 	"github.com/interlink/interlink/internal/termtext"
 	"github.com/interlink/interlink/internal/textout"
@@ -18,6 +17,9 @@ type Files struct {
 	Topology string // the topology file (--write)
 	Nodes    string // the mesh nodes file (--nodes); "" none
 	Up       bool   // the lab was brought up
+	// TokenFile is the lab's agent token file (topology.AgentTokenFile), which
+	// the suggested mesh command reads; "" leaves --token-file out.
+	TokenFile string
 }
 
 // WriteText writes the replica for a terminal: the nodes and where they
@@ -72,8 +74,11 @@ func (r *Replica) WriteText(out io.Writer, f Files) error {
 	}
 	if f.Nodes != "" && len(r.Nodes) > 1 {
 		from := r.Nodes[0].Lab
-		args := []string{"interlink", "lab", "exec", t.Name, from, "--", "interlink", "mesh", "--nodes", f.Nodes,
-			"--token-file", lab.AgentTokenFile(t.Name), "--json"}
+		args := []string{"interlink", "lab", "exec", t.Name, from, "--", "interlink", "mesh", "--nodes", f.Nodes}
+		if f.TokenFile != "" {
+			args = append(args, "--token-file", f.TokenFile)
+		}
+		args = append(args, "--json")
 		if r.Expect > 0 {
 			args = append(args, "--expect", fmt.Sprint(r.Expect))
 		}

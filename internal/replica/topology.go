@@ -9,20 +9,20 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
 // topology writes the plan as a lab topology, validated as lab up would,
 // and the node map.
-func (b *builder) topology(name string) (*lab.Topology, error) {
-	t := &lab.Topology{Name: name}
+func (b *builder) topology(name string) (*topology.Topology, error) {
+	t := &topology.Topology{Name: name}
 	for _, s := range b.sws {
-		t.Switches = append(t.Switches, lab.SwitchSpec{Name: s.name, MTU: s.mtu()})
+		t.Switches = append(t.Switches, topology.SwitchSpec{Name: s.name, MTU: s.mtu()})
 	}
 	for _, n := range b.nodes {
-		ns := lab.NodeSpec{Name: n.name, Forward: n.forward, Routes: n.routes, Services: n.services}
+		ns := topology.NodeSpec{Name: n.name, Forward: n.forward, Routes: n.routes, Services: n.services}
 		for _, l := range n.links {
-			ns.Links = append(ns.Links, lab.LinkSpec{Name: l.name, Switch: l.sw.name, Addresses: l.addrs, MTU: l.mtu, PortMTU: l.portMTU()})
+			ns.Links = append(ns.Links, topology.LinkSpec{Name: l.name, Switch: l.sw.name, Addresses: l.addrs, MTU: l.mtu, PortMTU: l.portMTU()})
 			b.r.comments.links[[2]string{n.name, l.name}] = strings.Join(l.comment, "; ")
 		}
 		t.Nodes = append(t.Nodes, ns)
@@ -56,7 +56,7 @@ func (b *builder) nodeMap(n *bnode) NodeMap {
 	if !agent.IsValid() {
 		agent = n.links[0].addrs[0].Addr()
 	}
-	m.Agent = netip.AddrPortFrom(agent, lab.AgentPort)
+	m.Agent = netip.AddrPortFrom(agent, topology.AgentPort)
 	if c, ok := b.run.Checks[n.cluster]; ok && len(c.Interconnect) > 0 {
 		m.Interconnect = c.Interconnect
 	} else {
@@ -114,7 +114,7 @@ func (r *Replica) WriteYAML(w io.Writer) error {
 		return err
 	}
 	// What lab up will read must be what was planned.
-	if _, err := lab.Parse("replica", buf.Bytes()); err != nil {
+	if _, err := topology.Parse("replica", buf.Bytes()); err != nil {
 		return fmt.Errorf("replica: the topology written does not read back: %w", err)
 	}
 	_, err = w.Write(buf.Bytes())

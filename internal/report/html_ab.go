@@ -27,6 +27,9 @@ func abSection(r *ab.Result) section {
 	}
 	abIntro(&s, r)
 	abExpectations(&s, r)
+	if r.Wakes != nil && r.Wakes.Note != "" {
+		s.para("Note: %s.", r.Wakes.Note)
+	}
 	var warn []string
 	for _, l := range r.LimitedBy {
 		warn = append(warn, "cut short by "+l)

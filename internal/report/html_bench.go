@@ -48,6 +48,7 @@ func benchSection(r *traffic.Report) section {
 			s.note("%s: %s.", f.Direction, n)
 		}
 	}
+	splitSection(&s, r.Flows)
 	benchCharts(&s, r.Spec.Mode, r.Flows, "")
 	// What failed the run and the limits that held it back are part of its
 	// result, as in the text (FAILED, WARNING: limited by).

@@ -28,7 +28,7 @@ func init() {
 		Rule{ID: "DNFS-ONE-INTERFACE", Severity: Warning, Title: "storage paths that leave by the same interface",
 			Source: srcDNFS + " (dontroute: \"outgoing messages should not be routed by the operating system\")", Check: checkDNFSOneInterface},
 		Rule{ID: "DNFS-MTU", Severity: Warning, Title: "storage interfaces of one server with different MTUs, or not the --storage-mtu",
-			Source: srcDNFS + "; DOMAIN.md section 5 (MTU per storage path)", Check: checkDNFSMTU},
+			Source: srcDNFS + "; docs/sources.md (one MTU per storage path: every hop must agree)", Check: checkDNFSMTU},
 		Rule{ID: "DNFS-MOUNT", Severity: Critical, Title: "oranfstab mount: that is not an NFS mount of this node",
 			Source: srcDNFS + " (the kernel NFS mount must exist; mount points identical on each node)", Check: checkDNFSMount},
 		Rule{ID: "DNFS-NFS-VERSION", Severity: Warning, Title: "nfs_version other than the version the export is mounted with",

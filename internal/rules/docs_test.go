@@ -7,10 +7,11 @@ import (
 )
 
 // TestDocsListRules keeps the rule tables of the documentation complete:
-// every NET- and KERNEL- rule has a row on the check page, every DNFS- rule
+// every NET-, KERNEL-, CPU- and VM- rule has a row on the check page, every DNFS- rule
 // (and, in nfs_test.go, every NFS- rule) one in the NFS guide.
 func TestDocsListRules(t *testing.T) {
-	pages := map[string]string{"NET-": "../../docs/check.md", "KERNEL-": "../../docs/check.md", "DNFS-": "../../docs/guides/nfs.md"}
+	pages := map[string]string{"NET-": "../../docs/check.md", "KERNEL-": "../../docs/check.md", "CPU-": "../../docs/check.md",
+		"VM-": "../../docs/check.md", "DNFS-": "../../docs/guides/nfs.md"}
 	for prefix, page := range pages {
 		b, err := os.ReadFile(page)
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/interlink/interlink/internal/shellq"
 )
 
-// Figures from DOMAIN.md sections 2 and 6.
+// Figures from RFC 791 (fragmentation) and Oracle's installation guides; docs/sources.md.
 const (
 	jumboMTU     = 9000
 	blockBytes   = 8192     // an Oracle database block, what Cache Fusion ships
@@ -19,7 +19,8 @@ const (
 )
 
 // Fragments returns how many IP packets a UDP message of size bytes becomes
-// at mtu: ceil((size+8) / (floor((mtu-20)/8)*8)), DOMAIN.md section 2.
+// at mtu: ceil((size+8) / (floor((mtu-20)/8)*8)) (RFC 791: fragment data
+// in units of 8 octets; docs/sources.md).
 func Fragments(size, mtu int) int {
 	per := (mtu - 20) / 8 * 8
 	if per <= 0 {
@@ -82,11 +83,11 @@ func sysctlPersist(settings ...string) string {
 func init() {
 	register(
 		Rule{ID: "NET-BOND-MTU", Severity: Critical, Title: "bond slave MTU differs from the bond's",
-			Source: "DOMAIN.md section 6 (bond slaves must share the bond's MTU) and section 2 (every hop must agree)",
+			Source: "the Linux bonding driver (drivers/net/bonding: a slave takes the bond's MTU when it is enslaved and when the bond's changes); My Oracle Support note 341788.1 (jumbo frames on the RAC interconnect: every device on the path must agree); docs/sources.md",
 			Check:  checkBondMTU},
 		Rule{ID: "NET-BRIDGE-MTU", Severity: Warning, Also: []SeverityCase{{Critical, "when the bridge or the port is on the interconnect"}},
 			Title:  "bridge port MTU differs from the bridge's",
-			Source: "DOMAIN.md section 2 (every hop must agree: bridge and its ports, each Xen vif)",
+			Source: "My Oracle Support note 341788.1 (every device on the interconnect's path must agree: bridges, their ports and each virtual interface); RFC 1191 (the smallest MTU on the path wins); docs/sources.md",
 			Check:  checkBridgeMTU},
 		Rule{ID: "NET-BOND-SLAVE-DOWN", Severity: Warning, Also: []SeverityCase{{Critical, "on the interconnect"}},
 			Title:  "a bond slave's link is down: the bond has lost redundancy",
@@ -94,7 +95,7 @@ func init() {
 			Check:  checkBondSlaveDown},
 		Rule{ID: "NET-MTU-PERSIST", Severity: Warning, Also: []SeverityCase{{Critical, "on the interconnect, whose MTU must still match the other nodes' after a reboot"}},
 			Title:  "runtime MTU differs from the persisted MTU (reverts at reboot)",
-			Source: "DOMAIN.md section 3 (an MTU change must be persisted or it reverts at reboot)",
+			Source: "Oracle Linux and RHEL networking guides (MTU= in ifcfg files, 802-3-ethernet.mtu in NetworkManager, mtu in netplan): a runtime change (ip link set) is lost at reboot; docs/sources.md",
 			Check:  checkMTUPersist},
 	)
 }

@@ -41,12 +41,12 @@ var counterRules = []counterRule{
 func init() {
 	for _, cr := range counterRules {
 		register(Rule{ID: cr.id, Severity: cr.severity, Title: cr.title + " (with --interval)",
-			Source: "DOMAIN.md section 6 (counters; rising ReasmFails/RcvbufErrors on an interconnect means lost blocks)",
+			Source: "kernel Documentation/networking/snmp_counter.rst (Ip ReasmFails, Udp RcvbufErrors, TcpExt ListenOverflows and IPReversePathFilter); RFC 4293 (ipReasmFails); My Oracle Support note 563566.1 (reassembly failures and socket buffer overflows lose blocks); docs/sources.md",
 			Check:  cr.check})
 	}
 	register(Rule{ID: "NET-IF-ERRORS", Severity: Warning, Also: []SeverityCase{{Critical, "on the interconnect"}},
 		Title:  "interface receive errors or drops rising (with --interval)",
-		Source: "DOMAIN.md section 6 (counters: rx_errors, rx_dropped, rx_length_errors)",
+		Source: "kernel Documentation/networking/statistics.rst (rx_errors, rx_dropped, rx_length_errors); My Oracle Support note 563566.1 (NIC errors and drops lose blocks); docs/sources.md",
 		Check:  checkIfErrors})
 }
 

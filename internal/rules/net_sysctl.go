@@ -10,7 +10,7 @@ import (
 	"github.com/interlink/interlink/internal/units"
 )
 
-// udpBufferMinimums are Oracle's preinstall values (DOMAIN.md section 6).
+// udpBufferMinimums are Oracle's preinstall values (docs/sources.md).
 var udpBufferMinimums = []struct {
 	name string
 	min  int64
@@ -25,17 +25,17 @@ var udpBufferMinimums = []struct {
 func init() {
 	register(
 		Rule{ID: "NET-UDP-BUFFERS", Severity: Warning, Title: "UDP socket buffer sysctls below Oracle's minimums",
-			Source: "DOMAIN.md section 6 (Oracle preinstall: rmem_default 262144, rmem_max 4194304, wmem_default 262144, wmem_max 1048576)",
+			Source: "Oracle Database Installation Guide for Linux, minimum kernel parameter settings, as the oracle-database-preinstall package sets them (rmem_default 262144, rmem_max 4194304, wmem_default 262144, wmem_max 1048576)",
 			Check:  checkUDPBuffers},
 		Rule{ID: "NET-PORT-RANGE", Severity: Warning, Title: "ip_local_port_range narrower than 9000 65500",
-			Source: "DOMAIN.md section 6 (Oracle preinstall: ip_local_port_range 9000 65500)",
+			Source: "Oracle Database Installation Guide for Linux, minimum kernel parameter settings, as the oracle-database-preinstall package sets them (ip_local_port_range 9000 65500)",
 			Check:  checkPortRange},
 		Rule{ID: "NET-IPFRAG", Severity: Warning, Also: []SeverityCase{{Critical, "when ipfrag_high_thresh is below the kernel's own default, as hardening guides set it"}},
 			Title:  "reassembly memory (ipfrag thresholds) below 16 MiB while the interconnect fragments",
-			Source: "DOMAIN.md sections 2 and 6 (ipfrag_high_thresh 16777216, ipfrag_low_thresh 15728640 before 4.17; CVE-2018-5391 hardening)",
+			Source: "My Oracle Support note 563566.1 (gc block lost: reassembly; ipfrag_high_thresh 16777216, ipfrag_low_thresh 15728640); kernel Documentation/networking/ip-sysctl.rst (ipfrag_*; low_thresh unused since 4.17); CVE-2018-5391 (hardening that lowers them); docs/sources.md",
 			Check:  checkIPFrag},
 		Rule{ID: "NET-SOMAXCONN", Severity: Info, Title: "net.core.somaxconn caps every listen backlog below 1024",
-			Source: "DOMAIN.md section 7 (QUEUESIZE is capped by net.core.somaxconn)",
+			Source: "Oracle Net Services Reference (QUEUESIZE); listen(2) and kernel Documentation/networking/ip-sysctl.rst (somaxconn caps the backlog; 4096 since 5.4)",
 			Check:  checkSomaxconn},
 	)
 }

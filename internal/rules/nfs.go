@@ -9,7 +9,7 @@ import (
 	"github.com/interlink/interlink/internal/shellq"
 )
 
-// NFS rules (DOMAIN.md section 5). Role-independent rules judge every NFS
+// NFS rules (docs/guides/nfs.md). Role-independent rules judge every NFS
 // mount; the role rules judge only mounts the operator gave a role
 // (Config.MountRoles), with the platform's row of Oracle's option table.
 // A mount's running options (mountinfo, mnttab) are judged when it is
@@ -47,7 +47,7 @@ func init() {
 		Rule{ID: "NFS-NOSUID", Severity: Warning, Title: "nosuid where the Oracle binaries need setuid",
 			Source: srcOracleNFS, Check: checkNosuid},
 		Rule{ID: "NFS-BACKUP-NOAC", Severity: Warning, Title: "noac or actimeo=0 on a backup mount",
-			Source: srcOracleNFS + " (backup, Data Pump and staging mounts); DOMAIN.md section 5 measurements", Check: checkBackupNoac},
+			Source: srcOracleNFS + " (backup, Data Pump and staging mounts); " + srcNFS5 + " (noac forces synchronous writes and no read caching); docs/sources.md", Check: checkBackupNoac},
 		Rule{ID: "NFS-NOAC-SYNC", Severity: Info, Title: "noac where not required (it makes every write synchronous)",
 			Source: srcNFS5 + " (noac: \"also forces synchronous writes\")", Check: checkNoacSync},
 		Rule{ID: "NFS-SHARECACHE", Severity: Warning, Title: "one export mounted twice with different options and no nosharecache",

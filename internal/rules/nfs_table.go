@@ -16,7 +16,7 @@ const (
 	srcNFS5      = "nfs(5)"
 )
 
-// nfsNeed is one cell of the documented option table (DOMAIN.md section 5):
+// nfsNeed is one cell of the documented option table (docs/guides/nfs.md):
 // what a role needs on a platform on top of the base set
 // rw,bg,hard,proto=tcp,vers=3|4.1,timeo=600,rsize>=32768,wsize>=32768.
 type nfsNeed struct {

@@ -47,6 +47,18 @@ var quoteCases = []struct {
 		port.Kind, port.Master = "bridge-port", n
 		return quoteInv(ifc(n, "bridge", 9000), port), &Config{}
 	}, []fixWord{{"ip link set dev ", []string{"vnet0", "mtu", "9000"}}, {"ip link set dev ", []string{"{}", "mtu", "9000"}}}, nil},
+	{"NET-IC-COALESCE", func(n string) (*inventory.Inventory, *Config) {
+		inv := quoteInv(ifc(n, "physical", 9000))
+		inv.Host = &inventory.Host{NICs: []inventory.NIC{{Interface: n, Coalesce: &inventory.Coalesce{RxUsecs: 100, RxFrames: 128},
+			CoalesceFile: inventory.CoalesceFile(n)}}}
+		return inv, &Config{Interconnect: []string{n}}
+	}, []fixWord{{"now: ethtool -C ", []string{"{}", "adaptive-rx", "on"}}}, nil},
+	{"NET-IC-IRQ", func(n string) (*inventory.Inventory, *Config) {
+		inv := quoteInv(ifc(n, "physical", 9000))
+		inv.Host = &inventory.Host{NICs: []inventory.NIC{{Interface: n, IRQs: []inventory.IRQ{
+			{Number: 121, Name: n + "-TxRx-0", Counts: []int64{10, 0}}, {Number: 122, Name: n + "-TxRx-1", Counts: []int64{20, 0}}}}}}
+		return inv, &Config{Interconnect: []string{n}}
+	}, []fixWord{{"NUMA node: ", []string{"/sys/class/net/{}/device/local_cpulist"}}}, nil},
 	{"NET-BOND-SLAVE-DOWN", func(n string) (*inventory.Inventory, *Config) {
 		bond := ifc("bond0", "bond", 9000)
 		bond.Bond = &inventory.Bond{Mode: "active-backup", Slaves: []inventory.BondSlave{{Name: n, MIIStatus: "down"}}}

@@ -71,7 +71,7 @@ type Finding struct {
 // Role is what an NFS mount holds, which decides its required options.
 type Role string
 
-// Mount roles (DOMAIN.md section 5).
+// Mount roles (docs/guides/nfs.md).
 const (
 	RoleDatafiles Role = "datafiles"
 	RoleRedo      Role = "redo"
@@ -98,7 +98,7 @@ func ParseRole(s string) (Role, error) {
 	return "", fmt.Errorf("unknown mount role %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
-// Platform selects the rows of the NFS option table (DOMAIN.md section 5).
+// Platform selects the rows of the NFS option table (docs/guides/nfs.md).
 type Platform string
 
 // Platforms.

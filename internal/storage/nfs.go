@@ -28,7 +28,7 @@ type NFS struct {
 }
 
 // ProfileRole is the mount role a profile stands for, whose option
-// requirements (DOMAIN.md section 5) check applies to the mount.
+// requirements (docs/guides/nfs.md) check applies to the mount.
 var ProfileRole = map[Profile]rules.Role{
 	Redo: rules.RoleRedo, Datafile: rules.RoleDatafiles, Mkfile: rules.RoleDatafiles,
 	Backup: rules.RoleBackup, Install: rules.RoleHome,

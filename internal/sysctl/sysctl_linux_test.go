@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/osthread"
@@ -17,9 +19,7 @@ import (
 // goes with the thread when fn returns.
 func inNewNetns(t *testing.T, fn func() error) error {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("sysctl tests need root (a network namespace of their own)")
-	}
+	roottest.Require(t, "a network namespace of its own")
 	errc := make(chan error, 1)
 	osthread.Spent(func() {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {

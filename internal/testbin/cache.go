@@ -84,12 +84,29 @@ func (c *cache) binary(prefix string) (bin string, cleanup func(), built bool, e
 		if err == nil || !errors.Is(err, fs.ErrNotExist) {
 			return bin, cleanup, built, err
 		}
-		if err := c.build(); err != nil {
+		b, err := c.buildLocked()
+		if err != nil {
 			return "", nil, built, err
 		}
-		built = true
+		built = built || b
 	}
 	return "", nil, built, fmt.Errorf("testbin: cache entry %s evicted %d times while in use", c.entry, 3)
+}
+
+// buildLocked builds the entry under a lock of the cache directory, so
+// that test packages run at once (go test -p 2) wait for one build instead
+// of linking the same binary side by side; a package that got the lock
+// after another's build finds the entry and builds nothing (built false).
+func (c *cache) buildLocked() (built bool, err error) {
+	unlock, err := lockDir(filepath.Join(c.root, ".lock"))
+	if err != nil {
+		return false, fmt.Errorf("testbin: %w", err)
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(c.entry, "interlink")); err == nil {
+		return false, nil
+	}
+	return true, c.build()
 }
 
 // build compiles into a temporary directory of the cache and renames the
@@ -126,7 +143,7 @@ func (c *cache) evict() {
 	}
 	for _, d := range names {
 		name := d.Name()
-		if name == c.key {
+		if name == c.key || name == ".lock" {
 			continue
 		}
 		if strings.HasPrefix(name, ".") {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -146,20 +147,28 @@ func readFile(t *testing.T, dir, name string) string {
 func TestCacheConcurrent(t *testing.T) {
 	s := spec{dir: module(t), pkg: ".", root: filepath.Join(t.TempDir(), "cache")}
 	var wg sync.WaitGroup
+	var builds atomic.Int32
 	for i := 0; i < 3; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			bin, cleanup, _, err := build(s, "tb-")
+			bin, cleanup, built, err := build(s, "tb-")
 			if err != nil {
 				t.Error(err)
 				return
+			}
+			if built {
+				builds.Add(1)
 			}
 			defer cleanup()
 			runs(t, bin, "hello")
 		}()
 	}
 	wg.Wait()
+	// The cache's lock lets one of them build; the others wait and link it.
+	if n := builds.Load(); n != 1 {
+		t.Errorf("%d of 3 packages starting together built the binary, want 1", n)
+	}
 	if err := os.RemoveAll(filepath.Join(s.root, key(t, s))); err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +178,8 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	defer cleanup()
 	runs(t, bin, "hello")
-	if names, _ := os.ReadDir(s.root); len(names) != 1 {
-		t.Errorf("cache holds %d names, want the one entry: %v", len(names), names)
+	if names := readDir(t, s.root); len(names) != 2 {
+		t.Errorf("cache holds %v, want the one entry and its lock", names)
 	}
 }
 
@@ -196,8 +205,10 @@ func TestCacheUnusable(t *testing.T) {
 	if _, _, _, err := build(s, "tb-"); !errors.Is(err, errCompile) || !strings.Contains(err.Error(), "undefined") {
 		t.Errorf("sources that do not compile: %v", err)
 	}
-	if names, _ := os.ReadDir(s.root); len(names) != 0 {
-		t.Errorf("a failed build left %v in the cache", names)
+	for _, d := range readDir(t, s.root) {
+		if d != ".lock" {
+			t.Errorf("a failed build left %s in the cache", d)
+		}
 	}
 }
 
@@ -218,4 +229,18 @@ func TestBuildInterlink(t *testing.T) {
 			t.Fatalf("%s version: %v, %q", bin, err, out)
 		}
 	}
+}
+
+// readDir lists the names in dir.
+func readDir(t *testing.T, dir string) []string {
+	t.Helper()
+	ds, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range ds {
+		names = append(names, d.Name())
+	}
+	return names
 }

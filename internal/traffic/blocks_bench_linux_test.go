@@ -167,7 +167,7 @@ func BenchmarkRequestLoop(b *testing.B) {
 			side := &Side{Blocks: &BlockStats{}}
 			b.ReportAllocs()
 			b.ResetTimer()
-			if _, err := requestOn(ctx, spec, c, side, Options{}); err != nil {
+			if _, err := requestOn(ctx, spec, c, side, Options{}, nil); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
@@ -186,7 +186,7 @@ func BenchmarkRespondLoop(b *testing.B) {
 			side := &Side{Blocks: &BlockStats{}}
 			b.ReportAllocs()
 			b.ResetTimer()
-			if _, err := respondOn(context.Background(), spec, c, side, Options{}); err != nil {
+			if _, err := respondOn(context.Background(), spec, c, side, Options{}, nil); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

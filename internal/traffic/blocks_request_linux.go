@@ -24,6 +24,7 @@ type requester struct {
 	hist   *hdrhistogram.Histogram // the run's round trips
 	ivHist *hdrhistogram.Histogram // the open interval's
 	pace   *pacer
+	split  *splitRec // nil: the split is off
 	iv     *intervals
 	in     Interval // the open interval's figures
 	start  time.Time
@@ -34,17 +35,21 @@ type requester struct {
 }
 
 func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+	sr := newSplitRec(spec, conn)
 	pc, release := acquireRaw(conn)
 	defer release()
-	return requestOn(ctx, spec, pc, side, opt)
+	return requestOn(ctx, spec, pc, side, opt, sr)
 }
 
-// requestOn is blocksRequest on pc (the benchmarks' in-memory conn).
-func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Options) (time.Duration, error) {
+// requestOn is blocksRequest on pc (the benchmarks' in-memory conn),
+// splitting the round trips into sr (nil: not).
+func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Options, sr *splitRec) (time.Duration, error) {
 	r, err := newRequester(spec, pc, side.Blocks, opt)
 	if err != nil {
 		return 0, err
 	}
+	r.split = sr
+	sr.oob(r.resp)
 	for ctx.Err() == nil {
 		if r.iv.due(r.now) {
 			r.closeInterval(false)
@@ -240,6 +245,9 @@ func (r *requester) receive(n int) {
 		}
 		s.busy = false
 		rtt := r.now.Sub(s.sent).Nanoseconds()
+		if r.split != nil {
+			r.split.block(r.split.stamp(&r.resp[i]), r.now.UnixNano(), rtt, &h)
+		}
 		r.hist.RecordValue(rtt)
 		r.ivHist.RecordValue(rtt)
 		r.st.Completed++
@@ -258,6 +266,7 @@ func (r *requester) finish(ctx context.Context, side *Side, err error) (time.Dur
 	side.Messages = st.Completed
 	side.Bytes = st.Completed * int64(r.spec.Block)
 	st.RTT = summarize(r.hist)
+	side.Split = r.split.side()
 	// Tell the responder we are done (it also stops on its own deadline).
 	mk := make([]byte, r.off+HeaderLen)
 	(&Header{Kind: KindEnd, Seq: uint64(st.Requests)}).Put(mk[r.off:])

@@ -14,11 +14,16 @@ import (
 // datagrams, never per block.
 type responder struct {
 	blocksEnd
-	sizes   []int // each chunk's datagram size
-	reqs    []ipv4.Message
-	out     []ipv4.Message // the responses waiting to be written: out[:k]
-	bufs    [][]byte       // out's buffers at full size
-	k       int
+	sizes []int // each chunk's datagram size
+	reqs  []ipv4.Message
+	out   []ipv4.Message // the responses waiting to be written: out[:k]
+	bufs  [][]byte       // out's buffers at full size
+	k     int
+	split *splitRec // nil: the split is off
+	// stamps holds, per response in out, the kernel's receive stamp of
+	// its request (0: none); ends marks the last chunk of a block.
+	stamps  []int64
+	ends    []bool
 	iv      *intervals // nil until the first request
 	in      Interval   // the open interval's figures
 	start   time.Time  // the first request's arrival
@@ -31,14 +36,18 @@ type responder struct {
 }
 
 func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+	sr := newSplitRec(spec, conn)
 	pc, release := acquireRaw(conn)
 	defer release()
-	return respondOn(ctx, spec, pc, side, opt)
+	return respondOn(ctx, spec, pc, side, opt, sr)
 }
 
-// respondOn is blocksRespond on pc (the benchmarks' in-memory conn).
-func respondOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Options) (time.Duration, error) {
+// respondOn is blocksRespond on pc (the benchmarks' in-memory conn),
+// recording its parts of the round trips in sr (nil: not).
+func respondOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Options, sr *splitRec) (time.Duration, error) {
 	r := newResponder(spec, pc, side.Blocks, opt)
+	r.split = sr
+	sr.oob(r.reqs)
 	pc.SetReadDeadline(r.deadline)
 	for !r.ended && r.err == nil && ctx.Err() == nil && r.now.Before(r.hardEnd) {
 		if r.iv != nil {
@@ -75,6 +84,7 @@ func newResponder(spec Spec, pc batchConn, st *BlockStats, opt Options) *respond
 	for i := range r.reqs {
 		r.reqs[i].Buffers = [][]byte{make([]byte, max(spec.Request, HeaderLen))}
 	}
+	r.stamps, r.ends = make([]int64, len(r.out)), make([]bool, len(r.out))
 	r.bufs = make([][]byte, len(r.out))
 	for i := range r.out {
 		r.bufs[i] = make([]byte, sizes[0])
@@ -120,6 +130,11 @@ func (r *responder) answer(ctx context.Context, n int) {
 			r.hardEnd = r.start.Add(r.spec.Duration + r.spec.BlockTimeout + drainGrace)
 		}
 		st.Requests++
+		var at int64
+		if r.split != nil {
+			at = r.split.stamp(&r.reqs[i])
+			r.split.woke(at, r.now.UnixNano())
+		}
 		h = Header{Kind: KindResponse, Seq: q.Seq, Stamp: q.Stamp, Size: q.Size, Chunks: uint16(r.nchunks)}
 		for c := 0; c < r.nchunks; c++ {
 			h.Chunk = uint16(c)
@@ -129,6 +144,7 @@ func (r *responder) answer(ctx context.Context, n int) {
 				break
 			}
 			r.out[r.k].Buffers[0] = b
+			r.stamps[r.k], r.ends[r.k] = at, c == r.nchunks-1
 			r.k++
 			if r.k == len(r.out) {
 				r.flush(ctx)
@@ -150,6 +166,9 @@ func (r *responder) flush(ctx context.Context) {
 		}
 		r.err = r.opt.wait(ctx, bytes)
 	}
+	if r.split != nil && r.k > 0 && r.err == nil {
+		r.hold()
+	}
 	for sent := 0; sent < r.k && r.err == nil && ctx.Err() == nil; {
 		w, werr := r.pc.WriteBatch(r.out[sent:r.k], 0)
 		sent += w
@@ -158,6 +177,20 @@ func (r *responder) flush(ctx context.Context) {
 		}
 	}
 	r.k = 0
+}
+
+// hold writes into each queued response how long its request was held,
+// from its stamp to now (just before the send), and records the work of
+// each block it completes, from the read to now.
+func (r *responder) hold() {
+	now := time.Now()
+	ns := now.UnixNano()
+	for i := 0; i < r.k; i++ {
+		held(r.out[i].Buffers[0], r.off, r.stamps[i], ns)
+		if r.ends[i] {
+			r.split.work.RecordValue(max(now.Sub(r.now).Nanoseconds(), 0))
+		}
+	}
 }
 
 // finish closes the last interval and fills side from the run.
@@ -170,6 +203,7 @@ func (r *responder) finish(ctx context.Context, side *Side) (time.Duration, erro
 	}
 	side.Messages = r.st.Completed
 	side.Bytes = r.st.Completed * int64(r.spec.Block)
+	side.Split = r.split.side()
 	if r.err != nil {
 		return d, errorf("blocks respond: %w", r.err)
 	}

@@ -34,23 +34,37 @@ const (
 //
 //	0  magic  uint32
 //	4  kind   uint8
-//	5  flags  uint8 (reserved, zero)
+//	5  flags  uint8   FlagHeld, or zero
 //	6  chunk  uint16  index of this chunk within its block
 //	8  seq    uint64  datagram or request sequence number
 //	16 stamp  int64   sender's clock in ns (a request's, echoed in its response)
 //	24 size   uint32  block size (requests and responses)
 //	28 chunks uint16  chunks in the block
 //	30 (reserved, zero)
-//	32 tag    uint64  session tag, checked by the agent; zero in-process
+//	32 held   int64   a response's: ns the responder held its request
+//	                  (FlagHeld set), zero otherwise
+//
+// An agent from before FlagHeld sends zero there (the field was a reserved
+// tag), so a response without the flag is one whose hold is not known.
 type Header struct {
 	Kind   Kind
+	Flags  uint8
 	Chunk  uint16
 	Seq    uint64
 	Stamp  int64
 	Size   uint32
 	Chunks uint16
-	Tag    uint64
+	// Held is, with FlagHeld, the time from the kernel's receive stamp of
+	// the request at the responder to the response's send (split.go).
+	Held int64
 }
+
+// FlagHeld marks a response whose Held is set: the responder had a
+// kernel receive stamp for the request.
+const FlagHeld uint8 = 1
+
+// heldOffset is where Held sits in the header.
+const heldOffset = 32
 
 var errHeader = errors.New("not an interlink traffic datagram")
 
@@ -59,14 +73,14 @@ func (h *Header) Put(b []byte) {
 	_ = b[HeaderLen-1]
 	binary.BigEndian.PutUint32(b[0:], magic)
 	b[4] = byte(h.Kind)
-	b[5] = 0
+	b[5] = h.Flags
 	binary.BigEndian.PutUint16(b[6:], h.Chunk)
 	binary.BigEndian.PutUint64(b[8:], h.Seq)
 	binary.BigEndian.PutUint64(b[16:], uint64(h.Stamp))
 	binary.BigEndian.PutUint32(b[24:], h.Size)
 	binary.BigEndian.PutUint16(b[28:], h.Chunks)
 	b[30], b[31] = 0, 0
-	binary.BigEndian.PutUint64(b[32:], h.Tag)
+	binary.BigEndian.PutUint64(b[heldOffset:], uint64(h.Held))
 }
 
 // Parse decodes the header at the start of b.
@@ -80,7 +94,8 @@ func (h *Header) Parse(b []byte) error {
 	h.Stamp = int64(binary.BigEndian.Uint64(b[16:]))
 	h.Size = binary.BigEndian.Uint32(b[24:])
 	h.Chunks = binary.BigEndian.Uint16(b[28:])
-	h.Tag = binary.BigEndian.Uint64(b[32:])
+	h.Flags = b[5]
+	h.Held = int64(binary.BigEndian.Uint64(b[heldOffset:]))
 	if h.Kind < KindData || h.Kind > KindFeedback {
 		return errHeader
 	}

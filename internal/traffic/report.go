@@ -13,8 +13,8 @@ type Report struct {
 	Agent  string `json:"agent"`
 	*Result
 	Interrupted bool `json:"interrupted,omitempty"`
-	// SelfTest is the tool's own floor for a blocks run (loopback, both
-	// engines in this process), measured after the run; nil for other
-	// modes or with --self-test=false.
+	// SelfTest is a blocks run's loopback self-test (both engines in
+	// this process), measured after the run; nil for other modes or with
+	// --self-test=false.
 	SelfTest *SelfTest `json:"self_test,omitempty"`
 }

@@ -63,8 +63,11 @@ type Side struct {
 	Streams   []Stream      `json:"streams,omitempty"`
 	UDP       *UDPStats     `json:"udp,omitempty"`
 	Blocks    *BlockStats   `json:"blocks,omitempty"`
-	CPU       CPU           `json:"cpu"`
-	Counters  Counters      `json:"counters"`
+	// Split is a blocks end's parts of the round trips (split.go); nil
+	// with the split off, or from an agent from before it.
+	Split    *SideSplit `json:"split,omitempty"`
+	CPU      CPU        `json:"cpu"`
+	Counters Counters   `json:"counters"`
 	// Error is set when the end stopped early on an error; what it measured
 	// until then is kept.
 	Error string `json:"error,omitempty"`
@@ -271,6 +274,8 @@ type Summary struct {
 	// are not the path's latency.
 	RTTPaced bool `json:"rtt_paced,omitempty"`
 	Chunks   int  `json:"chunks_per_block,omitempty"`
+	// Split is the blocks round trip split into its parts (split.go).
+	Split *Split `json:"split,omitempty"`
 
 	// Packets: FragmentsPerMessage is the IP packets one message travels in
 	// (1.0: not fragmented; 6.0 for 8 KiB at MTU 1500); PacketsPerMessage

@@ -10,10 +10,11 @@ import (
 // SelfTestDuration is how long the loopback self-test of a blocks run lasts.
 const SelfTestDuration = 500 * time.Millisecond
 
-// SelfTest is the tool's own floor for a blocks run: the same request and
+// SelfTest is a blocks run's loopback self-test: the same request and
 // block sizes exchanged by both engines in this process over loopback
-// (127.0.0.1, no network, no agent session), so a round trip on the path
-// can be read against what interlink itself costs on this host.
+// (127.0.0.1, no network, no agent session). It is data, not a floor to
+// subtract: the hosts' wake-ups, which the split of the round trip places,
+// differ between it and the path.
 type SelfTest struct {
 	Duration int64    `json:"duration_ns"`
 	PerSec   float64  `json:"per_sec"`

@@ -52,8 +52,8 @@ func control(c syscall.Conn, fn func(fd int) error) error {
 }
 
 // setBuffers sizes the socket buffers, beyond net.core.[rw]mem_max when
-// privileged (SO_*BUFFORCE), as an interconnect host is tuned (DOMAIN.md
-// section 6). Zero leaves a buffer alone.
+// privileged (SO_*BUFFORCE), as an interconnect host is tuned (docs/sources.md).
+// Zero leaves a buffer alone.
 func setBuffers(c syscall.Conn, snd, rcv int) error {
 	return control(c, func(fd int) error {
 		for _, b := range []struct{ size, force, plain int }{

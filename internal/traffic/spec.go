@@ -88,6 +88,10 @@ type Spec struct {
 	// RequestsPerSec paces the blocks mode's requests (as sockperf's
 	// --mps paces its pings): 0, as fast as Outstanding allows.
 	RequestsPerSec float64 `json:"requests_per_sec,omitempty"`
+	// NoSplit turns off the blocks mode's split of each round trip into
+	// its parts (split.go): no kernel receive stamps are asked for or
+	// read, at either end. For measuring what the split costs.
+	NoSplit bool `json:"no_split,omitempty"`
 	// CPU pins the hot threads of the end that runs this spec (-1 or unset:
 	// no pinning); PeerCPU is forwarded to the other end.
 	CPU     *int `json:"cpu,omitempty"`

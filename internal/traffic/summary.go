@@ -50,6 +50,7 @@ func Summarize(spec Spec, dir Direction, client, server *Side) Flow {
 		summarizeUDP(spec, s, send, recv)
 	case ModeBlocks:
 		summarizeBlocks(spec, s, client, server)
+		s.Split = splitOf(s, client, server)
 	}
 	if s.Sent > 0 {
 		s.LossPercent = 100 * float64(s.Lost) / float64(s.Sent)

@@ -7,7 +7,7 @@ import (
 )
 
 // udpBuffer is the socket buffer size of UDP ends: Oracle's preinstall
-// rmem_max (DOMAIN.md section 6), what a tuned interconnect host allows.
+// rmem_max (Oracle's preinstall value; docs/sources.md), what a tuned interconnect host allows.
 const udpBuffer = 4 << 20
 
 // maxBatch is the most datagrams per sendmmsg/recvmmsg call; batchBytes

@@ -1,6 +1,6 @@
 package traffic
 
-// Ethernet framing (DOMAIN.md section 2): 14 header + 4 FCS + 8 preamble
+// Ethernet framing (IEEE 802.3; docs/sources.md): 14 header + 4 FCS + 8 preamble
 // and start delimiter + 12 inter-frame gap = 38 bytes per frame beyond the
 // IP packet; frames are at least 64 bytes from header to FCS.
 const (

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/testbin"
 )
 
@@ -45,12 +47,7 @@ func TestMain(m *testing.M) {
 // does (refreshing a stale package list once).
 func testKernel(t *testing.T) *Kernel {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: fetches a kernel and boots guests")
-	}
-	if os.Geteuid() != 0 {
-		t.Fatal("VM tests need root (qemu's taps, the kernel cache)")
-	}
+	roottest.Require(t, "qemu's taps, the kernel cache: it fetches a kernel and boots guests")
 	if _, err := exec.LookPath(Qemu); err != nil {
 		t.Fatalf("%s not found: apt-get install qemu-system-x86 busybox-static", Qemu)
 	}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/cli"
@@ -57,9 +59,7 @@ func TestReportOnFullDisk(t *testing.T) {
 // one page, taken by another file) exits 3 with one line on stderr. It
 // needs root (mount).
 func TestBinaryOnFullTmpfs(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test mounts a tmpfs: run it as root")
-	}
+	roottest.Require(t, "it mounts a tmpfs")
 	agents, nodes := startAgents(t, "a", "b")
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4k", "gcfault", dir).CombinedOutput(); err != nil {

@@ -173,6 +173,9 @@ func TestCLIBadTopologiesCreateNothing(t *testing.T) {
 		"MTU out of range":  "name: t3-bad\nswitches: {a: {mtu: 65536}}\nnodes: {n1: {}}\n",
 		"bad YAML":          "name: t3-bad\nnodes: [\n",
 		"unknown field":     "name: t3-bad\nnodes: {n1: {forwrd: true}}\n",
+		"loss over 100%":    "name: t3-bad\nswitches: {a: {}}\nnodes:\n  n1: {links: [{switch: a, loss: 150%}]}\n",
+		"negative loss":     "name: t3-bad\nswitches: {a: {loss: -1%}}\nnodes:\n  n1: {links: [{switch: a}]}\n",
+		"loss not a number": "name: t3-bad\nswitches: {a: {}}\nnodes:\n  n1: {links: [{switch: a, loss: abc}]}\n",
 	}
 	for what, text := range cases {
 		t.Run(what, func(t *testing.T) {
@@ -181,7 +184,8 @@ func TestCLIBadTopologiesCreateNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := run(t, "lab", "up", file)
-			if r.code != 3 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "interlink: "+file+":") {
+			if r.code != 3 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "interlink: "+file+":") ||
+				strings.Contains(what, "loss") && !strings.Contains(r.stderr, ".loss: ") {
 				t.Errorf("lab up %s: exit %d, stdout %q, stderr %q; want exit 3 and one line naming FILE:LINE", what, r.code, r.stdout, r.stderr)
 			}
 			t.Logf("%s: %s", what, strings.TrimSpace(r.stderr))

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 	"github.com/interlink/interlink/internal/vm"
@@ -41,9 +43,7 @@ func TestMain(m *testing.M) {
 // stale package list is refreshed once, as on a fresh CI machine).
 func need(t *testing.T) *vm.Kernel {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("VM labs need root (taps, namespaces, the kernel cache)")
-	}
+	roottest.Require(t, "VM labs: taps, namespaces, the kernel cache")
 	for _, p := range []string{vm.Qemu, "apt-get", "dpkg-deb"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Fatalf("%s not found: apt-get install qemu-system-x86 busybox-static", p)

@@ -1,0 +1,117 @@
+package traffic
+
+import (
+	"encoding/binary"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/net/ipv4"
+
+	"github.com/interlink/interlink/internal/idlestat"
+)
+
+// splitRec records one blocks end's parts of the round trips (split.go)
+// on its hot thread; nil when the split is off.
+type splitRec struct {
+	wake, work, rest *hdrhistogram.Histogram
+	unstamped        int64
+	unheld           int64
+	stamps           string // why there are no stamps at all
+	idle             idlestat.Snapshot
+}
+
+// newSplitRec asks the kernel for receive stamps on conn (before its
+// socket is taken raw) and snapshots the host's idle states; nil when
+// spec turns the split off. A kernel that refuses stamps leaves the
+// wake-up parts absent, and says why.
+func newSplitRec(spec Spec, conn *net.UDPConn) *splitRec {
+	if spec.NoSplit {
+		return nil
+	}
+	s := &splitRec{wake: newHist(), work: newHist(), rest: newHist()}
+	if err := enableRxTimestamps(conn); err != nil {
+		s.stamps = "the kernel refused SO_TIMESTAMPNS: " + err.Error()
+	}
+	s.idle = idlestat.Read("/")
+	return s
+}
+
+// oob gives each of ms room for a receive stamp (none with the split off:
+// a single datagram is then read with recvfrom, as before the split).
+func (s *splitRec) oob(ms []ipv4.Message) {
+	if s == nil {
+		return
+	}
+	for i := range ms {
+		ms[i].OOB = make([]byte, oobLen)
+	}
+}
+
+// stamp is m's kernel receive stamp in ns (0: none).
+func (s *splitRec) stamp(m *ipv4.Message) int64 {
+	at, ok := rxStamp(m.OOB[:m.NN])
+	if !ok || at <= 0 {
+		s.unstamped++
+		return 0
+	}
+	return at
+}
+
+// woke records the wake-up of a datagram stamped at (0: none) and read at
+// now (ns).
+func (s *splitRec) woke(at, now int64) {
+	if at != 0 && now >= at {
+		s.wake.RecordValue(now - at)
+	}
+}
+
+// block records, at the requester, a completed block: the wake-up from
+// its datagram's stamp at to now, and with the responder's hold the rest
+// of its round trip rtt.
+func (s *splitRec) block(at, now, rtt int64, h *Header) {
+	if at == 0 || now < at {
+		return
+	}
+	s.wake.RecordValue(now - at)
+	if h.Flags&FlagHeld == 0 || h.Held < 0 {
+		s.unheld++
+		return
+	}
+	s.rest.RecordValue(max(rtt-(now-at)-h.Held, 0))
+}
+
+// held writes into a response datagram, after its header at off, how long
+// the responder held the request stamped at, sent at now (ns). Only the
+// traffic header changes: the session tag covers the wire header alone.
+func held(pkt []byte, off int, at, now int64) {
+	if at == 0 || now < at || len(pkt) < off+HeaderLen {
+		return
+	}
+	pkt[off+5] |= FlagHeld
+	binary.BigEndian.PutUint64(pkt[off+heldOffset:], uint64(now-at))
+}
+
+// side is what the end reports.
+func (s *splitRec) side() *SideSplit {
+	if s == nil {
+		return nil
+	}
+	sd := &SideSplit{Wake: summarize(s.wake), Work: summarize(s.work), Rest: summarize(s.rest),
+		Unstamped: s.unstamped, Unheld: s.unheld, Stamps: s.stamps,
+		Idle: idlestat.Read("/").Since(s.idle), Host: bootID()}
+	if sd.Stamps == "" && sd.Wake == nil && s.unstamped > 0 {
+		sd.Stamps = "no datagram came with a kernel receive stamp"
+	}
+	return sd
+}
+
+// bootID names this host (the kernel's boot id), "" where unknown.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,68 @@
+package traffic
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/interlink/interlink/internal/wire"
+)
+
+// checkSplit fails t unless a blocks flow's round trip is split into all
+// four parts, each measured, whose p50s account for the round trip's.
+func checkSplit(t *testing.T, what string, f Flow) {
+	t.Helper()
+	s := f.Summary
+	sp := s.Split
+	if sp == nil || s.RTT == nil {
+		t.Fatalf("%s: no split: %+v", what, s)
+	}
+	for _, p := range sp.Parts() {
+		if p.L == nil || p.L.Count == 0 || p.L.P50 > p.L.P99 {
+			t.Errorf("%s: %s: %+v (missing: %v)", what, p.Name, p.L, sp.Missing)
+		}
+	}
+	if sp.AccountedPercent == nil || *sp.AccountedPercent < 100*(1-SplitTolerance) || *sp.AccountedPercent > 100*(1+SplitTolerance) {
+		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%", what, time.Duration(s.RTT.P50), sp.AccountedPercent)
+	}
+	if sp.RequesterWake != nil && sp.ResponderWake != nil && sp.ResponderWork != nil && sp.NetworkAndStacks != nil {
+		t.Logf("%s: rtt p50 %v = requester wake %v + responder wake %v + work %v + network and stacks %v (%.0f %%), idle entries per block %v",
+			what, time.Duration(s.RTT.P50), time.Duration(sp.RequesterWake.P50), time.Duration(sp.ResponderWake.P50),
+			time.Duration(sp.ResponderWork.P50), time.Duration(sp.NetworkAndStacks.P50), *sp.AccountedPercent, deref(sp.IdleEntriesPerBlock))
+	}
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestLoopbackSplit: both ends in this process, on loopback: each block
+// is split from the kernel's stamps; with NoSplit neither end asks for
+// stamps and nothing is split.
+func TestLoopbackSplit(t *testing.T) {
+	t.Parallel()
+	res := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond})
+	checkSplit(t, "loopback", res.Flows[0])
+	if c, s := res.Flows[0].Client.Split, res.Flows[0].Server.Split; c.Host == "" || c.Host != s.Host || res.Flows[0].Summary.Split.Hosts > 1 {
+		t.Errorf("one host, named %q and %q", c.Host, s.Host)
+	}
+	off := runLo(t, context.Background(), Spec{Mode: ModeBlocks, Duration: 100 * time.Millisecond, NoSplit: true})
+	if f := off.Flows[0]; f.Client.Split != nil || f.Server.Split != nil || f.Summary.Split != nil {
+		t.Errorf("NoSplit: %+v %+v", f.Client.Split, f.Server.Split)
+	}
+}
+
+// TestRemoteSplit: through an agent, the responder's hold crosses in the
+// sealed blocks and its parts come back in its result.
+func TestRemoteSplit(t *testing.T) {
+	t.Parallel()
+	c := startAgent(t, wire.Limits{MaxRateBitsPerSec: 10e9})
+	res, err := RunRemote(context.Background(), c, Spec{Mode: ModeBlocks, Duration: 300 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSplit(t, "agent", res.Flows[0])
+}
