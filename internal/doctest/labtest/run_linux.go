@@ -243,13 +243,14 @@ var (
 	abWarmup = regexp.MustCompile(`--warmup [0-9]+`)
 	// abVerdict: a metric's verdict line and an --expect's.
 	abVerdict = regexp.MustCompile(`^(\s+\S+ \((?:higher|lower) is better\)|expect .*?): .*$`)
-	abNoise   = regexp.MustCompile(`^\s+(drift|outliers): `)
+	abNoise   = regexp.MustCompile(`^\s+(drift|outliers|NOTE): `)
 )
 
 func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
 
 // abShape is an ab report without what its noise decides: each verdict
-// cut to its metric, drift and outlier lines left out.
+// cut to its metric; drift, outlier and note lines (a note on how much of
+// the round trip was the hosts waking up) left out.
 func abShape(lines []string) []string {
 	var out []string
 	for _, l := range lines {
