@@ -28,9 +28,9 @@ build:
 # test (-vet=off); `make lint test` runs it once too. The fuzz targets are
 # `make fuzz`, which CI also runs.
 # The VM lab tests (and the guide with VM nodes) run after the others,
-# alone and one package at a time: three guests in software
-# emulation take both cores of a small machine, and the namespace labs'
-# timed probes (a DF datagram expected within 1 s) then starve.
+# alone and one package at a time: three guests in software emulation take
+# both cores of a small machine, and the namespace labs' timed probes (a DF
+# datagram expected within 1 s) then starve.
 # The wake-up tests run last and alone too: they turn the host's idle
 # knobs (guest_halt_poll_ns, a PM QoS hold) and need idle CPUs to measure
 # waking them; other tests' load keeps the CPUs awake.
@@ -88,7 +88,8 @@ cross:
 # with the peers; medians and ratios with their spread; then bench --mode gc
 # on a 3-node lab at MTU 9000 and 1500 (blocks/s, agent CPU per block,
 # packets per block). Then gate against HAProxy (bench/gatecompare) and mesh
-# at 100 nodes, healthy and with one blackholed port (bench/meshscale); every
+# at 99 healthy nodes, 100 with one blackholed port and 256 healthy
+# (bench/meshscale, with peak memory and the agents' CPU per path); every
 # comparison runs even when one misses, and make bench exits 1 naming every
 # goal missed.
 BENCHFLAGS ?= -rounds 5 -time 3s

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/interlink/interlink/internal/pmqos"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -35,12 +36,18 @@ type agentProc struct {
 // else: its defaults) in node2 on port, with env added to its environment,
 // and waits until it listens.
 func startAgent(p *pair, dir string, port int, env ...string) (*agentProc, error) {
+	return startAgentArgs(p, dir, port, nil, env...)
+}
+
+// startAgentArgs is startAgent with flags added to the agent's command
+// line (--allow-cpu-latency for the tuned scenario).
+func startAgentArgs(p *pair, dir string, port int, args []string, env ...string) (*agentProc, error) {
 	tok := filepath.Join(dir, fmt.Sprintf("%s-%d.token", p.name, port))
 	if err := os.WriteFile(tok, []byte("t5-bench-compare-token-"+p.name+"-0123456789"), 0o600); err != nil {
 		return nil, err
 	}
 	a := &agentProc{addr: fmt.Sprintf("%s:%d", p.a2, port), token: tok, env: env}
-	a.cmd = exec.Command(*binary, "agent", "--listen", a.addr, "--token-file", tok)
+	a.cmd = exec.Command(*binary, append([]string{"agent", "--listen", a.addr, "--token-file", tok}, args...)...)
 	if len(env) > 0 {
 		a.cmd.Env = append(os.Environ(), env...)
 	}
@@ -71,6 +78,7 @@ func startAgent(p *pair, dir string, port int, env ...string) (*agentProc, error
 // benchReport is the part of `interlink bench --json` the comparison reads.
 type benchReport struct {
 	traffic.Result
+	CPULatency *pmqos.Report `json:"cpu_latency"`
 }
 
 // viaAgent runs `interlink bench PEER --json --time D args...` in node1
@@ -100,6 +108,9 @@ func benchVia(p *pair, a *agentProc, args ...string) (traffic.Flow, error) {
 	}
 	if len(rep.Problems) > 0 {
 		return traffic.Flow{}, fmt.Errorf("interlink %s: failed: %s", strings.Join(args, " "), rep.Problems[0].Detail)
+	}
+	if rep.CPULatency != nil && !rep.CPULatency.HeldAll() {
+		return traffic.Flow{}, fmt.Errorf("interlink %s: the CPU latency request was not held on both ends: %v", strings.Join(args, " "), rep.CPULatency.Lines())
 	}
 	if len(rep.LimitedBy) > 0 {
 		return traffic.Flow{}, fmt.Errorf("interlink %s: limited by %s: %s", strings.Join(args, " "), rep.LimitedBy[0].Limit, rep.LimitedBy[0].Detail)

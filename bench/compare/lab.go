@@ -28,6 +28,9 @@ type pair struct {
 	// noGSO is a second agent started with INTERLINK_NO_GSO=1, for the
 	// scenarios that measure as a kernel before 4.18 sends (nil if none).
 	noGSO *agentProc
+	// tuned is an agent started with --allow-cpu-latency, for the
+	// scenarios run with a PM QoS request held (nil if none).
+	tuned *agentProc
 }
 
 func up(name string, mtu int, rate string) (*pair, error) {

@@ -74,6 +74,9 @@ type scenario struct {
 	// met says whether a ratio (and the losses) meet the goal.
 	ratio func(peer, ours float64) float64
 	met   func(ratio, peerLoss, oursLoss float64) bool
+	// holdUS, when set, is a PM QoS CPU latency request this process
+	// holds through all the scenario's runs, for every tool (tuned.go).
+	holdUS *int32
 }
 
 // labSpecs are the labs the scenarios run in.
@@ -201,12 +204,23 @@ func startAgents(labs map[string]*pair, dir string, started *[]*exec.Cmd) error 
 		return err
 	}
 	*started = append(*started, p9.noGSO.cmd)
+	if p9.tuned, err = startAgentArgs(p9, dir, 7473, []string{"--allow-cpu-latency"}); err != nil {
+		return err
+	}
+	*started = append(*started, p9.tuned.cmd)
 	return nil
 }
 
 // runScenario runs sc's rounds in lab p, prints its line and records a
 // missed goal.
 func runScenario(sc scenario, p *pair, missed *goal.Missed) error {
+	if sc.holdUS != nil {
+		release, err := holdForScenario(*sc.holdUS)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		defer release()
+	}
 	var ps, as []sample
 	var ratios, dratios []float64
 	for r := 0; r < *rounds; r++ {

@@ -76,7 +76,7 @@ func atLeastNoMoreLoss(r, pl, ol float64) bool { return r >= 1.0 && ol <= pl+0.1
 
 // scenarios are all the scenarios, in the order they run.
 func scenarios() []scenario {
-	return append(append(throughputScenarios(), latencyScenarios()...), splitScenarios()...)
+	return append(append(append(throughputScenarios(), latencyScenarios()...), tunedScenarios()...), splitScenarios()...)
 }
 
 func throughputScenarios() []scenario {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,7 @@ func TestScenarioTable(t *testing.T) {
 		{"8 KiB round trip (8K both ways), MTU 9000", "t5-bench9000", "median RTT", "<= 1.0"},
 		{"8 KiB lone round trip (100/s), MTU 9000", "t5-bench9000", "median RTT", "<= 1.0"},
 		{"TCP on a 1 Gbit/s tbf link, MTU 1500", "t5-bench1g", "% of limit", ">= 97 %"},
+		{"8 KiB round trip, MTU 9000, PM QoS 0 held", "t5-bench9000", "median RTT", "<= 1.0"},
 		{"8 KiB blocks/s, round trip split on vs off, MTU 9000", "t5-bench9000", "blocks/s", ">= 0.97"},
 	}
 	var labs []string
@@ -37,6 +39,9 @@ func TestScenarioTable(t *testing.T) {
 		}
 		if !slices.Contains(labs, sc.lab) {
 			t.Errorf("%s: lab %s is not one compare brings up (%v)", sc.name, sc.lab, labs)
+		}
+		if (sc.holdUS != nil) != strings.Contains(sc.name, "PM QoS") || sc.holdUS != nil && *sc.holdUS != 0 {
+			t.Errorf("%s: hold %v: a scenario holds a request of 0 exactly when its name says so", sc.name, sc.holdUS)
 		}
 		if sc.peer == nil || sc.agent == nil || sc.direct == nil || sc.ratio == nil || sc.met == nil || sc.peerName == "" {
 			t.Errorf("%s: a side, the ratio, the goal or the peer's name is missing", sc.name)
@@ -61,6 +66,8 @@ func TestScenarioTable(t *testing.T) {
 		{5, 1.01, 0, 0, false, 4, 2, 0.5},
 		{7, 97, 0, 0, true, 50, 98, 98},
 		{7, 96.9, 0, 0, false, 50, 98, 98},
+		{8, 1.0, 0, 0, true, 4, 2, 0.5},
+		{8, 1.01, 0, 0, false, 4, 2, 0.5},
 	}
 	for _, j := range judge {
 		sc := got[j.i]

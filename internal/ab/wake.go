@@ -13,7 +13,7 @@ import (
 const WakeDominates = 0.5
 
 // Wakes is how much of each arm's round trip was the two hosts waking up
-// (bench --mode blocks splits it: the median over the arm's runs of the
+// (bench --mode blocks and gc split it: the median over the arm's runs of the
 // wake-ups' share of the round trip's p50), and what that means for the
 // verdict on a network metric. Absent when no run gave the share.
 type Wakes struct {
@@ -24,8 +24,18 @@ type Wakes struct {
 }
 
 // wakeShare is the share of the round trip the wake-ups took in a run's
-// JSON document (bench's first flow's split), or nil.
+// JSON document, or nil: bench's first flow's split, or for gc the least
+// share among the pairs' 2-way receive times (as gc's own verdict).
 func wakeShare(doc any) *float64 {
+	if pairs, _ := lookup(doc, []string{"pairs"}).([]any); len(pairs) > 0 {
+		var least *float64
+		for _, p := range pairs {
+			if v, ok := lookup(p, []string{"two_way_split", "wake_share"}).(float64); ok && (least == nil || v < *least) {
+				least = &v
+			}
+		}
+		return least
+	}
 	flows, _ := lookup(doc, []string{"flows"}).([]any)
 	if len(flows) == 0 {
 		return nil

@@ -15,6 +15,10 @@ func TestWakeNote(t *testing.T) {
 	if v := wakeShare(ParseJSON([]byte(doc))); v == nil || *v != 0.84 {
 		t.Fatalf("wake share %v", v)
 	}
+	gcDoc := `{"schema":"interlink.gc/v1","pairs":[{"two_way_split":{"wake_share":0.7}},{"two_way_split":{"wake_share":0.55}},{}]}`
+	if v := wakeShare(ParseJSON([]byte(gcDoc))); v == nil || *v != 0.55 {
+		t.Errorf("gc: the least pair's share, got %v", v)
+	}
 	if v := wakeShare(ParseJSON([]byte(`{"flows":[{"summary":{}}]}`))); v != nil {
 		t.Errorf("no split, share %v", *v)
 	}

@@ -164,6 +164,11 @@ type Config struct {
 	HandshakeDeadline   time.Duration
 	MaxPendingPerSource int
 	MaxPending          int
+
+	// AllowCPULatency lets a session hold a PM QoS CPU-latency request
+	// on this host for its length (package pmqos; --allow-cpu-latency).
+	// Off, such a request is refused and the run goes on without it.
+	AllowCPULatency bool
 }
 
 // Server is an agent. The zero value is not usable; use NewServer.
@@ -177,6 +182,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	active   atomic.Int64
 	served   atomic.Int64 // authenticated sessions since start
+	rates    rateCache    // AutoRate per local address, briefly
 }
 
 // NewServer returns an agent for cfg.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 
@@ -108,6 +109,10 @@ func servePMTUOpen(ctx context.Context, s *Session, body json.RawMessage) (any, 
 	return PMTUOpened{Addr: addr.String(), Iface: iface, MTU: mtu}, nil
 }
 
+// noPeerYet is pmtu.probe's answer before any datagram of the client
+// reached the endpoint.
+const noPeerYet = "no authenticated datagram has reached the endpoint yet"
+
 func servePMTUProbe(ctx context.Context, s *Session, body json.RawMessage) (any, error) {
 	var req PMTUProbe
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -118,7 +123,7 @@ func servePMTUProbe(ctx context.Context, s *Session, body json.RawMessage) (any,
 		return nil, fmt.Errorf("pmtu.probe: no endpoint %s in this session (send pmtu.open first)", req.Endpoint)
 	}
 	if !k.Peer().IsValid() {
-		return nil, errors.New("pmtu.probe: no authenticated datagram has reached the endpoint yet, so there is no address to probe")
+		return nil, errors.New("pmtu.probe: " + noPeerYet + ", so there is no address to probe")
 	}
 	r, err := pmtu.Run(ctx, k, req.Options.options())
 	r.Direction = pmtu.Reverse
@@ -161,11 +166,11 @@ type PMTUOptions struct {
 	ForwardOnly bool
 }
 
-// PMTU tests the path to the agent in both directions: this host probes
-// the agent's endpoint (forward), then the agent probes back (reverse),
-// each side answering the other's tagged probes with small acks. It
-// returns one Result per direction; a failure of the reverse request is
-// returned with the forward result.
+// PMTU tests the path to the agent in both directions at once: this host
+// probes the agent's endpoint (forward) while the agent probes back
+// (reverse), each side answering the other's tagged probes with small
+// acks. It returns one Result per direction; a failure of the reverse
+// request is returned with the forward result.
 func (c *Client) PMTU(ctx context.Context, opt PMTUOptions) ([]pmtu.Result, error) {
 	target := opt.Target
 	if !target.IsValid() {
@@ -199,22 +204,41 @@ func (c *Client) PMTU(ctx context.Context, opt PMTUOptions) ([]pmtu.Result, erro
 
 	fopt := opt.Probe
 	fopt.PeerMTU = opened.MTU
-	fwd, err := pmtu.Run(ctx, k, fopt.options())
-	fwd.Direction = pmtu.Forward
-	out := []pmtu.Result{fwd}
-	if err != nil || opt.ForwardOnly {
-		return out, err
+	if opt.ForwardOnly {
+		fwd, err := pmtu.Run(ctx, k, fopt.options())
+		fwd.Direction = pmtu.Forward
+		return []pmtu.Result{fwd}, err
 	}
-	// Make sure the agent knows our address even if no forward probe got
-	// through (then the reverse will be unreachable too, and say so).
+	// Make sure the agent knows our address before it probes back, even
+	// if no forward probe gets through (then the reverse is unreachable
+	// too, and says so).
 	for range 3 {
 		k.Hello()
 	}
 	time.Sleep(5 * time.Millisecond)
+	// Both directions at once: a blackholed path's searches each wait out
+	// a probe timeout, and those waits overlap.
 	ropt := opt.Probe
 	ropt.PeerMTU = localMTU
 	var rev pmtu.Result
-	if err := c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev); err != nil {
+	revErr := make(chan error, 1)
+	go func() {
+		revErr <- c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev)
+	}()
+	fwd, err := pmtu.Run(ctx, k, fopt.options())
+	fwd.Direction = pmtu.Forward
+	out := []pmtu.Result{fwd}
+	rerr := <-revErr
+	if err != nil {
+		return out, err
+	}
+	var re *RemoteError
+	if errors.As(rerr, &re) && strings.Contains(re.Msg, noPeerYet) && fwd.Verdict != pmtu.Unreachable {
+		// The hellos were lost, the forward probes were not: now the
+		// agent knows where to probe.
+		rerr = c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev)
+	}
+	if rerr != nil {
 		if fwd.Verdict == pmtu.Unreachable {
 			// Nothing of ours reached the agent, so it has no proven
 			// address to probe: the reverse path is as unknown as the
@@ -223,7 +247,7 @@ func (c *Client) PMTU(ctx context.Context, opt PMTUOptions) ([]pmtu.Result, erro
 				Method: "udp", Family: fwd.Family, HeaderBytes: fwd.HeaderBytes, Verdict: pmtu.Unreachable, PeerMTU: localMTU,
 				Detail: "not probed: no datagram from this host reached the agent, so it has no proven address to probe back"}), nil
 		}
-		return out, fmt.Errorf("reverse direction: %w", err)
+		return out, fmt.Errorf("reverse direction: %w", rerr)
 	}
 	return append(out, rev), nil
 }

@@ -59,3 +59,26 @@ func TestSessionAutoRateAndHeld(t *testing.T) {
 		t.Errorf("1 MiB at once: refused %d", b.refused)
 	}
 }
+
+// The automatic limit is looked up once per local address and reused
+// while fresh: the same answer as AutoRate, then looked up again.
+func TestRateCache(t *testing.T) {
+	var c rateCache
+	a := netip.MustParseAddr("127.0.0.1")
+	t0 := time.Now()
+	want, wantBasis := AutoRate(a)
+	if r, basis := c.get(a, t0); r != want || basis != wantBasis {
+		t.Fatalf("first: %v %q, want %v %q", r, basis, want, wantBasis)
+	}
+	c.m[a] = cachedRate{1, "cached", t0}
+	if r, basis := c.get(a, t0.Add(rateCacheFor-time.Millisecond)); r != 1 || basis != "cached" {
+		t.Fatalf("fresh entry not used: %v %q", r, basis)
+	}
+	if r, _ := c.get(a, t0.Add(rateCacheFor)); r != want {
+		t.Fatalf("stale entry used: %v", r)
+	}
+	c.m[a] = cachedRate{1, "cached", t0}
+	if r, _ := c.get(a, t0.Add(-time.Second)); r != want {
+		t.Fatalf("entry from the future (clock stepped back) used: %v", r)
+	}
+}

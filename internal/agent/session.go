@@ -67,7 +67,7 @@ func newSession(parent context.Context, srv *Server, c net.Conn, id uint64, keys
 	ctx, cancel := context.WithTimeout(parent, srv.cfg.Limits.MaxDuration)
 	lim, basis := srv.cfg.Limits, "--max-rate"
 	if lim.MaxRateBitsPerSec <= 0 {
-		lim.MaxRateBitsPerSec, basis = AutoRate(addrPort(c.LocalAddr()).Addr())
+		lim.MaxRateBitsPerSec, basis = srv.rates.get(addrPort(c.LocalAddr()).Addr(), time.Now())
 	}
 	return &Session{
 		ID: id, Keys: keys, Tag: tag, Limits: lim, RateBasis: basis, Software: software,
@@ -98,6 +98,10 @@ func (s *Session) Opener() *wire.Opener { return s.open }
 // Token is the agent's shared token, for handlers that act as a client of
 // another agent (mesh). It never goes on the wire.
 func (s *Session) Token() []byte { return s.srv.cfg.Token }
+
+// AllowsCPULatency reports whether the agent lets sessions hold a
+// CPU-latency request (Config.AllowCPULatency).
+func (s *Session) AllowsCPULatency() bool { return s.srv.cfg.AllowCPULatency }
 
 // Wait blocks until the session's rate limit allows sending n more bytes,
 // or the session ends.

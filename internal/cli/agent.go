@@ -26,12 +26,18 @@ type agentFlags struct {
 	pendingPer, pending     int
 	metricsAddr             string
 	checkInterval           time.Duration
+	allowCPULatency         bool
 }
 
 const agentLong = `Run the responder each node needs for 'interlink pmtu', 'interlink mesh' and
 'interlink bench'. Clients must prove the shared token (HMAC challenge, the token
 never crosses the wire); data endpoints answer only traffic tagged for a live
 session and never send more than they received. One log line per session on stderr.
+
+--allow-cpu-latency lets a client's 'bench --cpu-latency US' hold a PM QoS CPU latency
+request on this host (/dev/cpu_dma_latency) for its session only: it ends with the
+session, when the agent stops, and when the agent dies. Without it such a request is
+refused and the bench goes on without it, saying so.
 
 Unauthenticated peers get 3s to finish the handshake (--handshake-timeout), at
 most 8 pending handshakes per source address (--max-pending-per-source) and 128 in
@@ -71,6 +77,7 @@ func (a *agentFlags) bind(f *pflag.FlagSet) {
 	f.IntVar(&a.pending, "max-pending", agent.DefaultMaxPending, "handshakes in progress in all")
 	f.StringVar(&a.rate, "max-rate", "auto", "most the agent sends per session (auto: an abuse guard above the interface's speed)")
 	f.StringVar(&a.metricsAddr, "metrics", "", "serve this node's Prometheus metrics (IP reassembly counters, check findings, sessions) on HOST:PORT, e.g. :9472")
+	f.BoolVar(&a.allowCPULatency, "allow-cpu-latency", false, "let 'bench --cpu-latency' hold a PM QoS CPU latency request on this host for a session's length (/dev/cpu_dma_latency; released when the session ends or the agent dies)")
 	f.DurationVar(&a.checkInterval, "check-interval", 5*time.Minute, "with --metrics: re-run the check audit this often (0: no audit)")
 }
 
@@ -139,6 +146,7 @@ func runAgent(e *env, f *agentFlags, intervalSet bool) error {
 		Limits: wire.Limits{MaxSessions: f.maxSessions, MaxDuration: f.maxDuration,
 			MaxRateBitsPerSec: float64(rateBits), MaxEndpoints: agent.DefaultLimits.MaxEndpoints},
 		HandshakeDeadline: f.hsDeadline, MaxPendingPerSource: f.pendingPer, MaxPending: f.pending,
+		AllowCPULatency: f.allowCPULatency,
 	})
 	if err != nil {
 		return err

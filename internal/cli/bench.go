@@ -25,6 +25,7 @@ type BenchReport = traffic.Report
 // benchFlags are bench's flags; gc holds those only --mode gc reads.
 type benchFlags struct {
 	mode, tokenFile, length, rate, request, block, linkRate string
+	cpuLatency                                              string
 	dur, interval, timeout                                  time.Duration
 	parallel, outstanding, cpu, peerCPU, overhead           int
 	reverse, bidir, asJSON, selfTest, flow, split           bool
@@ -107,12 +108,13 @@ func (b *benchFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&b.block, "block", "", "blocks, gc: block size (default 8K, at most 1M)")
 	f.IntVar(&b.outstanding, "outstanding", 1, "blocks: requests in flight; gc: per node (default 4)")
 	f.BoolVar(&b.selfTest, "self-test", true, "blocks: after the run, the same blocks on loopback in this process (0.5 s), as data")
-	f.BoolVar(&b.split, "split", true, "blocks: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
+	f.BoolVar(&b.split, "split", true, "blocks, gc: split each round trip into both hosts' wake-ups, the agent's work and network and stacks, from kernel receive stamps at both ends (--split=false: no stamps, to measure what splitting costs)")
 	f.DurationVar(&b.timeout, "timeout", 500*time.Millisecond, "blocks, gc: a block not whole by then is lost")
 	f.IntVar(&b.cpu, "cpu", -1, "pin this end's test threads to a CPU")
 	f.IntVar(&b.peerCPU, "peer-cpu", -1, "pin the agent's test threads to a CPU")
 	f.StringVar(&b.linkRate, "link-rate", "auto", "line rate for the wire limit (auto: sysfs speed; 0: unknown)")
 	f.IntVar(&b.overhead, "link-overhead", traffic.EthernetOverhead, "bytes per packet the link rate counts beyond IP (38 Ethernet, 14 for a tbf shaper)")
+	f.StringVar(&b.cpuLatency, "cpu-latency", "", cpuLatencyHelp)
 	f.BoolVar(&b.asJSON, "json", false, "print JSON (schema interlink.bench/v1; interlink.gc/v1 with --mode gc)")
 	b.gc.add(f)
 	b.out.add(f)
@@ -124,12 +126,16 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if err := checkGCFlags(cmd.Flags(), f.mode); err != nil {
 		return err
 	}
+	cpuLat, err := parseCPULatency(cmd.Flags().Changed("cpu-latency"), f.cpuLatency)
+	if err != nil {
+		return err
+	}
 	if f.mode == "gc" {
 		if !cmd.Flags().Changed("outstanding") {
 			f.outstanding = gc.DefaultOutstanding
 		}
 		return runGC(e, cmd, args, gcArgs{tokenFile: f.tokenFile, request: f.request, block: f.block, rate: f.rate, dur: f.dur,
-			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, out: f.out}, f.gc)
+			timeout: f.timeout, outstanding: f.outstanding, asJSON: f.asJSON, split: f.split, out: f.out, cpuLatency: cpuLat}, f.gc)
 	}
 	spec, norm, err := benchSpec(cmd.Flags(), f)
 	if err != nil {
@@ -157,7 +163,12 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	if f.linkRate == "auto" {
 		spec.LinkRateBitsPerSec = traffic.LinkRate(client.LocalAddr().Addr())
 	}
-	return benchMeasure(e, f, client, addr, spec, norm)
+	var hold *cpuHold // the agent's ends with the session
+	if cpuLat != nil {
+		hold = holdCPULatency(e.ctx, *cpuLat, []*agent.Client{client})
+		defer hold.release()
+	}
+	return benchMeasure(e, f, client, addr, spec, norm, hold)
 }
 
 // benchSpec checks the flags, in the order users meet them, and builds
@@ -273,7 +284,7 @@ func benchRates(fl *pflag.FlagSet, f *benchFlags, spec *traffic.Spec) error {
 
 // benchMeasure runs spec against the agent, printing intervals as they
 // come (text), then the report; it returns the run's exit code.
-func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec, norm traffic.Spec) error {
+func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec, norm traffic.Spec, hold *cpuHold) error {
 	var mu sync.Mutex
 	// The header waits for the first result, so that a run the
 	// agent refuses (--peer-cpu it cannot honour) prints one line.
@@ -283,6 +294,7 @@ func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec
 			if lim := client.Limits.MaxRateBitsPerSec; lim > 0 && (spec.Mode == "blocks" || f.reverse || f.bidir) {
 				fmt.Fprintf(e.stdout, "agent send limit: %s per session (reported if it holds this run back)\n", units.FormatRate(lim))
 			}
+			hold.writeText(e)
 		}
 	})
 	obs := func(d traffic.Direction, r traffic.Role, in traffic.Interval) {
@@ -295,11 +307,12 @@ func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec
 		traffic.WriteInterval(e.stdout, spec.Mode, d, r, in)
 	}
 	res, err := traffic.RunRemote(e.ctx, client, spec, obs)
+	hold.release() // the run's end; the agent's goes with the session
 	if res == nil {
 		return fmt.Errorf("bench: %w", err)
 	}
 	header()
-	rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil}
+	rep := BenchReport{Schema: traffic.Schema, Peer: addr, Agent: client.Agent, Result: res, Interrupted: e.ctx.Err() != nil, CPULatency: hold.report()}
 	if f.selfTest && spec.Mode == traffic.ModeBlocks && err == nil && !rep.Interrupted {
 		rep.SelfTest = traffic.RunSelfTest(e.ctx, norm)
 	}

@@ -14,7 +14,7 @@ import (
 var benchModeFlags = map[string][]string{
 	"--parallel": {"tcp"}, "--len": {"tcp", "udp"}, "--rate": {"udp", "blocks", "gc"}, "--flow": {"udp"},
 	"--request": {"blocks", "gc"}, "--block": {"blocks", "gc"}, "--outstanding": {"blocks", "gc"}, "--timeout": {"blocks", "gc"},
-	"--split": {"blocks"},
+	"--split": {"blocks", "gc"},
 }
 
 // checkBenchFlags refuses, before anything connects, values that the

@@ -66,8 +66,9 @@ type gcArgs struct {
 	tokenFile, request, block, rate string
 	dur, timeout                    time.Duration
 	outstanding                     int
-	asJSON                          bool
+	asJSON, split                   bool
 	out                             outputFlags
+	cpuLatency                      *int32 // --cpu-latency; nil: not held
 }
 
 func parseSkew(s string) (float64, error) {
@@ -134,7 +135,13 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		prog = &progressLine{w: e.stderr, every: 200 * time.Millisecond}
 		opt.Progress = func(s string) { prog.show("gc: " + s) }
 	}
+	var hold *cpuHold
+	if a.cpuLatency != nil {
+		hold = holdOnAgents(e.ctx, *a.cpuLatency, gcAgentAddrs(nodes), tok)
+		defer hold.release()
+	}
 	rep, err := gc.Run(e.ctx, nodes, spec, opt)
+	hold.release()
 	prog.clear()
 	if err != nil {
 		if errors.Is(err, gc.ErrAuth) {
@@ -142,13 +149,27 @@ func runGC(e *env, cmd *cobra.Command, args []string, a gcArgs, g gcFlags) error
 		}
 		return fmt.Errorf("bench: %w", err)
 	}
+	rep.CPULatency = hold.report()
 	return printGC(e, a, spec, rep)
+}
+
+// gcAgentAddrs are the nodes' agent addresses, each once.
+func gcAgentAddrs(nodes []mesh.Node) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if !seen[n.Agent] {
+			seen[n.Agent] = true
+			out = append(out, n.Agent)
+		}
+	}
+	return out
 }
 
 // gcSpec checks gc's numbers, rate, skew and sizes into a normalized spec.
 func gcSpec(a gcArgs, g gcFlags) (gc.Spec, error) {
 	spec := gc.Spec{Duration: a.dur, Blocks: g.blocks, Outstanding: a.outstanding, Timeout: a.timeout,
-		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0}
+		CurrentShare: g.currentShare, CurrentSet: true, PingInterval: g.pingInterval, NoPing: g.pingInterval == 0, NoSplit: !a.split}
 	if spec.NoPing {
 		spec.PingInterval = gc.DefaultPingInterval
 	}
@@ -202,6 +223,9 @@ func printGC(e *env, a gcArgs, spec gc.Spec, rep *gc.Report) error {
 	} else {
 		if err := gc.WriteHeader(e.stdout, spec, len(rep.Nodes)); err != nil {
 			return fmt.Errorf("bench: write the report: %w", err)
+		}
+		if rep.CPULatency != nil {
+			rep.CPULatency.WriteText(e.stdout)
 		}
 		if err := rep.WriteText(e.stdout); err != nil {
 			return fmt.Errorf("bench: write the report: %w", err)

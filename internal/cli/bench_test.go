@@ -91,6 +91,10 @@ func TestBenchUsage(t *testing.T) {
 		{"bench", "127.0.0.1", "--mode", "blocks", "--rate", "-5", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "blocks", "--rate", "NaN", "--token-file", tok},
 		{"bench", "127.0.0.1", "--mode", "blocks", "--rate", "1e12", "--token-file", tok},
+		// A PM QoS request is whole microseconds, 0 or more.
+		{"bench", "127.0.0.1", "--cpu-latency", "-1", "--token-file", tok},
+		{"bench", "127.0.0.1", "--cpu-latency", "abc", "--token-file", tok},
+		{"bench", "127.0.0.1", "--mode", "gc", "--cpu-latency", "1.5", "--token-file", tok},
 	} {
 		code, out, errOut := runCLI(context.Background(), args...)
 		if code != ExitUnknown || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "interlink: ") {

@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 
@@ -53,8 +51,11 @@ func labExecArgs(args []string) []string {
 	return args
 }
 
-// runLabExec finds the lab's node and runs CMD in it: in the guest of a
-// VM node, else in the node's namespaces. args is labExecArgs's.
+// runLabExec finds the lab's node and runs CMD in it (lab.Node.Exec: in
+// the node's namespaces, or in the guest of a VM node) with the terminal
+// or pipes of interlink itself, passes SIGTERM and SIGHUP on to it, and
+// returns its exit code (128+N when killed by signal N). args is
+// labExecArgs's.
 func runLabExec(e *env, args []string) error {
 	if err := lab.CheckPrivilege(); err != nil {
 		return err
@@ -67,55 +68,17 @@ func runLabExec(e *env, args []string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if n.IsVM() {
-		return labExecVM(e, n, args[2:])
-	}
-	return labExecNS(e, l, n, args[2:])
-}
-
-// labExecNS runs argv in node n's namespaces with the terminal or pipes
-// of interlink itself, passes SIGTERM and SIGHUP on to it, and returns
-// its exit code (128+N when killed by signal N).
-func labExecNS(e *env, l *lab.Lab, n *lab.Node, argv []string) error {
-	x := exec.Command(argv[0], argv[1:]...)
-	// The file itself: the command gets the terminal or the pipe, not a
-	// pipe of ours with a copying goroutine.
-	x.Stdin, x.Stdout, x.Stderr = os.Stdin, textout.Underlying(e.stdout), e.stderr
-	x.Env = append(os.Environ(), "INTERLINK_LAB="+l.Name(), "INTERLINK_NODE="+n.Name())
-	dieWithUs(x)
-	// SIGTERM and SIGHUP for interlink are meant for CMD (a
-	// terminal's Ctrl-C already reaches CMD, in the same process
-	// group).
+	// SIGTERM and SIGHUP for interlink are meant for CMD (a terminal's
+	// Ctrl-C already reaches CMD in a namespace node, in the same process
+	// group; it ends e.ctx, which ends CMD in a VM node).
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err := n.Start(x); err != nil {
+	// The file itself: the command gets the terminal or the pipe, not a
+	// pipe of ours with a copying goroutine.
+	code, err := n.Exec(e.ctx, args[2:], textout.Underlying(e.stdout), e.stderr, lab.WithStdin(os.Stdin), lab.WithSignals(sigs))
+	if err != nil {
 		return fmt.Errorf("lab exec: %w", err)
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		ctxDone := e.ctx.Done()
-		for {
-			select {
-			case s := <-sigs:
-				x.Process.Signal(s)
-			case <-ctxDone:
-				// Interrupted before the handler above was in place.
-				x.Process.Signal(syscall.SIGTERM)
-				ctxDone = nil
-			case <-done:
-				return
-			}
-		}
-	}()
-	err := x.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return withCode(128 + int(ws.Signal()))
-		}
-		return withCode(ee.ExitCode())
-	}
-	return err
+	return withCode(code)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/vm"
 )
 
@@ -24,15 +23,6 @@ func newLabGuestCmd(e *env) *cobra.Command {
 			return vm.Guest(e.ctx, args[0], os.Stdout)
 		},
 	}
-}
-
-// labExecVM is lab exec in a VM node: CMD runs in the guest.
-func labExecVM(e *env, n *lab.Node, argv []string) error {
-	code, err := n.Exec(e.ctx, argv, e.stdout, e.stderr)
-	if err != nil {
-		return fmt.Errorf("lab exec: %w", err)
-	}
-	return withCode(code)
 }
 
 func newLabCacheCmd(e *env) *cobra.Command {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/readfile"
-	"github.com/interlink/interlink/internal/report"
 	"github.com/interlink/interlink/internal/termtext"
 )
 
@@ -70,12 +69,14 @@ Nodes come from --nodes FILE, one per line:
 or from the command line as [NAME=]AGENT[:PORT][@ADDR,ADDR...]. A node without
 addresses is probed on its agent address.
 
-There are no rounds: each node takes part in at most --per-node pairs at once
-(each pair holds one session on both agents), a pair starts as soon as both of
-its nodes have a slot free, and the node with the most work left goes first, so
-a node whose paths are slow (a blackholed port: every search waits out its probe
-timeouts) costs about its own pairs' time divided by --per-node, and holds back
-no other path. The report names that slowest node.
+There are no rounds: each node takes part in at most --per-node working pairs
+at once, a pair starts as soon as both of its nodes have room, and the node with
+the most work left goes first. A pair that mostly waits out a probe timeout (a
+blackholed path's search does, once per direction) loads nobody: it counts for
+the share of its time it works, so a blackholed node runs up to 12 pairs at once
+(each pair holds one session on both agents; an agent grants 16), and holds back
+no other path. The report names the slowest node and how much of its time was
+waiting.
 
 Every agent is contacted once first: a node whose agent cannot be reached is
 listed once (grouped by cause) and its paths are not tried. Up to 16 nodes the
@@ -99,7 +100,7 @@ func newMeshCmd(e *env) *cobra.Command {
 	}
 	f.probe.add(c)
 	c.Flags().StringVar(&f.nodesFile, "nodes", "", "file listing the nodes: NAME AGENT[:PORT] [ADDR ...] per line")
-	c.Flags().IntVar(&f.perNode, "per-node", mesh.DefaultPerNode, "pairs a node takes part in at once")
+	c.Flags().IntVar(&f.perNode, "per-node", mesh.DefaultPerNode, "working pairs a node takes part in at once (pairs only waiting out probe timeouts count for their working share; at most 12 pairs in all)")
 	return c
 }
 
@@ -186,7 +187,7 @@ func runMesh(e *env, f *meshFlags, args []string) error {
 		return err
 	}
 	if pf.asJSON {
-		if jerr := report.JSON(e.stdout, res); jerr != nil {
+		if jerr := mesh.WriteJSON(e.stdout, res); jerr != nil {
 			return jerr
 		}
 	} else {

@@ -49,7 +49,7 @@ func (f *probeFlags) addSearch(fs *pflag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "file holding the agents' shared token")
 	fs.StringVar(&f.expect, "expect", "", "expected path MTU (e.g. 9000): exit 2 if a path is below")
 	fs.StringVar(&f.max, "max", "", "largest packet to try (default: the sending interface's MTU)")
-	fs.IntVar(&f.tries, "tries", 3, "attempts per size before it counts as failed (random loss)")
+	fs.IntVar(&f.tries, "tries", 3, "probes, at least, that re-check a size before it counts as failed (random loss; more where more loss is seen)")
 }
 
 // parse checks the flags add binds; cmd names the command for messages.

@@ -15,6 +15,7 @@ import (
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/readfile"
 	"github.com/interlink/interlink/internal/termtext"
+	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/watch"
 )
 
@@ -25,7 +26,7 @@ func init() { commands = append(commands, newWatchCmd) }
 type watchFlags struct {
 	probe                             probeFlags
 	nodesFile, inventory, metricsAddr string
-	interval                          time.Duration
+	interval, wakeProbe               time.Duration
 	handshakes                        int
 	dashboard                         bool
 }
@@ -44,6 +45,13 @@ and serve the results as Prometheus metrics on http://ADDR/metrics:
   interlink_agent_up{node}                         the agent answered this round
   interlink_agent_handshake_seconds{node,quantile} handshake from this host to the agent's
                                                    control address (not the interconnect)
+  interlink_wake_share_ratio{node}                 share of an 8 KiB block's median round trip
+                                                   (one in flight, this host to the node's agent)
+                                                   that is the two hosts waking up; above 0.5 the
+                                                   hosts, not the network, are most of it
+  interlink_wake_seconds{node,end}                 median wake-up of each end (requester: this
+                                                   host; responder: the node)
+  interlink_wake_probe_rtt_seconds{node}           median round trip of those blocks
   interlink_mesh_rounds_total, interlink_mesh_rounds_incomplete_total,
   interlink_mesh_round_seconds, interlink_mesh_last_complete_timestamp_seconds
 
@@ -53,7 +61,11 @@ host variable lists the addresses to probe). A round is bounded by --interval.
 contrib/prometheus/interlink-alerts.yml has example alerting rules. Runs until
 stopped; one line per round on stderr. With --dashboard, each round also writes a
 text dashboard to stdout (redrawn in place on a terminal): the path MTU matrix,
-the problem paths and the node-to-node median round trips.`
+the problem paths and the node-to-node median round trips.
+
+The wake-up series come from a --wake-probe run (500ms; 0: off) per node per round,
+one node after the other: 'bench --mode blocks', one block in flight, from this host
+to the node's agent, its round trip split from kernel receive stamps at both ends.`
 
 func newWatchCmd(e *env) *cobra.Command {
 	var f watchFlags
@@ -76,6 +88,7 @@ func (f *watchFlags) bind(c *cobra.Command) {
 	fl.StringVar(&f.metricsAddr, "metrics", "", "address to serve Prometheus metrics on, e.g. :9471")
 	fl.DurationVar(&f.interval, "interval", time.Minute, "time between rounds (and the bound of one round)")
 	fl.IntVar(&f.handshakes, "handshakes", 3, "handshakes timed per agent per round")
+	fl.DurationVar(&f.wakeProbe, "wake-probe", watch.DefaultWakeProbe, "per node per round: 8 KiB blocks, one in flight, to the agent, for the hosts' wake-up share of the round trip (0: off)")
 	fl.BoolVar(&f.dashboard, "dashboard", false, "write a text dashboard to stdout each round (matrix, problems, round trips)")
 }
 
@@ -95,6 +108,9 @@ func runWatch(e *env, f *watchFlags) error {
 	if f.handshakes < 0 || f.handshakes > 100 {
 		return usageError("watch: --handshakes must be 0 to 100")
 	}
+	if f.wakeProbe != 0 && (f.wakeProbe < traffic.MinInterval || f.wakeProbe > f.interval/2) {
+		return usageError("watch: --wake-probe %s: want 0 (off) or %s to half of --interval", f.wakeProbe, traffic.MinInterval)
+	}
 	nodes, err := watchNodes(f.nodesFile, f.inventory)
 	if err != nil {
 		return err
@@ -113,7 +129,7 @@ func runWatch(e *env, f *watchFlags) error {
 	fmt.Fprintf(e.stderr, "interlink watch: %d nodes every %s, metrics on http://%s/metrics\n", len(nodes), f.interval, ln.Addr())
 	wo := watch.Options{
 		Mesh:     mesh.Options{Token: tok, Probe: opt, Software: "interlink " + buildVersion().Version},
-		Interval: f.interval, Handshakes: f.handshakes,
+		Interval: f.interval, Handshakes: f.handshakes, WakeProbe: f.wakeProbe,
 		Round: func(r watch.Round) { watchRound(e, f, r) },
 	}
 	return w.Run(e.ctx, nodes, wo)

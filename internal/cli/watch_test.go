@@ -2,7 +2,10 @@ package cli
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,7 +32,7 @@ func TestWatchMetrics(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"watch", "--nodes", nodes, "--token-file", tok, "--metrics", "127.0.0.1:0",
-			"--interval", "1s", "--max", "9000", "--expect", "9000", "--dashboard"}, &stdout, &stderr)
+			"--interval", "1s", "--max", "9000", "--expect", "9000", "--dashboard", "--wake-probe", "150ms"}, &stdout, &stderr)
 	}()
 	defer func() {
 		cancel()
@@ -113,6 +116,29 @@ func TestWatchMetrics(t *testing.T) {
 			}
 			checkRTT(t, fams["interlink_path_rtt_seconds"], a, b)
 		}
+	}
+	// The wake-up probe: a share, the two ends' wake-ups and the round
+	// trip of at least one live node (a probe the round's time cut short
+	// leaves its node without them), none for the dead one.
+	probed := 0
+	for _, a := range live {
+		share, ok := value("interlink_wake_share_ratio", map[string]string{"node": a})
+		if !ok {
+			continue
+		}
+		probed++
+		rtt, _ := value("interlink_wake_probe_rtt_seconds", map[string]string{"node": a})
+		req, okq := value("interlink_wake_seconds", map[string]string{"node": a, "end": "requester"})
+		resp, okp := value("interlink_wake_seconds", map[string]string{"node": a, "end": "responder"})
+		if share <= 0 || !okq || !okp || rtt <= 0 || rtt > 0.1 || math.Abs((req+resp)/rtt-share) > 1e-6 {
+			t.Errorf("%s: wake share %v, wake-ups %v+%v s, round trip %v s: the share is not the two wake-ups over the round trip", a, share, req, resp, rtt)
+		}
+	}
+	if probed == 0 {
+		t.Errorf("no node has interlink_wake_share_ratio")
+	}
+	if _, ok := value("interlink_wake_share_ratio", map[string]string{"node": "dead"}); ok {
+		t.Errorf("a wake-up share for a node whose agent is down")
 	}
 	if v, ok := value("interlink_agent_up", map[string]string{"node": "dead"}); !ok || v != 0 {
 		t.Errorf("agent_up{dead} = %v (%v), want 0", v, ok)
@@ -202,6 +228,10 @@ func checkDashboard(t *testing.T, out string) {
 }
 
 func TestWatchUsage(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("t41-watch-usage-token-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -216,6 +246,10 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"--metrics", ":0", "--label", "a=b"}, "unknown flag: --label"},
 		{[]string{"--metrics", ":0", "--json"}, "unknown flag: --json"},
 		{[]string{"--metrics", ":0", "--timeout", "5s"}, "unknown flag: --timeout"},
+		// A wake-up probe shorter than a blocks interval, or one that
+		// would take most of a round.
+		{[]string{"--metrics", ":0", "--token-file", tok, "--wake-probe", "50ms"}, "--wake-probe 50ms: want 0 (off) or 100ms to half of --interval"},
+		{[]string{"--metrics", ":0", "--token-file", tok, "--interval", "2s", "--wake-probe", "1500ms"}, "--wake-probe 1.5s"},
 	} {
 		code, stdout, stderr := runCLI(context.Background(), append([]string{"watch"}, tc.args...)...)
 		if code != ExitUnknown || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

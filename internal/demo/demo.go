@@ -37,6 +37,8 @@ const (
 	DefaultBlock = 8 << 10
 	// ExpectMTU is the path MTU the interconnect is meant to have.
 	ExpectMTU = 9000
+	// LoadedOutstanding is the blocks in flight of the loaded runs.
+	LoadedOutstanding = 8
 )
 
 // The switches of the demo topology: the interconnect and the public network.
@@ -98,6 +100,9 @@ type Result struct {
 	// nodes over a 9000 path and a 1500 path.
 	Blocks []Bench `json:"blocks"`
 	TCP    []Bench `json:"tcp"`
+	// Loaded are the same blocks runs with LoadedOutstanding in flight:
+	// where the hosts' wake-ups no longer hide the wire.
+	Loaded []Bench `json:"blocks_loaded,omitempty"`
 	// GC is `interlink bench --mode gc --json` across every node: Cache
 	// Fusion through the bad port, as the database would feel it.
 	GC *GCRun `json:"gc"`

@@ -189,6 +189,16 @@ func TestDemoVerdicts(t *testing.T) {
 			t.Errorf("blocks at %d: figures missing: %+v", want.mtu, s)
 		}
 	}
+	// The same blocks with 8 in flight, both MTUs, the same fragments.
+	if len(res.Loaded) != 2 {
+		t.Fatalf("%d loaded blocks runs, want 2", len(res.Loaded))
+	}
+	for i, frags := range []float64{1, 6} {
+		s := res.Loaded[i].Summary()
+		if s == nil || res.Loaded[i].Error != "" || res.Loaded[i].Result.Spec.Outstanding != demo.LoadedOutstanding || math.Abs(s.FragmentsPerMessage-frags) > 0.05 || s.PerSec <= 0 {
+			t.Errorf("loaded blocks %s: %+v (%s)", res.Loaded[i].Label, s, res.Loaded[i].Error)
+		}
+	}
 	if len(res.TCP) != 2 || res.TCP[0].Summary() == nil || res.TCP[0].Summary().BitsPerSec <= 0 || res.TCP[1].Summary() == nil {
 		t.Errorf("tcp runs: %+v", res.TCP)
 	}

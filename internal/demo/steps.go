@@ -123,7 +123,17 @@ func (r *run) blocks(ctx context.Context) error {
 	if ctx.Err() == nil {
 		r.res.Blocks = append(r.res.Blocks, r.bench(ctx, fmt.Sprintf("MTU %d", a.pubMTU), "blocks", a, b, true, r.opt.Time, block...))
 	}
-	return firstError(r.res.Blocks)
+	if err := firstError(r.res.Blocks); err != nil || ctx.Err() != nil {
+		return err
+	}
+	// Under load the wire shows: the hosts are awake for the next block.
+	loaded := append(block, "--outstanding", fmt.Sprint(LoadedOutstanding))
+	d := max(r.opt.Time/2, time.Second)
+	r.res.Loaded = append(r.res.Loaded, r.bench(ctx, fmt.Sprintf("MTU %d", a.icMTU), "blocks", a, b, false, d, loaded...))
+	if ctx.Err() == nil {
+		r.res.Loaded = append(r.res.Loaded, r.bench(ctx, fmt.Sprintf("MTU %d", a.pubMTU), "blocks", a, b, true, d, loaded...))
+	}
+	return firstError(r.res.Loaded)
 }
 
 func firstError(runs []Bench) error {

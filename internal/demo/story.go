@@ -93,17 +93,8 @@ func advise(res *Result) []string {
 			out = append(out, fmt.Sprintf("Every interconnect path meets %d: nothing to do on the switch.", ExpectMTU))
 		}
 	}
-	if len(res.Blocks) >= 2 {
-		j, s := res.Blocks[0].Summary(), res.Blocks[1].Summary()
-		if j != nil && s != nil && s.FragmentsPerMessage > 0 {
-			line := fmt.Sprintf("Keep the interconnect at %d end to end: an %s block is %.0f packet at %s and %.0f fragments at %s "+
-				"(one lost fragment loses the whole block, 'gc cr block lost')",
-				ExpectMTU, blockSize(res), j.FragmentsPerMessage, res.Blocks[0].Label, s.FragmentsPerMessage, res.Blocks[1].Label)
-			if j.PerSec > 0 && s.PerSec > 0 {
-				line += fmt.Sprintf("; here %.0f vs %.0f blocks/s", j.PerSec, s.PerSec)
-			}
-			out = append(out, line+".")
-		}
+	if line := blocksAdvice(res); line != "" {
+		out = append(out, line)
 	}
 	if ids := hostFindings(res.Checks); len(ids) > 0 {
 		out = append(out, fmt.Sprintf("Host settings from check, unrelated to the port but worth fixing on a real node: %s "+

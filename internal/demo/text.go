@@ -286,44 +286,6 @@ func grid(w io.Writer, cells [][]string) {
 
 func usec(ns float64) string { return fmt.Sprintf("%.1f us", ns/1e3) }
 
-func renderBlocks(w io.Writer, r *Result) {
-	if len(r.Blocks) == 0 {
-		return
-	}
-	title(w, 4, "What jumbo frames change for %s blocks: interlink bench --mode blocks, %s -> %s, %s each",
-		blockSize(r), r.Blocks[0].From, r.Blocks[0].To, duration(r.Blocks))
-	rtt := func(f func(*traffic.Latency) int64) func(*traffic.Summary) string {
-		return func(s *traffic.Summary) string {
-			if s.RTT == nil {
-				return "-"
-			}
-			return usec(float64(f(s.RTT)))
-		}
-	}
-	table(w, r.Blocks, []row{
-		{"blocks/s", func(s *traffic.Summary) string { return fmt.Sprintf("%.0f", s.PerSec) }},
-		{"round trip p50", rtt(func(l *traffic.Latency) int64 { return l.P50 })},
-		{"round trip p99", rtt(func(l *traffic.Latency) int64 { return l.P99 })},
-		{"fragments per block", func(s *traffic.Summary) string { return traffic.FormatRatio(s.FragmentsPerMessage) }},
-		{"packets per block, both ways", func(s *traffic.Summary) string { return traffic.FormatRatio(s.PacketsPerMessage) }},
-		{"fragments reassembled", func(s *traffic.Summary) string { return units.FormatCount(s.ReasmReqds) }},
-		{"CPU per block, requester", func(s *traffic.Summary) string { return usec(s.ClientCost.CPUNsPerMsg) }},
-		{"CPU per block, responder", func(s *traffic.Summary) string { return usec(s.ServerCost.CPUNsPerMsg) }},
-		{"softirq per block (host)", func(s *traffic.Summary) string { return usec(s.ClientCost.SoftIRQNsPerMsg) }},
-		{"blocks lost", func(s *traffic.Summary) string { return fmt.Sprintf("%d of %d", s.Lost, s.Sent) }},
-	})
-	if len(r.Blocks) >= 2 {
-		j, s := r.Blocks[0].Summary(), r.Blocks[1].Summary()
-		if j != nil && s != nil && s.PerSec > 0 && j.RTT != nil && s.RTT != nil && s.RTT.P50 > 0 {
-			fmt.Fprintf(w, "  At %s: %.2fx the blocks/s and %.2fx the median round trip of %s.\n",
-				r.Blocks[0].Label, j.PerSec/s.PerSec, float64(j.RTT.P50)/float64(s.RTT.P50), r.Blocks[1].Label)
-			fmt.Fprintln(w, "  One run each on this machine (shared CPU, veth instead of NICs): rates and times vary between runs,")
-			fmt.Fprintln(w, "  packets and fragments per block do not.")
-		}
-	}
-	runErrors(w, r.Blocks)
-}
-
 // runErrors says which runs failed and why.
 func runErrors(w io.Writer, runs []Bench) {
 	for _, b := range runs {

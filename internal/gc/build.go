@@ -246,6 +246,7 @@ func pair(ri, s int, rr *NodeRun, runs []*NodeRun, name func(int) string) Pair {
 		}
 	}
 	p.Balanced = p.Requested == p.Received+p.Lost
+	p.TwoWaySplit, p.ThreeWaySplit = f.TwoWaySplit.split(f.TwoWay), f.ThreeWaySplit.split(f.ThreeWay)
 	if sec := float64(rr.IssueNs) / 1e9; sec > 0 {
 		p.BlocksPerSec = float64(f.Received) / sec
 	}

@@ -68,9 +68,10 @@ type ping struct {
 
 // outMsg is a datagram waiting to be sent: buf[:n] to node to.
 type outMsg struct {
-	to  int
-	n   int
-	buf []byte
+	to   int
+	n    int
+	buf  []byte
+	hold hold // a forward's or block's request, held (split.go)
 }
 
 // engine is one node's state in a run. It is driven by one thread (loop):
@@ -103,6 +104,16 @@ type engine struct {
 	hists    [][2]*hdrhistogram.Histogram // [server][hops-2]
 	pingHist [][2]*hdrhistogram.Histogram // [target][size]
 	nodeHist [2]*hdrhistogram.Histogram
+
+	// splits are the parts of the receive times by [server][hops-2]
+	// (split.go); nil with the split off. rx is the kernel's receive
+	// stamp of the datagram being handled (0: none), readAt when its
+	// batch was read (ns, the stamps' clock); curHold the hold that the
+	// forwards and blocks being emitted carry.
+	splits  [][2]*splitHists
+	rx      int64
+	readAt  int64
+	curHold hold
 
 	outs  []outMsg
 	nOut  int
@@ -138,6 +149,9 @@ func newEngine(spec Spec, self int, peers []Peer, mtu int, seed uint64, now time
 		phase:    phaseSetup, start: now,
 	}
 	e.full = uint32(1)<<len(e.chunks) - 1
+	if !spec.NoSplit {
+		e.splits = make([][2]*splitHists, n)
+	}
 	for b := range e.holder {
 		e.holder[b] = uint8(masterOf(uint32(b), n)) // the master reads it first
 	}
@@ -215,7 +229,10 @@ func (e *engine) emit(to, size int, m *msg) {
 		e.err = err
 		return
 	}
-	o.to, o.n = to, size
+	o.to, o.n, o.hold = to, size, hold{}
+	if m.Type == msgBlock || m.Type == msgForward {
+		o.hold = e.curHold
+	}
 	e.nOut++
 	e.bytes += size
 	e.pktsOut++
@@ -233,6 +250,9 @@ func (e *engine) emit(to, size int, m *msg) {
 // flush sends the queued datagrams.
 func (e *engine) flush() {
 	if e.nOut > 0 && e.err == nil {
+		if e.splits != nil {
+			e.stampHeld(e.outs[:e.nOut])
+		}
 		e.err = e.send(e.outs[:e.nOut])
 	}
 	e.nOut, e.bytes = 0, 0
@@ -252,5 +272,6 @@ func pingSpec(s Spec) Spec {
 	s.Outstanding, s.RatePerSec = 0, 0
 	s.Blocks, s.Skew, s.CurrentShare = 1, 0, 0
 	s.Block, s.Request = PingLarge, HeaderLen
+	s.NoSplit = true // the ping table is its own figure
 	return s
 }

@@ -78,6 +78,8 @@ func (e *engine) onRequest(r int, m *msg) bool {
 		return false
 	}
 	b, cur := m.Block, m.Flags&flagCurrent != 0
+	e.curHold = e.heldFor(m)
+	defer func() { e.curHold = hold{} }()
 	h := int(e.holder[b])
 	server := h
 	if h == e.self || h == r {
@@ -107,6 +109,8 @@ func (e *engine) onForward(master int, m *msg) bool {
 		masterOf(m.Block, e.n) != master || (m.Hops != 2 || r != master) && m.Hops != 3 {
 		return false
 	}
+	e.curHold = e.heldFor(m)
+	defer func() { e.curHold = hold{} }()
 	e.ship(r, m.Block, m.ID, int(m.Hops), m.Flags)
 	if m.Flags&flagCurrent != 0 {
 		e.setHeld(m.Block, false)
@@ -159,6 +163,7 @@ func (e *engine) onBlock(s int, m *msg, now time.Time) bool {
 	// keeps every block in the counts, which Validate holds to the events.
 	e.hists[s][hop].RecordValue(min(d, histHighest))
 	e.nodeHist[hop].RecordValue(min(d, histHighest))
+	e.splitBlock(s, hop, d, m)
 	mode := 0
 	if sl.current {
 		mode = 1
@@ -229,6 +234,9 @@ func (e *engine) finish() *NodeRun {
 	for s := range e.hists {
 		e.res.From[s].TwoWay = summary(e.hists[s][0])
 		e.res.From[s].ThreeWay = summary(e.hists[s][1])
+		if e.splits != nil {
+			e.res.From[s].TwoWaySplit, e.res.From[s].ThreeWaySplit = e.splits[s][0].parts(), e.splits[s][1].parts()
+		}
 	}
 	for t := range e.pingHist {
 		for c, h := range e.pingHist[t] {

@@ -60,6 +60,9 @@ func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer
 	// traffic.TakeRawSlot), the pings' always, with a P of its own (it
 	// sleeps between pings; its round trips are what it measures).
 	s.takeSlot()
+	if !spec.NoSplit {
+		s.enableStamps()
+	}
 	nd.work = startThread(ctx, newEngine(workSpec(spec), self, peers, mtu, seed, now), s, wait)
 	threads := []*thread{nd.work}
 	if spec.NoPing {
@@ -182,6 +185,7 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 		s.deadline = e.deadline(now)
 		n, err := s.read(bufs, lens, names)
 		now = time.Now()
+		e.readAt = now.UnixNano()
 		if err != nil {
 			e.err = err
 			break
@@ -197,6 +201,7 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 						e.res.Truncated++ // larger than anything of the run
 					}
 				case isPing(bufs[i][:lens[i]]) == (pass == 0):
+					e.rx = s.stamp(i)
 					e.receive(bufs[i][:lens[i]], nameOf(&names[i]), now)
 				}
 			}

@@ -34,6 +34,11 @@ const (
 	flagHeard   uint8 = 1 << 1 // hello: the sender has heard from the receiver
 	flagDone    uint8 = 1 << 3 // hello: ... and knows the receiver heard it: it needs no answer
 	flagSeen    uint8 = 1 << 2 // lost answer: the master saw the request and routed it
+	// flagHeld: a forward or block whose stamp holds how long the nodes
+	// that handled its request held it (split.go): their wake-ups in the
+	// high 32 bits, their work in the low, ns each. An agent from before
+	// the split sends neither the flag nor the times.
+	flagHeld uint8 = 1 << 4
 )
 
 // msgLen is the gc header's length. Layout, big-endian:
@@ -49,7 +54,7 @@ const (
 //	10 (zero)
 //	12 block     uint32  block number
 //	16 id        uint64  the requester's request (slot and generation) or ping number
-//	24 stamp     int64   the sender's clock, ns (pings)
+//	24 stamp     int64   the sender's clock, ns (pings); held times (flagHeld)
 const msgLen = 32
 
 type msg struct {

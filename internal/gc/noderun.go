@@ -88,6 +88,10 @@ type FromStats struct {
 	Lost     Lost             `json:"lost"`
 	TwoWay   *latency.Summary `json:"two_way,omitempty"`
 	ThreeWay *latency.Summary `json:"three_way,omitempty"`
+	// TwoWaySplit and ThreeWaySplit are those times' parts (split.go);
+	// absent with the split off or from an agent from before it.
+	TwoWaySplit   *PairParts `json:"two_way_split,omitempty"`
+	ThreeWaySplit *PairParts `json:"three_way_split,omitempty"`
 }
 
 // Lost splits lost blocks by what the master knew of them.

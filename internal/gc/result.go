@@ -5,6 +5,7 @@ import (
 
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/mesh"
+	"github.com/interlink/interlink/internal/pmqos"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -35,6 +36,9 @@ type Report struct {
 	Verdict     string    `json:"verdict"`
 	Problems    []Problem `json:"problems,omitempty"`
 	Interrupted bool      `json:"interrupted,omitempty"`
+	// CPULatency says which hosts held a PM QoS CPU latency request for
+	// the run (bench --cpu-latency); nil when none was asked for.
+	CPULatency *pmqos.Report `json:"cpu_latency,omitempty"`
 }
 
 // Node is one node's figures: as requester (its own requests and the
@@ -137,6 +141,11 @@ type Pair struct {
 	BlocksPerSec float64          `json:"blocks_per_sec"`
 	TwoWay       *latency.Summary `json:"two_way,omitempty"`
 	ThreeWay     *latency.Summary `json:"three_way,omitempty"`
+	// TwoWaySplit and ThreeWaySplit are those receive times split into
+	// their parts (split.go): the responder's parts are the servers'
+	// (the master's and the holder's added on a 3-way trip).
+	TwoWaySplit   *traffic.Split `json:"two_way_split,omitempty"`
+	ThreeWaySplit *traffic.Split `json:"three_way_split,omitempty"`
 }
 
 // PingRow is a row of AWR's "Interconnect Ping Latency Stats": pings from

@@ -38,6 +38,27 @@ type sock struct {
 	iovs     []unix.Iovec
 	deadline time.Time
 	timeout  time.Duration
+	// oobs hold each message's receive stamp, stamps what the last read
+	// found (0: none); nil unless enableStamps was called.
+	oobs   [][]byte
+	stamps []int64
+}
+
+// enableStamps asks the kernel for a receive stamp on every datagram of
+// s, read into stamps; a kernel that refuses leaves s without (the parts
+// that need stamps are then absent).
+func (s *sock) enableStamps() {
+	if traffic.EnableRxStampsFD(s.fd) == nil {
+		s.oobs = [][]byte{}
+	}
+}
+
+// stamp is the receive stamp of the last read's message i, ns (0: none).
+func (s *sock) stamp(i int) int64 {
+	if i >= len(s.stamps) {
+		return 0
+	}
+	return s.stamps[i]
 }
 
 // mmsghdr is struct mmsghdr of <sys/socket.h>.
@@ -203,6 +224,16 @@ func (s *sock) read(bufs [][]byte, lens []int, names []unix.RawSockaddrInet6) (i
 		names[i].Family = unix.AF_INET6 // room for either: Namelen of the larger
 	}
 	s.prepare(bufs, names, len(bufs))
+	if s.oobs != nil {
+		for len(s.oobs) < len(bufs) {
+			s.oobs = append(s.oobs, make([]byte, traffic.RxStampOOBLen))
+			s.stamps = append(s.stamps, 0)
+		}
+		for i := range bufs {
+			s.hdrs[i].hdr.Control = &s.oobs[i][0]
+			s.hdrs[i].hdr.SetControllen(len(s.oobs[i]))
+		}
+	}
 	n, err := s.call(unix.SYS_RECVMMSG, len(bufs), unix.MSG_WAITFORONE)
 	if err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
@@ -214,6 +245,13 @@ func (s *sock) read(bufs [][]byte, lens []int, names []unix.RawSockaddrInet6) (i
 		lens[i] = int(s.hdrs[i].len)
 		if s.hdrs[i].hdr.Flags&unix.MSG_TRUNC != 0 {
 			lens[i] = -1 // larger than any datagram of the run
+		}
+		if s.oobs != nil {
+			at, ok := traffic.RxStamp(s.oobs[i][:s.hdrs[i].hdr.Controllen])
+			if !ok || at <= 0 {
+				at = 0
+			}
+			s.stamps[i] = at
 		}
 	}
 	return n, nil

@@ -108,6 +108,9 @@ type Spec struct {
 	// size; NoPing turns the pings off.
 	PingInterval time.Duration `json:"ping_interval_ns"`
 	NoPing       bool          `json:"no_ping,omitempty"`
+	// NoSplit turns off the split of each receive time into its parts
+	// (split.go): no kernel receive stamps are asked for or read.
+	NoSplit bool `json:"no_split,omitempty"`
 }
 
 // ErrSpec is wrapped by every validation error of a Spec.

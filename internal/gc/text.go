@@ -47,8 +47,12 @@ func row(w io.Writer, cells ...string) { fmt.Fprintln(w, strings.Join(cells, "\t
 // the first write error.
 func (r *Report) WriteText(w io.Writer) error {
 	ew := textout.New(w)
+	if v := r.wakeVerdict(); v != "" {
+		fmt.Fprintln(ew, v)
+	}
 	r.writeTotal(ew)
 	r.writePairs(ew)
+	r.writeSplits(ew)
 	r.writeNodes(ew)
 	r.writeEvents(ew)
 	if len(r.Pings) > 0 {

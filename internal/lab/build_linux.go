@@ -40,8 +40,10 @@ func Up(ctx context.Context, t *Topology, opts ...UpOption) (*Lab, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.vms, err = planVMs(ctx, t, cfg.binary, cfg.log); err != nil {
-		return nil, err
+	for _, k := range kinds {
+		if err := k.plan(ctx, t, nodesOf(t, k), &cfg); err != nil {
+			return nil, err
+		}
 	}
 	unlock, err := lock(t.Name, opUp)
 	if err != nil {
@@ -125,9 +127,9 @@ func (b *builder) build(ctx context.Context) error {
 		return err
 	}
 	all := []string{switchNS(name)}
-	for _, n := range b.t.Nodes {
-		if !n.IsVM() { // a VM node has its own kernel, no namespace here
-			all = append(all, nodeNS(name, n.Name))
+	for i := range b.t.Nodes {
+		if ns := namespaceOf(name, &b.t.Nodes[i]); ns != "" {
+			all = append(all, ns)
 		}
 	}
 	for _, ns := range all {
@@ -154,19 +156,10 @@ func (b *builder) build(ctx context.Context) error {
 	if err := b.switches(); err != nil {
 		return err
 	}
-	for i := range b.t.Nodes {
-		if b.t.Nodes[i].IsVM() {
-			continue
-		}
-		if err := b.node(ctx, &b.t.Nodes[i]); err != nil {
+	for _, k := range kinds {
+		if err := k.build(ctx, b, nodesOf(b.t, k)); err != nil {
 			return err
 		}
-	}
-	if err := b.neighbours(); err != nil {
-		return err
-	}
-	if err := b.vms(ctx); err != nil {
-		return err
 	}
 	if err := b.services(ctx); err != nil {
 		return err

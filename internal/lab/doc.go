@@ -10,9 +10,13 @@
 // Use: Load (a built-in name or a file) or Parse (package topology, whose
 // names lab re-exports) gives a validated
 // Topology; Up builds it (replacing a lab of the same name) and returns a
-// Lab; Open finds a lab that is up; Lab.Node gives a Node, whose Do runs Go
-// code in the node and whose Start runs a process there; Inspect reads a
-// lab back from the kernel; Down removes it. Labs lists what is recorded.
+// Lab; Open finds a lab that is up; Lab.Node gives a Node, whose Exec runs
+// a command in it (a namespace node or a VM node alike), whose Do runs Go
+// code in a namespace node and whose Start runs a process there; Inspect
+// reads a lab back from the kernel; Down removes it. Labs lists what is
+// recorded. Each kind of node (kind_linux.go: a namespace, a VM) is built,
+// inspected, asked about its services, run in and stopped by a backend of
+// its own.
 //
 // Namespaces are named il-LAB (the switches) and il-LAB.NODE, and appear in
 // `ip netns list`. Up records the lab in StateDir (/run/interlink/labs, or

@@ -90,15 +90,15 @@ func down(name string, cfg downConfig) error {
 	}
 	var errs []error
 	if st != nil {
-		// A service that will not stop cleanly is killed below; its
-		// error is reported only if the lab cannot be removed.
-		if serr := stopServices(st); serr != nil {
-			errs = append(errs, serr)
-		}
-		// qemu runs in the switch namespace, so killProcesses would find
-		// it too; by PID first, as recorded.
-		if verr := stopVMs(st); verr != nil {
-			errs = append(errs, verr)
+		// Each kind stops what runs its nodes: a service that will not
+		// stop cleanly is killed below, and its error reported only if
+		// the lab cannot be removed; qemu runs in the switch namespace,
+		// so killProcesses would find it too, but it goes by PID first,
+		// as recorded.
+		for _, k := range kinds {
+			if serr := k.stop(st); serr != nil {
+				errs = append(errs, serr)
+			}
 		}
 	}
 	if err := killProcesses(names, cfg); err != nil {

@@ -77,15 +77,9 @@ func Inspect(name string) (*Status, error) {
 		}
 		s.Switches = append(s.Switches, ss)
 	}
-	for _, n := range t.Nodes {
-		if n.IsVM() {
-			s.Nodes = append(s.Nodes, inspectVM(st, swh, n, problem))
-			continue
-		}
-		ns := nodeNS(name, n.Name)
-		h, closeNode := open(ns)
-		s.Nodes = append(s.Nodes, inspectNode(h, swh, n, ns, problem))
-		closeNode()
+	in := &inspection{st: st, swh: swh, open: open, problem: problem}
+	for i := range t.Nodes {
+		s.Nodes = append(s.Nodes, kindOf(&t.Nodes[i]).inspect(in, t.Nodes[i]))
 	}
 	inspectServices(st, s, problem)
 	switch {

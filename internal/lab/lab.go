@@ -163,7 +163,7 @@ type Lab struct {
 func newLab(t *Topology) *Lab {
 	l := &Lab{topo: t}
 	for i := range t.Nodes {
-		l.nodes = append(l.nodes, &Node{lab: l, spec: &t.Nodes[i], ns: nodeNS(t.Name, t.Nodes[i].Name)})
+		l.nodes = append(l.nodes, &Node{lab: l, spec: &t.Nodes[i], ns: namespaceOf(t.Name, &t.Nodes[i])})
 	}
 	return l
 }
@@ -203,18 +203,25 @@ func (l *Lab) Node(name string) (*Node, error) {
 // Nodes returns the nodes in the order of the topology file.
 func (l *Lab) Nodes() []*Node { return append([]*Node(nil), l.nodes...) }
 
-// Node is one node of a lab: a network namespace.
+// Node is one node of a lab: a network namespace, or a VM with a kernel
+// of its own.
 type Node struct {
 	lab  *Lab
 	spec *NodeSpec
-	ns   string
+	ns   string // "" for a node without a namespace here (a VM)
+}
+
+// environ is what a node's commands find in their environment, whatever
+// the node's kind: the one place it is set.
+func (n *Node) environ() []string {
+	return []string{"INTERLINK_LAB=" + n.lab.Name(), "INTERLINK_NODE=" + n.spec.Name}
 }
 
 // Name returns the node's name in the topology (node1, r1, ...).
 func (n *Node) Name() string { return n.spec.Name }
 
 // Namespace returns the name of the node's network namespace, as
-// `ip netns` lists it (il-LAB.NODE).
+// `ip netns` lists it (il-LAB.NODE); "" for a VM node, which has none.
 func (n *Node) Namespace() string { return n.ns }
 
 // Spec returns the node's part of the topology (do not modify it).

@@ -45,10 +45,10 @@ func (n *Node) ProcessCPU() (map[int]time.Duration, error) {
 // vmPlan is Linux's (vmnode_linux.go).
 type vmPlan struct{}
 
-// IsVM reports whether the node is a virtual machine.
-func (n *Node) IsVM() bool { return n.spec.IsVM() }
+// namespaceOf is a node's namespace name; nothing is built here.
+func namespaceOf(lab string, n *NodeSpec) string { return nodeNS(lab, n.Name) }
 
 // Exec is not supported on this system.
-func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
+func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer, opts ...ExecOption) (int, error) {
 	return 0, fmt.Errorf("lab: %w", errors.ErrUnsupported)
 }

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"io"
+	"os"
 	"syscall"
 	"time"
 )
@@ -92,4 +93,30 @@ func WithSignal(fn func(pid int, sig syscall.Signal) error) DownOption {
 // reports the survivors (default 1s).
 func WithGrace(term, kill time.Duration) DownOption {
 	return func(c *downConfig) { c.grace, c.reap = term, kill }
+}
+
+// ExecOption changes how Node.Exec runs a command. Without options the
+// command reads /dev/null and gets SIGTERM only when ctx is done.
+type ExecOption func(*execIO)
+
+// execIO is where a command Node.Exec runs reads and writes, and the
+// signals it is to get.
+type execIO struct {
+	stdin          *os.File
+	stdout, stderr io.Writer
+	signals        <-chan os.Signal
+}
+
+// WithStdin gives the command f as its standard input, as it is (a
+// terminal stays one). A VM node's command reads /dev/null all the same:
+// its serial command channel carries no input.
+func WithStdin(f *os.File) ExecOption {
+	return func(c *execIO) { c.stdin = f }
+}
+
+// WithSignals passes every signal that arrives on ch on to the command
+// while it runs (lab exec passes SIGTERM and SIGHUP). A VM node's command
+// gets SIGTERM for any of them, as for ctx being done.
+func WithSignals(ch <-chan os.Signal) ExecOption {
+	return func(c *execIO) { c.signals = ch }
 }

@@ -106,16 +106,14 @@ func (b *builder) services(ctx context.Context) error {
 		func(s *ServiceSpec) bool { return s.Kind == KindGalera },
 	} {
 		for i := range t.Nodes {
-			if t.Nodes[i].IsVM() {
-				continue // its guest starts its agent (vm.GuestConfig)
-			}
+			k := kindOf(&t.Nodes[i])
 			for j := range t.Nodes[i].Services {
 				if s := &t.Nodes[i].Services[j]; pass(s) {
 					pw := password
 					if s.Kind == KindGalera {
 						pw = galeraPassword
 					}
-					if err := b.service(ctx, l.nodes[i], s, pw); err != nil {
+					if err := k.startService(ctx, b, l.nodes[i], s, pw); err != nil {
 						return err
 					}
 				}

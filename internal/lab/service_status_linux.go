@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/interlink/interlink/internal/lab/service"
 )
@@ -15,15 +16,9 @@ import (
 // inspectServices fills each node's Services from the state and what runs.
 func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 	in := newServiceInspector(st)
-	guests := askGuests(st, in)
 	for i, n := range st.Topology.Nodes {
 		for _, spec := range n.Services {
-			var ss ServiceStatus
-			if n.IsVM() {
-				ss = vmServiceStatus(st, &st.Topology.Nodes[i], in.addresses(i, spec), guests[n.Name])
-			} else {
-				ss = in.service(i, spec)
-			}
+			ss := kindOf(&st.Topology.Nodes[i]).serviceStatus(in, i, spec)
 			if st.Complete && ss.State != ServiceRunning {
 				why := ""
 				if ss.Reason != "" {
@@ -37,13 +32,16 @@ func inspectServices(st *state, s *Status, problem func(string, ...any)) {
 }
 
 // serviceInspector is what inspecting a lab's services needs: the state,
-// the lab (to dial into its nodes) and the databases' passwords ("" when
-// not readable).
+// the lab (to dial into its nodes), the databases' passwords ("" when not
+// readable) and, once a VM node's service is asked about, what every
+// guest said (vmNode.serviceStatus).
 type serviceInspector struct {
 	st                       *state
 	t                        *Topology
 	l                        *Lab
 	password, galeraPassword string
+	askGuests                sync.Once
+	guests                   map[string]*guestAnswer
 }
 
 func newServiceInspector(st *state) *serviceInspector {

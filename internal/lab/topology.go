@@ -17,6 +17,7 @@ type (
 	TopologyError = topology.TopologyError
 	Builtin       = topology.Builtin
 	Setting       = topology.Setting
+	SettingError  = topology.SettingError
 )
 
 // Service kinds, roles and ports, and the limits of a topology: see

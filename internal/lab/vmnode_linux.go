@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -39,15 +37,12 @@ type vmPlan struct {
 // planVMs checks what the VM nodes need and finds their kernels (fetching
 // Debian's into the cache once) before anything is built: qemu, the
 // memory they ask for against MemAvailable, each kernel (a bzImage, virtio
-// modules), the accelerator. nil when the lab has no VM node.
-func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPlan, error) {
+// modules), the accelerator. nodes are t's VM nodes; nil when there are
+// none.
+func planVMs(ctx context.Context, t *Topology, nodes []*NodeSpec, bin string, log io.Writer) (*vmPlan, error) {
 	p := &vmPlan{kernels: map[string]*vm.Kernel{}, bin: bin}
 	var first *vm.Kernel
-	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		if !n.IsVM() {
-			continue
-		}
+	for _, n := range nodes {
 		if p.memBytes == 0 {
 			if _, err := exec.LookPath(vm.Qemu); err != nil {
 				return nil, fmt.Errorf("lab %s: node %s is a VM: %s not found (apt-get install qemu-system-x86 busybox-static)", t.Name, n.Name, vm.Qemu)
@@ -89,10 +84,10 @@ func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPl
 			return nil, fmt.Errorf("lab %s: %w", t.Name, err)
 		}
 	}
-	for i := range t.Nodes {
-		if t.Nodes[i].IsVM() && t.Nodes[i].Service(KindSSHD) != nil {
+	for _, n := range nodes {
+		if n.Service(KindSSHD) != nil {
 			if p.sshd, err = vm.DebianSSHD(ctx, log); err != nil {
-				return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, t.Nodes[i].Name, err)
+				return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 			}
 			break
 		}
@@ -105,7 +100,7 @@ func planVMs(ctx context.Context, t *Topology, bin string, log io.Writer) (*vmPl
 // link's switch (named as the switch port, with the port MTU), and qemu in
 // the switch namespace, where it finds its taps; each recorded before its
 // taps and again with qemu's PID. Then it waits for every guest.
-func (b *builder) vms(ctx context.Context) error {
+func (b *builder) vms(ctx context.Context, nodes []*NodeSpec) error {
 	t, p := b.t, b.cfg.vms
 	if p == nil {
 		return nil
@@ -129,11 +124,7 @@ func (b *builder) vms(ctx context.Context) error {
 	macs := map[string]bool{}
 	var machines []*vm.Machine
 	var names []string
-	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		if !n.IsVM() {
-			continue
-		}
+	for _, n := range nodes {
 		m, err := b.vm(ctx, n, p, token, macs)
 		if err != nil {
 			return err
@@ -295,69 +286,3 @@ func stopVMs(st *state) error {
 // the VM's directory on its command line (a PID reused by another
 // process does not count).
 func vmAlive(v vmState) bool { return service.Alive(v.PID, v.Dir) }
-
-// IsVM reports whether the node is a virtual machine (its spec has vm:).
-func (n *Node) IsVM() bool { return n.spec.IsVM() }
-
-// Exec runs argv in a VM node's guest (vm.Exec on its command channel)
-// with INTERLINK_LAB and INTERLINK_NODE set, and returns its exit code.
-func (n *Node) Exec(ctx context.Context, argv []string, stdout, stderr io.Writer) (int, error) {
-	if !n.IsVM() {
-		return 0, fmt.Errorf("lab %s: node %s is a namespace: use Start", n.lab.Name(), n.spec.Name)
-	}
-	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
-	env := []string{"INTERLINK_LAB=" + n.lab.Name(), "INTERLINK_NODE=" + n.spec.Name}
-	code, err := vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, stdout, stderr)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
-		// Nothing listens on the channel, or the channel closed under
-		// the command and qemu is gone (or going: a qemu that is exiting
-		// still holds its socket for a while after its command line is
-		// gone, which is how vmAlive tells it from a live one).
-		return 0, fmt.Errorf("lab %s: node %s: its VM is not running (console: %s)", n.lab.Name(), n.spec.Name,
-			filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ConsoleFile))
-	}
-	return code, err
-}
-
-// vmRunning reports whether the node's qemu, as recorded in the lab's
-// state, runs (false too when the state cannot be read).
-func (n *Node) vmRunning() bool {
-	st, err := readState(n.lab.Name())
-	return err == nil && st.vmRunning(n.spec.Name)
-}
-
-// inspectVM reads a VM node's state: its qemu and, for each link, the tap
-// that is its switch port.
-func inspectVM(st *state, swh *netlink.Handle, n NodeSpec, problem func(string, ...any)) NodeStatus {
-	out := NodeStatus{Name: n.Name, Forward: n.Forward, Links: []LinkStatus{}, Routes: append([]RouteSpec{}, n.Routes...)}
-	vs := &VMStatus{State: VMStopped, MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Console: filepath.Join(vmDir(st.Name, n.Name), vm.ConsoleFile)}
-	for _, v := range st.VMs {
-		if v.Node == n.Name {
-			vs.Kernel, vs.Release, vs.Accel = v.Kernel, v.Release, v.Accel
-			if vmAlive(v) {
-				vs.State, vs.PID = VMRunning, v.PID
-			}
-		}
-	}
-	if st.Complete && vs.State != VMRunning {
-		problem("node %s: its VM is %s (console: %s)", n.Name, vs.State, vs.Console)
-	}
-	out.VM = vs
-	for _, l := range n.Links {
-		ls := LinkStatus{Name: l.Name, Switch: l.Switch, Port: l.Port, State: "vm", MTU: l.MTU, Addresses: append([]netip.Prefix{}, l.Addresses...)}
-		if swh != nil {
-			if tap, err := swh.LinkByName(l.Port); err == nil {
-				ls.PortMTU = min(tap.Attrs().MTU, l.PortMTU)
-				ls.State = strings.ToLower(tap.Attrs().OperState.String())
-				if !hasPortFilter(swh, tap) && tap.Attrs().MTU != l.PortMTU {
-					problem("switch port %s (tap of VM node %s) has MTU %d and no port filter, topology says %d", l.Port, n.Name, tap.Attrs().MTU, l.PortMTU)
-				}
-				inspectPort(swh, tap, l, &ls, problem)
-			} else {
-				problem("switch port %s (tap of VM node %s link %s) is missing", l.Port, n.Name, l.Name)
-			}
-		}
-		out.Links = append(out.Links, ls)
-	}
-	return out
-}

@@ -39,12 +39,13 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for i, n := range st.Topology.Nodes {
-		if !n.IsVM() || len(n.Services) == 0 || !st.vmRunning(n.Name) {
+		// Only a VM node has a VM recorded.
+		if len(n.Services) == 0 || !st.vmRunning(n.Name) {
 			continue
 		}
 		var probes []vm.ServiceProbe
 		for _, spec := range n.Services {
-			// A VM node's service kinds are vm's names (agent, sshd).
+			// vm.ServiceAgent and vm.ServiceSSHD are the topology's kinds.
 			probes = append(probes, vm.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
 		}
 		g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
@@ -100,6 +101,14 @@ func (st *state) vmRunning(node string) bool {
 		}
 	}
 	return false
+}
+
+// serviceStatus is a VM node's service as its guest says (vmServiceStatus);
+// the first asks every guest at once (askGuests).
+func (vmNode) serviceStatus(in *serviceInspector, i int, spec ServiceSpec) ServiceStatus {
+	in.askGuests.Do(func() { in.guests = askGuests(in.st, in) })
+	n := &in.t.Nodes[i]
+	return vmServiceStatus(in.st, n, in.addresses(i, spec), in.guests[n.Name])
 }
 
 // vmServiceStatus is a VM node's service as its guest, asked just now,

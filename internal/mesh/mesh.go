@@ -1,9 +1,10 @@
 // Package mesh proves the path MTU of every path between N nodes: every
 // agent probes every other one, on every interconnect network, in both
 // directions. There are no rounds: a pair starts as soon as both of its nodes
-// have a free slot (Options.PerNode pairs per node at once), the pairs of the
-// node with the most work left first (sched.go), so a node whose paths are
-// slow holds back only its own pairs.
+// have room (Options.PerNode working pairs per node at once; a pair that
+// mostly waits out probe timeouts counts for its working share), the pairs
+// of the node with the most work left first (sched.go), so a node whose
+// paths are slow holds back only its own pairs.
 //
 // The orchestrator (this package, in `interlink mesh`) only talks to the
 // agents' control ports: for each pair (A, B) and network i it asks A's
@@ -103,7 +104,10 @@ type Result struct {
 	Nodes    []Node `json:"nodes"`
 	Networks int    `json:"networks"`
 	Expect   int    `json:"expect,omitempty"`
-	PerNode  int    `json:"per_node"` // pairs a node took part in at once, at most
+	PerNode  int    `json:"per_node"` // working pairs a node took part in at once, at most
+	// MaxPerNode is the most pairs a node took part in at once, working or
+	// only waiting out probe timeouts.
+	MaxPerNode int `json:"max_per_node"`
 	// Slowest is the node whose pairs took the most time in all: with
 	// PerNode, the run's floor.
 	Slowest *NodeTime `json:"slowest,omitempty"`
@@ -120,11 +124,13 @@ type Result struct {
 	cells map[cellKey]int // index of Paths for Cell, built on first use
 }
 
-// NodeTime is the time one node's pairs took, summed.
+// NodeTime is the time one node's pairs took, summed, and of it the time
+// their searches only waited out probe timeouts.
 type NodeTime struct {
-	Node  string        `json:"node"`
-	Pairs int           `json:"pairs"`
-	Spent time.Duration `json:"spent_ns"`
+	Node   string        `json:"node"`
+	Pairs  int           `json:"pairs"`
+	Spent  time.Duration `json:"spent_ns"`
+	Waited time.Duration `json:"waited_ns"`
 }
 
 // Unreachable is a node whose agent could not be reached from here (or,

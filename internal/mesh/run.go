@@ -23,8 +23,11 @@ type Options struct {
 	// a network namespace, or counted by a test). Nil: the agent package's
 	// dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	// PerNode is how many pairs a node takes part in at once (0:
-	// DefaultPerNode). Each pair holds a session on both agents.
+	// PerNode is how many working pairs a node takes part in at once (0:
+	// DefaultPerNode); pairs that mostly wait out probe timeouts count
+	// for the share of their time they work, and a node takes part in at
+	// most MaxPerNode pairs at once. Each pair holds a session on both
+	// agents.
 	PerNode int
 	// Progress, when set, is told how far the run is after each agent
 	// contacted and each pair finished. Calls are serialised; keep it cheap.
@@ -78,9 +81,10 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 	if perNode <= 0 {
 		perNode = DefaultPerNode
 	}
-	res.PerNode = perNode
+	res.PerNode, res.MaxPerNode = perNode, max(perNode, MaxPerNode)
 	r.prog.Pairs = len(up) * (len(up) - 1) / 2
-	r.schedule(up, newSched(len(up), perNode))
+	r.schedule(up, newSched(len(up), perNode, res.MaxPerNode))
+	r.pool.close()
 	order := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		order[n.Name] = i
@@ -103,16 +107,16 @@ func Run(ctx context.Context, nodes []Node, opt Options) (*Result, error) {
 // when the run stops, every pair not yet started is skipped.
 func (r *run) schedule(up []int, s *sched) {
 	type finished struct {
-		p    [2]int
-		took time.Duration
+		p            [2]int
+		took, waited time.Duration
 	}
 	fin := make(chan finished)
 	launch := func(ps [][2]int) {
 		for _, p := range ps {
 			go func() {
 				t0 := time.Now()
-				r.pair(up[p[0]], up[p[1]])
-				fin <- finished{p, time.Since(t0)}
+				waited := r.pair(up[p[0]], up[p[1]])
+				fin <- finished{p, time.Since(t0), waited}
 			}()
 		}
 		r.mu.Lock()
@@ -123,7 +127,7 @@ func (r *run) schedule(up []int, s *sched) {
 	launch(s.start())
 	for s.inFlight() > 0 {
 		f := <-fin
-		s.finish(f.p, f.took)
+		s.finish(f.p, f.took, f.waited)
 		for _, i := range f.p {
 			r.mu.Lock()
 			gone := r.down[up[i]] && !dropped[i]
@@ -151,7 +155,7 @@ func (r *run) schedule(up []int, s *sched) {
 		}
 	}
 	if best >= 0 {
-		r.res.Slowest = &NodeTime{Node: r.nodes[up[best]].Name, Pairs: s.done[best], Spent: s.spent[best]}
+		r.res.Slowest = &NodeTime{Node: r.nodes[up[best]].Name, Pairs: s.done[best], Spent: s.spent[best], Waited: s.waited[best]}
 	}
 }
 
@@ -164,6 +168,7 @@ type run struct {
 	mu    sync.Mutex
 	down  []bool // by node index: its agent could not be reached
 	prog  Progress
+	pool  pool // idle control sessions for the next pairs
 }
 
 // stopped reports whether the run's context has ended. A context whose
@@ -199,9 +204,10 @@ func (r *run) contact() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			at := time.Now()
 			c, err := r.dial(n)
 			if err == nil {
-				c.Close()
+				r.pool.put(i, c, at) // the first pair of i needs no dial
 			}
 			r.mu.Lock()
 			defer r.mu.Unlock()
@@ -296,9 +302,10 @@ func (r *run) add(ps []Path, pairDone bool) {
 }
 
 // pair asks a's agent, over one session, to test the paths to b on every
-// network both have. An agent that stops answering during the run is
-// marked unreachable once, and none of its later pairs is tried.
-func (r *run) pair(a, b int) {
+// network both have, and returns how long the searches only waited out
+// probe timeouts. An agent that stops answering during the run is marked
+// unreachable once, and none of its later pairs is tried.
+func (r *run) pair(a, b int) (waited time.Duration) {
 	r.mu.Lock()
 	dead := r.down[a] || r.down[b]
 	r.mu.Unlock()
@@ -307,7 +314,12 @@ func (r *run) pair(a, b int) {
 		r.add(nil, true)
 		return
 	}
-	c, err := r.dial(r.nodes[a])
+	c, at := r.pool.get(a)
+	var err error
+	if c == nil {
+		at = time.Now()
+		c, err = r.dial(r.nodes[a])
+	}
 	if err != nil {
 		switch {
 		case r.stopped():
@@ -330,7 +342,14 @@ func (r *run) pair(a, b int) {
 		r.add(nil, true)
 		return
 	}
-	defer c.Close()
+	reuse := true // the session served every call: the next pair of a may have it
+	defer func() {
+		if reuse && !r.stopped() {
+			r.pool.put(a, c, at)
+		} else {
+			c.Close()
+		}
+	}()
 	A, B := r.nodes[a], r.nodes[b]
 	ps := r.paths(a, b)
 	for k := 0; k < len(ps); k += 2 {
@@ -340,29 +359,40 @@ func (r *run) pair(a, b int) {
 		err := c.Call(r.ctx, agent.KindPMTUPeer, agent.PMTUPeer{
 			Agent: B.Agent, Target: B.Addrs[i].String(), Source: A.Addrs[i].String(), Options: r.opt.Probe,
 		}, &results)
-		for _, res := range results {
-			switch res.Direction {
-			case pmtu.Forward:
-				fwd.Result = res
-			case pmtu.Reverse:
-				rev.Result = res
-			}
-		}
-		for _, p := range []*Path{fwd, rev} {
-			switch {
-			case p.Verdict != "":
-			case r.stopped():
-				p.Skipped = SkipStopped
-				p.Error = "not measured: " + context.Cause(r.ctx).Error()
-			case err != nil:
-				p.Error = err.Error()
-			default:
-				p.Error = "not measured"
-			}
-			*p = r.expect(*p)
-		}
+		reuse = reuse && err == nil
+		waited += r.record(fwd, rev, results, err)
 	}
 	r.add(ps, true)
+	return waited
+}
+
+// record puts one network's results of a pair (or the error that cut
+// them) into its paths fwd and rev, and returns how long the searches only
+// waited: the longer of the two, as the directions run at once.
+func (r *run) record(fwd, rev *Path, results []pmtu.Result, err error) (waited time.Duration) {
+	for _, res := range results {
+		waited = max(waited, res.Waited)
+		switch res.Direction {
+		case pmtu.Forward:
+			fwd.Result = res
+		case pmtu.Reverse:
+			rev.Result = res
+		}
+	}
+	for _, p := range []*Path{fwd, rev} {
+		switch {
+		case p.Verdict != "":
+		case r.stopped():
+			p.Skipped = SkipStopped
+			p.Error = "not measured: " + context.Cause(r.ctx).Error()
+		case err != nil:
+			p.Error = err.Error()
+		default:
+			p.Error = "not measured"
+		}
+		*p = r.expect(*p)
+	}
+	return waited
 }
 
 // busy reports a refusal because the agent is full: it is alive.

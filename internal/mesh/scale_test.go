@@ -249,8 +249,8 @@ func TestRunDeadlineBeforeDone(t *testing.T) {
 // openConns counts this host's open connections per address, and the most
 // open at once.
 type openConns struct {
-	mu        sync.Mutex
-	open, top map[string]int
+	mu               sync.Mutex
+	open, top, dials map[string]int
 }
 
 type countedConn struct {
@@ -277,17 +277,19 @@ func (o *openConns) dial(ctx context.Context, network, addr string) (net.Conn, e
 	}
 	o.mu.Lock()
 	o.open[addr]++
+	o.dials[addr]++
 	o.top[addr] = max(o.top[addr], o.open[addr])
 	o.mu.Unlock()
 	return &countedConn{Conn: c, o: o, addr: addr}, nil
 }
 
 // This host never holds more control sessions to one agent than the
-// budget (each is one pair the agent takes part in as the prober), and
-// every path is measured once.
+// budget (each is one pair the agent takes part in as the prober) and the
+// idle ones it keeps for the next pairs, it reuses them (fewer dials than
+// pairs), and every path is measured once.
 func TestRunPerNodeBudget(t *testing.T) {
 	nodes := startAgents(t, 31, 9)
-	o := &openConns{open: map[string]int{}, top: map[string]int{}}
+	o := &openConns{open: map[string]int{}, top: map[string]int{}, dials: map[string]int{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := Run(ctx, nodes, Options{Token: testToken, Dial: o.dial, PerNode: 2, Probe: agent.ProbeOptions{Max: 9000}})
@@ -305,9 +307,19 @@ func TestRunPerNodeBudget(t *testing.T) {
 		}
 		seen[k] = true
 	}
+	dials := 0
 	for _, n := range nodes {
-		if o.top[n.Agent] > 2 {
-			t.Errorf("%s: %d control sessions from here at once, budget 2", n.Name, o.top[n.Agent])
+		if o.top[n.Agent] > 2+poolIdle {
+			t.Errorf("%s: %d control sessions from here at once, budget 2 and %d idle", n.Name, o.top[n.Agent], poolIdle)
+		}
+		dials += o.dials[n.Agent]
+		if o.open[n.Agent] != 0 {
+			t.Errorf("%s: %d control sessions left open after the run", n.Name, o.open[n.Agent])
 		}
 	}
+	// 36 pairs and 9 contacts; without reuse 45 dials.
+	if dials >= 36 {
+		t.Errorf("%d dials for 36 pairs and 9 contacts: sessions not reused", dials)
+	}
+	t.Logf("%d dials for 36 pairs", dials)
 }

@@ -33,7 +33,17 @@ func (e *events) Pop() any {
 // simulated wall time and the pairs that ran and that were dropped.
 func simulate(t *testing.T, n, budget int, cost func([2]int) time.Duration, dead map[int]bool) (time.Duration, map[[2]int]bool, map[[2]int]bool) {
 	t.Helper()
-	s := newSched(n, budget)
+	return simulateWaits(t, n, budget, budget, cost, func([2]int) time.Duration { return 0 }, dead)
+}
+
+// simulateWaits is simulate with pairs that spend waited(pair) of their
+// cost only waiting out probe timeouts, and at most limit pairs per node at
+// once: it checks that no node is ever in more than limit pairs, nor in
+// more than budget pairs while all its finished pairs only worked.
+func simulateWaits(t *testing.T, n, budget, limit int, cost, waited func([2]int) time.Duration, dead map[int]bool) (time.Duration, map[[2]int]bool, map[[2]int]bool) {
+	t.Helper()
+	s := newSched(n, budget, limit)
+	everWaited := make([]bool, n)
 	ran, dropped := map[[2]int]bool{}, map[[2]int]bool{}
 	busy := make([]int, n)
 	var q events
@@ -48,8 +58,8 @@ func simulate(t *testing.T, n, budget int, cost func([2]int) time.Duration, dead
 			}
 			ran[p] = true
 			for _, i := range p {
-				if busy[i]++; busy[i] > budget {
-					t.Fatalf("node %d in %d pairs at once, budget %d", i, busy[i], budget)
+				if busy[i]++; busy[i] > limit || busy[i] > budget && !everWaited[i] {
+					t.Fatalf("node %d in %d pairs at once, budget %d (limit %d)", i, busy[i], budget, limit)
 				}
 			}
 			heap.Push(&q, event{now + cost(p), p})
@@ -62,8 +72,9 @@ func simulate(t *testing.T, n, budget int, cost func([2]int) time.Duration, dead
 		now = e.at
 		for _, i := range e.p {
 			busy[i]--
+			everWaited[i] = everWaited[i] || waited(e.p) > 0
 		}
-		s.finish(e.p, cost(e.p))
+		s.finish(e.p, cost(e.p), waited(e.p))
 		for _, i := range e.p {
 			if dead[i] && !gone[i] {
 				gone[i] = true
@@ -133,6 +144,44 @@ func TestSchedSlowNodeIsTheFloor(t *testing.T) {
 	}
 }
 
+// Waiting is not work: a blackholed node's pairs (0.6 s each, 0.5 s of it
+// waiting out probe timeouts) run up to the limit at once, so that node
+// costs about its pairs' time divided by the limit, not by the budget;
+// healthy nodes stay within the budget.
+func TestSchedWaitingIsNotWork(t *testing.T) {
+	const n, budget, limit, slowNode = 100, 4, 12, 49
+	slow, wait, fast := 600*time.Millisecond, 500*time.Millisecond, 10*time.Millisecond
+	bh := func(p [2]int) bool { return p[0] == slowNode || p[1] == slowNode }
+	cost := func(p [2]int) time.Duration {
+		if bh(p) {
+			return slow
+		}
+		return fast
+	}
+	waited := func(p [2]int) time.Duration {
+		if bh(p) {
+			return wait
+		}
+		return 0
+	}
+	took, ran, _ := simulateWaits(t, n, budget, limit, cost, waited, nil)
+	if len(ran) != n*(n-1)/2 {
+		t.Fatalf("%d pairs ran", len(ran))
+	}
+	floor := time.Duration(n-1) * slow / limit // 5.0 s
+	byBudget := time.Duration(n-1) * slow / budget
+	if took > floor+2*slow {
+		t.Errorf("run took %s of simulated time; waiting pairs at %d at once would take %s (at %d: %s)", took, limit, floor, budget, byBudget)
+	}
+	t.Logf("100 nodes, one blackholed: %s (floor %s at %d at once; %s at %d)", took, floor, limit, byBudget, budget)
+
+	// The same pairs all working: the budget binds.
+	took, _, _ = simulateWaits(t, n, budget, limit, cost, func([2]int) time.Duration { return 0 }, nil)
+	if took < byBudget {
+		t.Errorf("working pairs: %s, faster than the budget allows (%s)", took, byBudget)
+	}
+}
+
 // A node found dead has its pairs not yet started dropped at once, none of
 // them ever starts, and the others all run: the dead node blocks nothing.
 func TestSchedDeadNodeBlocksNothing(t *testing.T) {
@@ -166,7 +215,7 @@ func TestSchedDeadNodeBlocksNothing(t *testing.T) {
 
 // rest takes every pair not started, once, and leaves nothing to start.
 func TestSchedRest(t *testing.T) {
-	s := newSched(6, 1)
+	s := newSched(6, 1, 1)
 	started := s.start()
 	if len(started) != 3 {
 		t.Fatalf("started %v", started)
@@ -176,7 +225,7 @@ func TestSchedRest(t *testing.T) {
 		t.Fatalf("rest %d pairs", len(rest))
 	}
 	for _, p := range started {
-		s.finish(p, time.Millisecond)
+		s.finish(p, time.Millisecond, 0)
 		if got := s.fill([]int{p[0], p[1]}); len(got) != 0 {
 			t.Fatalf("started %v after rest", got)
 		}

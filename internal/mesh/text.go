@@ -37,8 +37,8 @@ func WriteText(out io.Writer, res *Result) error {
 	fmt.Fprintf(w, "interlink mesh: %d nodes, %d network(s), %d paths, %s%s\n",
 		len(res.Nodes), res.Networks, len(res.Paths), res.Elapsed.Round(time.Millisecond), expect)
 	if s := res.Slowest; s != nil {
-		fmt.Fprintf(w, "schedule: up to %d pairs per node at once; slowest node %s: %d pairs, %s of tests (%s at %d at once)\n",
-			res.PerNode, termtext.Clean(s.Node), s.Pairs, s.Spent.Round(time.Millisecond), (s.Spent / time.Duration(max(res.PerNode, 1))).Round(time.Millisecond), res.PerNode)
+		fmt.Fprintf(w, "schedule: up to %d working pairs per node at once, %d with those waiting out probe timeouts; slowest node %s: %d pairs, %s of tests, %s of it waiting out probe timeouts\n",
+			res.PerNode, res.MaxPerNode, termtext.Clean(s.Node), s.Pairs, s.Spent.Round(time.Millisecond), s.Waited.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "paths: %d measured, %d failed, %d not tried (agent unreachable), %d not measured (run stopped)\n",
 		measured, tried-measured, skippedDead, skippedStop)

@@ -73,6 +73,10 @@ type Result struct {
 	Probes         int           `json:"probes"`
 	Lost           int           `json:"lost"` // probes lost at sizes that did pass on retry (random loss)
 	Elapsed        time.Duration `json:"elapsed_ns"`
+	// Waited is the part of Elapsed spent only waiting out probe timeouts
+	// (for answers that did not come): the search's cost that loads
+	// nobody. Absent when none.
+	Waited time.Duration `json:"waited_ns,omitempty"`
 	// RTT summarises the round trips of the probes that were answered
 	// (every size that passed, each timed from its send to its ack or echo
 	// reply, so node to node when an agent probes another agent). Absent

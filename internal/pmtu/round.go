@@ -9,17 +9,23 @@ import (
 	"time"
 )
 
-// One round of the search: its sizes probed in parallel, each re-sent up
-// to Tries times, with the waits adapted to the measured round trip.
+// One round of the search: its sizes probed in parallel, with the waits
+// adapted to the measured round trip.
 
 func (s *search) timeout() time.Duration {
 	if s.patient {
 		return s.opt.MaxTimeout
 	}
-	if s.maxRTT == 0 {
-		return max(s.opt.MinTimeout, 250*time.Millisecond)
+	t := max(s.opt.MinTimeout, 250*time.Millisecond)
+	if s.maxRTT > 0 {
+		t = max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout)
 	}
-	return min(max(4*s.maxRTT+20*time.Millisecond, s.opt.MinTimeout), s.opt.MaxTimeout)
+	// After a re-check that proved nothing (the peer stalled), each wait
+	// is four times longer, up to MaxTimeout.
+	for range s.voids {
+		t *= 4
+	}
+	return min(t, s.opt.MaxTimeout)
 }
 
 // gap is the wait before re-sending unanswered probes.
@@ -27,43 +33,67 @@ func (s *search) gap() time.Duration {
 	if s.patient {
 		return s.opt.MaxTimeout / 10
 	}
+	if s.voids > 0 {
+		// After a stall: spread the re-check's probes over its wait.
+		return s.timeout() / 4
+	}
 	if s.maxRTT == 0 {
 		return min(20*time.Millisecond, s.timeout())
 	}
 	return min(max(2*s.maxRTT, 10*time.Millisecond), s.timeout())
 }
 
+// window is how long a quick round lasts from its start: a few of the
+// slowest round trips seen (acks of the sizes that pass come back
+// together), at least 10 ms, at most a timeout; a timeout while no round
+// trip is known.
+func (s *search) window() time.Duration {
+	if s.maxRTT == 0 {
+		return s.timeout()
+	}
+	return min(max(3*s.maxRTT, 10*time.Millisecond), s.timeout())
+}
+
 // roundState is what a round knows of its probes.
 type roundState struct {
 	res     map[int]*outcome
-	ids     map[uint64]int       // probe ID: its size
-	sentAt  map[uint64]time.Time // probe ID: when sent, until answered
-	pending map[int]bool         // sizes neither passed nor definitely failed
+	pending map[int]bool // sizes neither passed nor definitely failed
+	last    time.Time    // the round's last send or event
 }
 
-// round probes sizes in parallel, each up to Tries times, until each has
-// passed or definitely failed.
-func (s *search) round(ctx context.Context, sizes []int) (map[int]*outcome, error) {
-	st := &roundState{res: map[int]*outcome{}, ids: map[uint64]int{}, sentAt: map[uint64]time.Time{}, pending: map[int]bool{}}
-	for _, size := range sizes {
+// round probes pl's sizes in parallel until each has passed or definitely
+// failed: a quick round sends each once and ends window after its start, a
+// full one sends each up to Tries times and ends a timeout after its last
+// send.
+func (s *search) round(ctx context.Context, pl plan) (map[int]*outcome, error) {
+	st := &roundState{res: map[int]*outcome{}, pending: map[int]bool{}}
+	for _, size := range pl.sizes {
 		st.res[size] = &outcome{}
 		st.pending[size] = true
 	}
 	events := s.p.Events()
-	drain(events)
-	for attempt := 0; attempt < s.opt.Tries && len(st.pending) > 0; attempt++ {
+	s.takeQueued(st, events)
+	tries := 1
+	if pl.full {
+		tries = max(pl.tries, 1)
+	}
+	start := time.Now()
+	for attempt := 0; attempt < tries && len(st.pending) > 0; attempt++ {
 		if err := s.send(ctx, st); err != nil {
 			return st.res, err
 		}
 		// Retries go out quickly (a lost probe is re-sent after a few
 		// round trips, not after a full timeout), and the round ends one
-		// timeout after the last attempt: a blackhole costs one timeout per
-		// round, not Tries of them.
-		wait := s.timeout()
-		if attempt < s.opt.Tries-1 {
-			wait = s.gap()
+		// timeout after the last attempt.
+		sent := time.Now()
+		until := func() time.Time { return sent.Add(s.timeout()) }
+		switch {
+		case !pl.full:
+			until = func() time.Time { return start.Add(s.window()) }
+		case attempt < tries-1:
+			until = func() time.Time { return sent.Add(s.gap()) }
 		}
-		if err := s.await(ctx, st, events, wait); err != nil {
+		if err := s.await(ctx, st, events, until); err != nil {
 			return st.res, err
 		}
 	}
@@ -93,45 +123,78 @@ func (s *search) send(ctx context.Context, st *roundState) error {
 		}
 		s.probes++
 		st.res[size].sent++
-		st.ids[id] = size
-		st.sentAt[id] = at
+		s.sizeOf[id] = size
+		s.sentAt[id] = at
 	}
+	st.last = time.Now()
 	return nil
 }
 
-// await takes events for wait, or until no size is pending.
-func (s *search) await(ctx context.Context, st *roundState, events <-chan Event, wait time.Duration) error {
-	timer := time.NewTimer(wait)
+// takeQueued takes the events that arrived between rounds (late acks).
+func (s *search) takeQueued(st *roundState, events <-chan Event) {
+	for {
+		select {
+		case ev := <-events:
+			s.take(st, ev)
+		default:
+			return
+		}
+	}
+}
+
+// await takes events until the time until returns (asked again after each
+// event: a new round trip can move it), or until no size is pending. A
+// wait that ends with sizes unanswered counts as waited from the round's
+// last send or event.
+func (s *search) await(ctx context.Context, st *roundState, events <-chan Event, until func() time.Time) error {
+	timer := time.NewTimer(time.Until(until()))
 	defer timer.Stop()
 	for len(st.pending) > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-timer.C:
+			if d := time.Until(until()); d > 0 {
+				timer.Reset(d)
+				continue
+			}
+			s.waited += time.Since(st.last)
 			return nil
 		case ev := <-events:
 			s.take(st, ev)
+			st.last = time.Now()
+			// The first round trip of a search shortens its window.
+			if !timer.Stop() {
+				<-timer.C
+			}
+			timer.Reset(time.Until(until()))
 		}
 	}
 	return nil
 }
 
-// take applies one event to the round.
+// take applies one event to the round. An ack of a probe sent in an earlier
+// round still says its size passed.
 func (s *search) take(st *roundState, ev Event) {
 	switch ev.Kind {
 	case EvAck:
-		size, ok := st.ids[ev.ID]
+		size, ok := s.sizeOf[ev.ID]
 		if !ok {
-			return // a late ack from an earlier round
+			return // not one of ours
 		}
-		if at, ok := st.sentAt[ev.ID]; ok { // once per probe, even if acked twice
+		if at, ok := s.sentAt[ev.ID]; ok { // once per probe, even if acked twice
 			rtt := time.Since(at)
 			s.maxRTT = max(s.maxRTT, rtt)
 			s.rtts = append(s.rtts, rtt)
-			delete(st.sentAt, ev.ID)
+			delete(s.sentAt, ev.ID)
 		}
-		st.res[size].acked++
-		st.res[size].passed = true
+		o := st.res[size]
+		if o == nil {
+			o = &outcome{late: true}
+			st.res[size] = o
+		}
+		o.acked++
+		o.passed = true
 		delete(st.pending, size)
 	case EvTooBig:
 		if ev.MTU > 0 && (s.icmpMTU == 0 || ev.MTU < s.icmpMTU) {
@@ -140,22 +203,12 @@ func (s *search) take(st *roundState, ev Event) {
 		// Everything in flight above the reported MTU failed,
 		// definitely: no retry needed.
 		for size := range st.pending {
-			if size > ev.MTU || st.ids[ev.ID] == size {
+			if size > ev.MTU || s.sizeOf[ev.ID] == size {
 				st.res[size].tooBig = true
 				delete(st.pending, size)
 			}
 		}
 	case EvUnreach:
 		s.unreach = fmt.Sprintf("%s reported %s", ev.From, ev.Info)
-	}
-}
-
-func drain(ch <-chan Event) {
-	for {
-		select {
-		case <-ch:
-		default:
-			return
-		}
 	}
 }

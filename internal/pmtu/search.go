@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -70,7 +71,10 @@ type Options struct {
 	// PeerMTU, when known, is the receiving interface's MTU.
 	PeerMTU int
 	// Parallel is how many sizes are probed at once per round (default 7):
-	// each round narrows the interval by a factor Parallel+1.
+	// each round narrows the interval by a factor Parallel+1. A round is
+	// over a few round trips after its start (what came back decides it);
+	// only the boundary found that way is re-checked with Tries probes and
+	// a whole timeout.
 	Parallel int
 }
 
@@ -98,6 +102,7 @@ const maxIPPacket = 65535
 // outcome of one size in a round.
 type outcome struct {
 	passed bool
+	late   bool // only a late ack of an earlier round's probe
 	local  bool // refused by the local interface
 	tooBig bool // a hop reported it too big
 	sent   int
@@ -117,6 +122,9 @@ type search struct {
 	// patient is set for the round that re-checks the smallest probe when
 	// nothing at all was answered: it waits MaxTimeout.
 	patient bool
+	// waited is the time spent only waiting out timeouts: rounds that
+	// ended with probes unanswered, from their last send or event.
+	waited time.Duration
 
 	// limit is the largest size tried, minSize the smallest probe; the
 	// interval searched is lo, the largest size passed, to hi, the
@@ -131,7 +139,56 @@ type search struct {
 	// verified: the boundary resting on silence was re-checked; again: the
 	// patient round was answered, the first round's sizes are asked again.
 	verified, again bool
+	// voids counts re-checks in a row that proved nothing; after one, full
+	// rounds wait MaxTimeout until a re-check proves something.
+	voids int
+
+	// sizeOf and sentAt know every probe of the search, so that an ack
+	// that comes after its round ended still counts (the size passed).
+	sizeOf map[uint64]int
+	sentAt map[uint64]time.Time // until answered
 }
+
+// plan is one round: its sizes, and whether it is a full round (each size
+// sent up to Tries times, the last wait a whole timeout) or a quick one
+// (each size sent once, the round over a few round trips after its start:
+// what is unanswered by then is only suspected, and any boundary resting
+// on such a silence is re-checked by a full round before it is believed).
+type plan struct {
+	sizes []int
+	full  bool
+	tries int // of a full round
+	// control, when set, is a size known to pass, sent with the boundary
+	// it re-checks: the boundary's silence counts only if the control
+	// was answered in the same round. A peer that stalls (an agent
+	// descheduled on a loaded machine) answers neither, and then the
+	// round proves nothing.
+	control int
+}
+
+// falseLimit is the chance, at most, that the re-check of a boundary
+// calls a size that passes a limit, given the loss seen; maxTries bounds
+// the probes it sends for that (the agent's cap on Options.Tries).
+const (
+	falseLimit = 1e-6
+	maxTries   = 10
+)
+
+// verifyTries is how many probes the re-check of a boundary sends: enough
+// that round trips lost at the rate seen so far all fail with a chance
+// under falseLimit; at least Options.Tries, at most maxTries. The rate
+// starts from a prior of 1 round trip in 50 lost (1 % each way), which
+// the search's own probes outweigh as they are answered or lost: 4 probes
+// at that rate, 10 at 25 % or more.
+func (s *search) verifyTries() int {
+	p := float64(s.lost+1) / float64(s.lost+len(s.rtts)+50)
+	n := int(math.Ceil(math.Log(falseLimit) / math.Log(p)))
+	return min(max(n, s.opt.Tries), max(maxTries, s.opt.Tries))
+}
+
+// maxVoids is how many re-checks of a boundary may prove nothing (the
+// control unanswered) before the last one is believed anyway.
+const maxVoids = 2
 
 // Run finds the path MTU of p's direction. It always returns a Result
 // (with what was learned) and an error only when ctx ended or the prober
@@ -160,7 +217,7 @@ func Run(ctx context.Context, p Prober, opt Options) (Result, error) {
 // first round's sizes: reachability (smallest probe), the common 1500, and
 // the largest the interface allows, which on a healthy path is the answer.
 func newSearch(p Prober, opt Options, localMTU int) *search {
-	s := &search{p: p, opt: opt, minSize: p.MinSize(), silent: map[int]int{}}
+	s := &search{p: p, opt: opt, minSize: p.MinSize(), silent: map[int]int{}, sizeOf: map[uint64]int{}, sentAt: map[uint64]time.Time{}}
 	s.limit = min(localMTU, maxIPPacket)
 	if localMTU <= 0 {
 		s.limit = maxIPPacket
@@ -176,18 +233,40 @@ func newSearch(p Prober, opt Options, localMTU int) *search {
 	return s
 }
 
-// run probes round by round (at most 30) until the boundary is settled
-// or nothing more can be learned.
+// run probes round by round until the boundary is settled or nothing more
+// can be learned.
 func (s *search) run(ctx context.Context) error {
-	for round := 0; round < 30; round++ {
-		sizes := s.next(round)
-		if len(sizes) == 0 {
+	return s.loop(ctx, s.round)
+}
+
+// maxRounds bounds a search: a byte-exact search of 64 KiB takes about ten
+// quick rounds, and each burst of loss that misleads one costs a few more.
+const maxRounds = 40
+
+// loop is the search's decisions: it plans each round, has do probe it,
+// and learns from the outcomes. Tests drive it with a model of a path.
+func (s *search) loop(ctx context.Context, do func(context.Context, plan) (map[int]*outcome, error)) error {
+	for round := 0; round < maxRounds; round++ {
+		pl := s.next(round)
+		if len(pl.sizes) == 0 {
 			return nil
 		}
-		res, err := s.round(ctx, sizes)
+		res, err := do(ctx, pl)
 		if err != nil {
 			return err
 		}
+		if o := res[pl.control]; pl.control > 0 {
+			if (o == nil || !o.passed) && s.voids < maxVoids {
+				// Neither the boundary nor the size known to pass
+				// came back: the peer stalled. Re-check again, more
+				// patiently.
+				s.voids++
+				s.verified = false
+				continue
+			}
+			s.voids = 0
+		}
+		delete(res, pl.control) // answered, or believed anyway: says nothing new
 		s.learn(res)
 		if !s.afterRound(ctx, round) {
 			return nil
@@ -196,36 +275,41 @@ func (s *search) run(ctx context.Context) error {
 	return nil
 }
 
-// next returns the sizes of the next round; none when the search is done.
-func (s *search) next(round int) []int {
+// next plans the next round; no sizes when the search is done. Only two
+// kinds of round wait out a whole timeout: the one that re-checks a
+// boundary resting on silence (a blackhole pays that once, not once per
+// size), and the patient one after an unanswered start.
+func (s *search) next(round int) plan {
 	switch {
 	case s.hi-s.lo <= 1 && (s.verified || s.hi > s.limit || s.silent[s.hi] == 0 || s.lo == 0):
 		// Done: the boundary is a definite failure (ICMP, local), was
 		// re-checked, or nothing failed at all.
-		return nil
+		return plan{}
 	case s.hi-s.lo <= 1:
-		// The boundary rests on silence: check it once more before
-		// calling it a limit, so a burst of loss cannot fake one.
+		// The boundary rests on silence: check it Tries times, with a
+		// whole timeout, before calling it a limit, so that loss cannot
+		// fake one; and with the largest size that passed, so that a
+		// stalled peer cannot either.
 		s.verified = true
-		return []int{s.hi}
+		return plan{sizes: []int{s.lo, s.hi}, full: true, tries: s.verifyTries(), control: s.lo}
 	case round == 0:
-		return s.first
+		return plan{sizes: s.first}
 	case s.patient:
-		return []int{s.minSize}
+		return plan{sizes: []int{s.minSize}, full: true, tries: s.opt.Tries}
 	case s.again:
 		// The patient round was answered: the first round's sizes
 		// were lost to a late peer, not to the path. Ask them again.
 		s.again = false
-		return s.first[1:]
+		return plan{sizes: s.first[1:]}
 	case s.icmpMTU > s.lo && s.icmpMTU < s.hi:
 		// A hop told us its MTU: verify it and the byte above.
 		sizes := []int{s.icmpMTU}
 		if s.icmpMTU+1 < s.hi {
 			sizes = append(sizes, s.icmpMTU+1)
 		}
-		return sizes
+		return plan{sizes: sizes}
 	}
-	return spread(s.lo, s.hi, s.opt.Parallel)
+	return plan{sizes: spread(s.lo, s.hi, s.opt.Parallel)}
 }
 
 // learn narrows the interval by a round's outcomes.
@@ -236,12 +320,14 @@ func (s *search) learn(res map[int]*outcome) {
 		}
 	}
 	if s.lo >= s.hi {
-		// The boundary passed on re-check: it was loss. Resume above it
-		// from the next failure seen, or the top.
+		// The boundary passed on re-check: it was loss, or a peer that
+		// stalled, and so may every silence above it be. Search above it
+		// again up to the top, with quick rounds: cheaper than re-checking
+		// each of those silences with a full one.
 		s.hi = s.limit + 1
 		for size := range s.silent {
-			if size > s.lo && size < s.hi {
-				s.hi = size
+			if size > s.lo {
+				delete(s.silent, size)
 			}
 		}
 		s.verified = false
@@ -249,7 +335,11 @@ func (s *search) learn(res map[int]*outcome) {
 	for _, size := range slices.Sorted(maps.Keys(res)) {
 		o := res[size]
 		if o.passed {
-			s.lost += s.silent[size] // it failed before: that was loss
+			lost := s.silent[size] // it failed before: that was loss
+			if o.late {
+				lost-- // but this one was only late
+			}
+			s.lost += max(lost, 0)
 			delete(s.silent, size)
 			continue
 		}
@@ -294,7 +384,7 @@ func (s *search) afterRound(ctx context.Context, round int) bool {
 // fill puts what the search learned into r, with its verdict.
 func (s *search) fill(r *Result) {
 	lo, hi, limit := s.lo, s.hi, s.limit
-	r.Probes, r.Lost = s.probes, s.lost
+	r.Probes, r.Lost, r.Waited = s.probes, s.lost, s.waited
 	r.RTT = latency.FromDurations(s.rtts)
 	r.PathMTU = lo
 	if lo > 0 {

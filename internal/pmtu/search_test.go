@@ -139,7 +139,7 @@ func TestSearchDeadAfterPatientRound(t *testing.T) {
 	f := newFake(9000, 9000)
 	f.dead = true
 	r, _ := Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
-	if r.Verdict != Unreachable || r.Probes != 3*3+3 {
+	if r.Verdict != Unreachable || r.Probes != 3+3 {
 		t.Fatalf("dead path: %s after %d probes: %+v", r.Verdict, r.Probes, r)
 	}
 }

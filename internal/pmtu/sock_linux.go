@@ -207,45 +207,6 @@ func sockaddrAddrPort(sa unix.Sockaddr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// Iface returns the interface that holds addr and its MTU (an address
-// inside an interface's prefix counts, as 127.0.0.2 on lo does). It must
-// run in the network namespace of the socket (on a lab node's locked
-// thread).
-func Iface(addr netip.Addr) (string, int, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return "", 0, fmt.Errorf("interfaces: %w", err)
-	}
-	addr = addr.Unmap()
-	var within *net.Interface
-	for i, ifc := range ifs {
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			ipn, ok := a.(*net.IPNet)
-			if !ok {
-				continue
-			}
-			ip, ok := netip.AddrFromSlice(ipn.IP)
-			if !ok {
-				continue
-			}
-			if ip.Unmap() == addr {
-				return ifc.Name, ifc.MTU, nil
-			}
-			if within == nil && ifc.Flags&net.FlagLoopback != 0 && ipn.Contains(addr.AsSlice()) {
-				within = &ifs[i]
-			}
-		}
-	}
-	if within != nil {
-		return within.Name, within.MTU, nil
-	}
-	return "", 0, fmt.Errorf("no interface holds %s", addr)
-}
-
 func isMsgSize(err error) bool { return errors.Is(err, unix.EMSGSIZE) }
 
 // sendTries bounds the attempts of sendProbe.

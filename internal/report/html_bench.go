@@ -36,6 +36,7 @@ func benchSection(r *traffic.Report) section {
 		s.note("Interrupted: the figures cover the time until then.")
 	}
 	s.para("%s", benchSpecLine(r.Spec))
+	cpuLatencyBlock(&s, r.CPULatency)
 	if !r.Start.IsZero() {
 		s.note("Started %s.", r.Start.Format(time.RFC3339))
 	}

@@ -30,7 +30,10 @@ func demoSections(r *demo.Result) []section {
 		out = append(out, ms)
 	}
 	if len(r.Blocks) > 0 {
-		out = append(out, demoBenchSection("What jumbo frames change for blocks: bench --mode blocks", r.Blocks, true))
+		out = append(out, demoBenchSection("What jumbo frames change for blocks: bench --mode blocks, one block in flight", r.Blocks, true))
+	}
+	if len(r.Loaded) > 0 {
+		out = append(out, demoBenchSection(fmt.Sprintf("The same blocks under load: %d in flight", demo.LoadedOutstanding), r.Loaded, true))
 	}
 	if len(r.TCP) > 0 {
 		out = append(out, demoBenchSection("For contrast, one TCP stream: bench --mode tcp", r.TCP, false))

@@ -21,9 +21,11 @@ func gcSection(r *gc.Report) section {
 	s := section{Kind: "gc", Title: fmt.Sprintf("bench --mode gc: %d nodes", len(r.Nodes))}
 	s.Status, s.Badge = gcStatus(r)
 	gcSummary(&s, r)
+	cpuLatencyBlock(&s, r.CPULatency)
 	gcHeatmaps(&s, r)
 	s.heading("Block transfers per pair")
 	s.table(gcPairTable(r))
+	gcSplitSection(&s, r)
 	s.heading("Nodes")
 	s.table(gcNodeTable(r))
 	gcAWRTables(&s, r)

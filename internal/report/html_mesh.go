@@ -87,7 +87,8 @@ func meshSection(r *mesh.Result, title string) section {
 	s.para("%d nodes, %d network(s), %d paths, %s%s. Paths: %d measured, %d failed, %d not tried (agent unreachable), %d not measured (run stopped).",
 		len(r.Nodes), r.Networks, len(r.Paths), r.Elapsed.Round(time.Millisecond), expect, measured, tried-measured, dead, stopped)
 	if sl := r.Slowest; sl != nil {
-		s.para("Up to %d pairs per node at once; the slowest node, %s, spent %s in %d pairs.", r.PerNode, sl.Node, sl.Spent.Round(time.Millisecond), sl.Pairs)
+		s.para("Up to %d working pairs per node at once, %d with those waiting out probe timeouts; the slowest node, %s, spent %s in %d pairs, %s of it waiting out probe timeouts.",
+			r.PerNode, r.MaxPerNode, sl.Node, sl.Spent.Round(time.Millisecond), sl.Pairs, sl.Waited.Round(time.Millisecond))
 	}
 	if r.Stopped != "" {
 		s.note("Stopped early: %s.", r.Stopped)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/units"
 )
@@ -53,4 +54,42 @@ func splitSection(s *section, flows []traffic.Flow) {
 			s.note("%s.", n)
 		}
 	}
+}
+
+// gcSplitSection adds every pair's receive times split into their parts
+// (p50s), as the text has them; nothing when no pair was split.
+func gcSplitSection(s *section, r *gc.Report) {
+	t := &table{Head: []string{"requester", "server", "hops", "receive p50", "requester wake-up", "server wake-up", "server work", "network and stacks", "accounted"}}
+	var last *traffic.Split
+	for _, p := range r.Pairs {
+		for _, e := range []struct {
+			hops string
+			sp   *traffic.Split
+			rtt  *traffic.Latency
+		}{{"2-way", p.TwoWaySplit, p.TwoWay}, {"3-way", p.ThreeWaySplit, p.ThreeWay}} {
+			if e.sp == nil || e.rtt == nil {
+				continue
+			}
+			last = e.sp
+			r := []cell{{Text: p.Requester}, {Text: p.Server}, {Text: e.hops}, {Text: usText(float64(e.rtt.P50)), Class: "num"}}
+			for _, part := range e.sp.Parts() {
+				v := units.NotAvailable
+				if part.L != nil {
+					v = usText(float64(part.L.P50))
+				}
+				r = append(r, cell{Text: v, Class: "num"})
+			}
+			acc := units.NotAvailable
+			if e.sp.AccountedPercent != nil {
+				acc = units.FormatPercent(*e.sp.AccountedPercent, 0) + " %"
+			}
+			t.Rows = append(t.Rows, append(r, cell{Text: acc, Class: "num"}))
+		}
+	}
+	if last == nil {
+		return
+	}
+	s.heading("Receive times split into their parts (p50)")
+	s.table(t)
+	s.note("The server's parts are the master's and the holder's added on a 3-way trip. What a stamp cannot see: %s.", last.StampNote())
 }

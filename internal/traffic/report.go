@@ -1,5 +1,7 @@
 package traffic
 
+import "github.com/interlink/interlink/internal/pmqos"
+
 // Schema is the schema of `interlink bench --json`.
 const Schema = "interlink.bench/v1"
 
@@ -17,4 +19,7 @@ type Report struct {
 	// this process), measured after the run; nil for other modes or with
 	// --self-test=false.
 	SelfTest *SelfTest `json:"self_test,omitempty"`
+	// CPULatency says which ends held a PM QoS CPU latency request for
+	// the run (bench --cpu-latency); nil when none was asked for.
+	CPULatency *pmqos.Report `json:"cpu_latency,omitempty"`
 }

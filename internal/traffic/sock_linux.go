@@ -198,3 +198,16 @@ func nanosleep(d time.Duration) {
 	for unix.Nanosleep(&ts, &ts) == unix.EINTR {
 	}
 }
+
+// EnableRxStampsFD asks the kernel for a software receive stamp
+// (SO_TIMESTAMPNS) on every datagram of socket fd; for gc's sockets.
+func EnableRxStampsFD(fd int) error {
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+}
+
+// RxStampOOBLen is the control data room one receive stamp needs.
+var RxStampOOBLen = oobLen
+
+// RxStamp is the kernel's receive stamp in a message's control data, ns
+// of CLOCK_REALTIME (as time.Now().UnixNano()); false when there is none.
+func RxStamp(oob []byte) (int64, bool) { return rxStamp(oob) }

@@ -117,29 +117,45 @@ func splitOf(s *Summary, client, server *Side) *Split {
 		}
 	}
 	sp.idle(s, cs, ss)
-	rtt := s.RTT
+	sp.judge(s.RTT)
+	return sp
+}
+
+// NewSplit is a round trip rtt split into the four parts (any nil: not
+// measured), judged as splitOf judges bench's: the wake-ups' share and how
+// far the parts' p50s account for the round trip's. For gc's pairs.
+func NewSplit(rtt, requesterWake, responderWake, responderWork, rest *Latency) *Split {
+	if requesterWake == nil && responderWake == nil && responderWork == nil && rest == nil {
+		return nil
+	}
+	sp := &Split{RequesterWake: requesterWake, ResponderWake: responderWake, ResponderWork: responderWork, NetworkAndStacks: rest}
+	sp.judge(rtt)
+	return sp
+}
+
+// judge fills the wake-ups' share of rtt's p50 and how far the parts'
+// p50s account for it.
+func (sp *Split) judge(rtt *Latency) {
 	if rtt == nil || rtt.P50 <= 0 {
-		return sp
+		return
 	}
 	if sp.RequesterWake != nil && sp.ResponderWake != nil {
 		w := sp.RequesterWake.P50 + sp.ResponderWake.P50
 		share := float64(w) / float64(rtt.P50)
 		sp.WakeP50Ns, sp.WakeShare = &w, &share
 	}
-	parts := []*Latency{sp.RequesterWake, sp.ResponderWake, sp.ResponderWork, sp.NetworkAndStacks}
 	sum := int64(0)
-	for _, p := range parts {
-		if p == nil {
-			return sp
+	for _, p := range sp.Parts() {
+		if p.L == nil {
+			return
 		}
-		sum += p.P50
+		sum += p.L.P50
 	}
 	acc := 100 * float64(sum) / float64(rtt.P50)
 	sp.AccountedPercent = &acc
 	if acc < 100*(1-SplitTolerance) || acc > 100*(1+SplitTolerance) {
 		sp.Unaccounted = "the parts vary from block to block and are not independent: the p50 of a sum is not the sum of the p50s when a part's distribution is wide (see their p90s)"
 	}
-	return sp
 }
 
 // blockSizeOf is the block size of a blocks summary (its bytes over its

@@ -26,6 +26,11 @@ func checkSplit(t *testing.T, what string, f Flow) {
 		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%", what, time.Duration(s.RTT.P50), sp.AccountedPercent)
 	}
 	if sp.RequesterWake != nil && sp.ResponderWake != nil && sp.ResponderWork != nil && sp.NetworkAndStacks != nil {
+		// The parts add up per block: their means add up to the round
+		// trip's mean, up to the histograms' rounding.
+		if sum := sp.RequesterWake.Mean + sp.ResponderWake.Mean + sp.ResponderWork.Mean + sp.NetworkAndStacks.Mean; sum < 0.97*s.RTT.Mean || sum > 1.03*s.RTT.Mean {
+			t.Errorf("%s: the parts' means add up to %.0f ns, the round trip's mean is %.0f", what, sum, s.RTT.Mean)
+		}
 		t.Logf("%s: rtt p50 %v = requester wake %v + responder wake %v + work %v + network and stacks %v (%.0f %%), idle entries per block %v",
 			what, time.Duration(s.RTT.P50), time.Duration(sp.RequesterWake.P50), time.Duration(sp.ResponderWake.P50),
 			time.Duration(sp.ResponderWork.P50), time.Duration(sp.NetworkAndStacks.P50), *sp.AccountedPercent, deref(sp.IdleEntriesPerBlock))

@@ -69,8 +69,9 @@ func Guest(ctx context.Context, configPath string, console io.Writer) error {
 	}
 	up, _ := os.ReadFile("/proc/uptime")
 	fmt.Fprintf(console, "%s at %s s\n", ReadyLine, strings.Fields(string(up) + " ?")[0])
-	env := []string{"INTERLINK_LAB=" + cfg.Lab, "INTERLINK_NODE=" + cfg.Node}
-	return newServer(env, svcs, false).serve(ctx, ch)
+	// INTERLINK_LAB and INTERLINK_NODE come with each request (the lab
+	// sets a node's environment in one place, whatever its kind).
+	return newServer(nil, svcs, false).serve(ctx, ch)
 }
 
 // startAgent starts `interlink agent` in a session of its own and waits

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/interlink/interlink/internal/lab/topology"
 )
 
-// The services a guest starts, by the names lab's topologies give them.
+// The services a guest starts: the service kinds of a topology, whose
+// names the lab asks about (ServiceProbe.Kind).
 const (
-	ServiceAgent = "agent" // interlink agent (GuestConfig.AgentPort)
-	ServiceSSHD  = "sshd"  // OpenSSH's sshd on port 22 (GuestConfig.SSHD)
+	ServiceAgent = topology.KindAgent // interlink agent (GuestConfig.AgentPort)
+	ServiceSSHD  = topology.KindSSHD  // OpenSSH's sshd on port 22 (GuestConfig.SSHD)
 )
 
 // ServiceProbe asks the guest about one of its services: whether the

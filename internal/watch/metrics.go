@@ -7,6 +7,7 @@ type metrics struct {
 	mtu, loss, problem, verdict, up *prometheus.GaugeVec
 	handshake                       *prometheus.SummaryVec
 	rtt                             *rttCollector
+	wake                            *wakeMetrics
 	runs, incomplete                prometheus.Counter
 	duration, lastComplete          prometheus.Gauge
 }
@@ -34,6 +35,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		lastComplete: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "interlink", Name: "mesh_last_complete_timestamp_seconds", Help: "Unix time the last complete round ended."}),
 	}
 	m.rtt = newRTTCollector()
+	m.wake = newWakeMetrics(reg)
 	reg.MustRegister(m.handshake, m.rtt, m.runs, m.incomplete, m.duration, m.lastComplete)
 	return m
 }

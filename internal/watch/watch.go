@@ -29,6 +29,9 @@ type Options struct {
 	Handshakes int
 	// Round, when set, is told each finished round. Calls are serialised.
 	Round func(Round)
+	// WakeProbe is how long each node's wake-up probe runs per round
+	// (wake.go); 0 turns the probe off.
+	WakeProbe time.Duration
 }
 
 // Round is the summary of one round.
@@ -110,6 +113,9 @@ func (w *Watcher) round(ctx context.Context, nodes []mesh.Node, opt Options) Rou
 		m.up.WithLabelValues(n.Name).Set(b2f(!down[n.Name]))
 	}
 	r.Unreachable = len(res.Unreachable)
+	if opt.WakeProbe > 0 {
+		w.wakeProbes(rctx, nodes, down, opt)
+	}
 	// Verdicts change: drop last round's so a path has one verdict series.
 	m.verdict.Reset()
 	for _, p := range res.Paths {
