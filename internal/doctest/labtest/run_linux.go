@@ -148,6 +148,9 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		rc, _ := strconv.Atoi(rcText)
 		t.Logf("%s: exit %d\n%s", s.c, rc, text)
 		if r.rerun {
+			if !s.haveWant && (rc == 3 || rc == 126 || rc == 127) {
+				t.Errorf("%s: exits %d:\n%s", s.c, rc, text)
+			}
 			r.record(s, rc, text)
 			continue
 		}
