@@ -20,8 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/interlink/interlink/internal/readfile"
@@ -83,12 +86,7 @@ type ops struct {
 }
 
 var osOps = ops{
-	create: func(dir, pattern, fixed string) (*os.File, error) {
-		if fixed != "" {
-			return os.OpenFile(filepath.Join(dir, fixed), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		}
-		return os.CreateTemp(dir, pattern)
-	},
+	create: createTemp,
 	chmod:  func(f *os.File, mode os.FileMode) error { return f.Chmod(mode) },
 	sync:   func(f *os.File) error { return f.Sync() },
 	close:  func(f *os.File) error { return f.Close() },
@@ -105,6 +103,34 @@ var osOps = ops{
 		return err
 	},
 	remove: os.Remove,
+}
+
+// tempFlags open a temporary file that is new: never one that is there,
+// nor a link planted under its name (in a directory others can write, a
+// link at the temporary name would make the write land where it points).
+const tempFlags = os.O_RDWR | os.O_CREATE | os.O_EXCL | noFollow
+
+// createTemp makes the temporary file in dir: named fixed (what an
+// earlier, interrupted write left there is removed first, a link itself
+// and not what it points at), or pattern with its "*" replaced by a random
+// number, tried anew while the name is taken.
+func createTemp(dir, pattern, fixed string) (*os.File, error) {
+	if fixed != "" {
+		p := filepath.Join(dir, fixed)
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return os.OpenFile(p, tempFlags, 0o600)
+	}
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for try := 0; ; try++ {
+		p := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)+suffix)
+		f, err := os.OpenFile(p, tempFlags, 0o600)
+		if errors.Is(err, os.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // fs is the seam; tests swap it.

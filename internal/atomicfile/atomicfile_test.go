@@ -232,3 +232,31 @@ func TestThroughLink(t *testing.T) {
 		t.Errorf("left behind %v", got)
 	}
 }
+
+// TestTempLinkNotFollowed: a link planted under the fixed temporary name
+// (as whoever can write the directory could) is replaced, never written
+// through: what it points at keeps its content, and the target gets the
+// new one.
+func TestTempLinkNotFollowed(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	victim := filepath.Join(other, "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	os.Symlink(victim, filepath.Join(dir, "out.json.tmp"))
+	target := filepath.Join(dir, "out.json")
+	if err := WriteFile(target, []byte("new"), Options{Temp: "out.json.tmp"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep" {
+		t.Errorf("the link's target now holds %q: the write followed the link", got)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new" {
+		t.Errorf("target holds %q, want new", got)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "out.json.tmp")); err == nil {
+		t.Errorf("the temporary name is still there: %v", fi.Mode())
+	}
+	// A random temporary name is made new, exclusively: the flags say so.
+	if tempFlags&os.O_EXCL == 0 || tempFlags&noFollow != noFollow {
+		t.Errorf("temporary files open with %#x, want O_EXCL and O_NOFOLLOW", tempFlags)
+	}
+}

@@ -6,7 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 func init() { labCommands = append(labCommands, newLabGuestCmd, newLabCacheCmd) }
@@ -20,7 +21,7 @@ func newLabGuestCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   exactArgs(1, "the guest's CONFIG file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return vm.Guest(e.ctx, args[0], os.Stdout)
+			return guest.Run(e.ctx, args[0], os.Stdout)
 		},
 	}
 }
@@ -28,23 +29,25 @@ func newLabGuestCmd(e *env) *cobra.Command {
 func newLabCacheCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",
-		Short: "The cache of VM nodes' kernels (" + vm.DefaultCacheDir + ")",
+		Short: "The cache of VM nodes' kernels (" + cache.DefaultDir + ")",
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	clear := &cobra.Command{
 		Use:   "clear",
 		Short: "Remove the cache of VM nodes' kernels and the KVM probe's result",
-		Long: `clear removes ` + vm.DefaultCacheDir + ` (or $INTERLINK_VM_CACHE): the
+		Long: `clear removes ` + cache.DefaultDir + ` (or $INTERLINK_VM_CACHE): the
 kernels VM nodes boot, unpacked from Debian's packages, and the result of
-the KVM probe. The next 'lab up' with a VM node fetches its kernel again.`,
+the KVM probe. The next 'lab up' with a VM node fetches its kernel again.
+A cache on a path others can write is refused and left alone (one line
+names the directory at fault), as 'lab up' refuses to boot from it.`,
 		Args:          noArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := vm.ClearCache(); err != nil {
+			if err := cache.Clear(); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "lab cache: %s cleared\n", vm.CacheDir())
+			fmt.Fprintf(e.stdout, "lab cache: %s cleared\n", cache.Path())
 			return nil
 		},
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/vm/cache"
 )
 
 // TestLabVMUsage: --kernel on a topology without VM nodes, --modules
@@ -25,9 +27,16 @@ func TestLabVMUsage(t *testing.T) {
 	}
 }
 
-// TestLabCacheClear: the cache directory goes, and the command says which.
+// TestLabCacheClear: the cache directory goes, and the command says which;
+// a cache others can write is refused in one line that names the directory
+// at fault, and left alone.
 func TestLabCacheClear(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "vm")
+	base, err := os.MkdirTemp("/run", "interlink-cli-cache-")
+	if err != nil || cache.Trusted(base) != nil {
+		t.Skipf("no directory root's alone for the cache here (%v)", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	dir := filepath.Join(base, "vm")
 	t.Setenv("INTERLINK_VM_CACHE", dir)
 	os.MkdirAll(filepath.Join(dir, "kernel", "k"), 0o755)
 	os.WriteFile(filepath.Join(dir, "kernel", "k", "vmlinuz"), []byte("k"), 0o644)
@@ -40,5 +49,15 @@ func TestLabCacheClear(t *testing.T) {
 	}
 	if code, _, stderr := runLab(t, "cache", "clear", "extra"); code != ExitUnknown || !strings.HasPrefix(stderr, "interlink: ") {
 		t.Errorf("lab cache clear extra: exit %d, %q", code, stderr)
+	}
+	open := filepath.Join(t.TempDir(), "vm")
+	os.MkdirAll(filepath.Join(open, "kernel"), 0o755)
+	t.Setenv("INTERLINK_VM_CACHE", open)
+	code, stdout, stderr = runLab(t, "cache", "clear")
+	if code != ExitUnknown || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, os.TempDir()+" is writable by others") {
+		t.Errorf("lab cache clear of a cache under /tmp: exit %d, stdout %q, stderr %q; want exit 3 and one line naming %s", code, stdout, stderr, os.TempDir())
+	}
+	if _, err := os.Stat(filepath.Join(open, "kernel")); err != nil {
+		t.Errorf("the untrusted cache was touched: %v", err)
 	}
 }

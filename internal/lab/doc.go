@@ -4,7 +4,9 @@
 // namespaces, so the host's interfaces, addresses, routes and sysctls never
 // change. A link's switch side can have a smaller MTU than the node side
 // (port_mtu: frames above it are dropped without ICMP, a real L2
-// blackhole), a node can forward (a router answering "fragmentation needed"
+// blackhole), a link can lose a share of its frames at random (loss: both
+// enforced by the port's eBPF classifier, package ebpf, which counts what
+// it drops), a node can forward (a router answering "fragmentation needed"
 // and "packet too big"), and a node's egress can be shaped with tbf.
 //
 // Use: Load (a built-in name or a file) or Parse (package topology, whose

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
 // vmNode is a node that is a virtual machine with a kernel of its own
@@ -56,7 +57,7 @@ func (vmNode) exec(ctx context.Context, n *Node, argv, env []string, x execIO) (
 		}()
 	}
 	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
-	code, err := vm.Exec(ctx, sock, vm.Request{Argv: argv, Env: env}, x.stdout, x.stderr)
+	code, err := vm.Exec(ctx, sock, channel.Command{Argv: argv, Env: env}, x.stdout, x.stderr)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
 		// Nothing listens on the channel, or the channel closed under
 		// the command and qemu is gone (or going: a qemu that is exiting
@@ -99,10 +100,10 @@ func (vmNode) inspect(in *inspection, n NodeSpec) NodeStatus {
 			if tap, err := swh.LinkByName(l.Port); err == nil {
 				ls.PortMTU = min(tap.Attrs().MTU, l.PortMTU)
 				ls.State = strings.ToLower(tap.Attrs().OperState.String())
-				if !hasPortFilter(swh, tap) && tap.Attrs().MTU != l.PortMTU {
+				inspectPort(swh, tap, l, &ls, problem)
+				if ls.PortFilter == nil && tap.Attrs().MTU != l.PortMTU {
 					problem("switch port %s (tap of VM node %s) has MTU %d and no port filter, topology says %d", l.Port, n.Name, tap.Attrs().MTU, l.PortMTU)
 				}
-				inspectPort(swh, tap, l, &ls, problem)
 			} else {
 				problem("switch port %s (tap of VM node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}

@@ -17,6 +17,8 @@ import (
 	"github.com/interlink/interlink/internal/lab/service"
 	"github.com/interlink/interlink/internal/osthread"
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 // VMBootTimeout bounds how long Up waits for a VM node's guest to come up
@@ -26,12 +28,12 @@ var VMBootTimeout = 3 * time.Minute
 
 // vmPlan is what Up settled for the VM nodes before building anything.
 type vmPlan struct {
-	kernels  map[string]*vm.Kernel // by node
+	kernels  map[string]*cache.Kernel // by node
 	accel    string
 	why      string
 	bin      string
 	memBytes int64
-	sshd     string // vm.DebianSSHD's directory, when a VM node runs sshd
+	sshd     string // cache.DebianSSHD's directory, when a VM node runs sshd
 }
 
 // planVMs checks what the VM nodes need and finds their kernels (fetching
@@ -40,21 +42,27 @@ type vmPlan struct {
 // modules), the accelerator. nodes are t's VM nodes; nil when there are
 // none.
 func planVMs(ctx context.Context, t *Topology, nodes []*NodeSpec, bin string, log io.Writer) (*vmPlan, error) {
-	p := &vmPlan{kernels: map[string]*vm.Kernel{}, bin: bin}
-	var first *vm.Kernel
+	p := &vmPlan{kernels: map[string]*cache.Kernel{}, bin: bin}
+	var first *cache.Kernel
 	for _, n := range nodes {
 		if p.memBytes == 0 {
 			if _, err := exec.LookPath(vm.Qemu); err != nil {
 				return nil, fmt.Errorf("lab %s: node %s is a VM: %s not found (apt-get install qemu-system-x86 busybox-static)", t.Name, n.Name, vm.Qemu)
 			}
 		}
+		if p.memBytes == 0 {
+			// Root boots what the cache holds: refuse one others can write.
+			if _, err := cache.Dir(); err != nil {
+				return nil, fmt.Errorf("lab %s: %w", t.Name, err)
+			}
+		}
 		p.memBytes += n.VM.MemoryBytes
-		var k *vm.Kernel
+		var k *cache.Kernel
 		var err error
 		if n.VM.Kernel == "" {
-			k, err = vm.DebianKernel(ctx, log)
+			k, err = cache.DebianKernel(ctx, log)
 		} else {
-			k, err = vm.UserKernel(n.VM.Kernel, n.VM.Modules)
+			k, err = cache.UserKernel(n.VM.Kernel, n.VM.Modules)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
@@ -86,7 +94,7 @@ func planVMs(ctx context.Context, t *Topology, nodes []*NodeSpec, bin string, lo
 	}
 	for _, n := range nodes {
 		if n.Service(KindSSHD) != nil {
-			if p.sshd, err = vm.DebianSSHD(ctx, log); err != nil {
+			if p.sshd, err = cache.DebianSSHD(ctx, log); err != nil {
 				return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 			}
 			break
@@ -162,16 +170,16 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("lab %s: %w", t.Name, err)
 	}
-	cfg := &vm.GuestConfig{Lab: t.Name, Node: n.Name, Forward: n.Forward}
+	cfg := &guest.Config{Lab: t.Name, Node: n.Name, Forward: n.Forward, Nonce: vm.NewNonce()}
 	spec := &vm.Spec{Name: t.Name + "." + n.Name, Kernel: k, Initramfs: filepath.Join(dir, "initramfs"),
-		MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Dir: dir, Accel: p.accel, Start: b.startInSwitches}
+		MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Dir: dir, Accel: p.accel, Nonce: cfg.Nonce, InTaps: b.inSwitches}
 	for _, l := range n.Links {
 		mac := vmMAC(t.Name, n.Name, l.Name, macs)
-		cfg.Links = append(cfg.Links, vm.GuestLink{Name: l.Name, MAC: mac, MTU: l.MTU, Addresses: l.Addresses})
+		cfg.Links = append(cfg.Links, guest.Link{Name: l.Name, MAC: mac, MTU: l.MTU, Addresses: l.Addresses})
 		spec.NICs = append(spec.NICs, vm.NIC{Tap: l.Port, MAC: mac, MTU: l.MTU})
 	}
 	for _, r := range n.Routes {
-		cfg.Routes = append(cfg.Routes, vm.GuestRoute{To: r.To, Via: r.Via})
+		cfg.Routes = append(cfg.Routes, guest.Route{To: r.To, Via: r.Via})
 	}
 	if s := n.Service(KindAgent); s != nil {
 		cfg.AgentPort, cfg.AgentToken = s.Port, token
@@ -181,7 +189,7 @@ func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, 
 		if err != nil {
 			return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
 		}
-		cfg.SSHD = &vm.GuestSSHD{HostKey: hostKey, Authorized: authorized + "\n", Files: p.sshd}
+		cfg.SSHD = &guest.SSHD{HostKey: hostKey, Authorized: authorized + "\n", Files: p.sshd}
 	}
 	if err := vm.WriteInitramfs(spec.Initramfs, k, p.bin, cfg); err != nil {
 		return nil, fmt.Errorf("lab %s: node %s: %w", t.Name, n.Name, err)
@@ -241,9 +249,9 @@ func (b *builder) taps(n *NodeSpec) error {
 	})
 }
 
-// startInSwitches starts cmd in the lab's switch namespace, from a thread
-// that is never used again.
-func (b *builder) startInSwitches(cmd *exec.Cmd) error {
+// inSwitches runs fn (which opens a VM's taps and starts its qemu) in the
+// lab's switch namespace, on a thread that is never used again.
+func (b *builder) inSwitches(fn func() error) error {
 	h := b.ns[switchNS(b.t.Name)]
 	errc := make(chan error, 1)
 	osthread.Spent(func() {
@@ -251,7 +259,7 @@ func (b *builder) startInSwitches(cmd *exec.Cmd) error {
 			errc <- fmt.Errorf("enter %s: %w", switchNS(b.t.Name), err)
 			return
 		}
-		errc <- cmd.Start()
+		errc <- fn()
 	})
 	return <-errc
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
 // GuestTimeout bounds how long status waits for a VM node's guest to say
@@ -22,7 +23,7 @@ var GuestTimeout = 3 * time.Second
 // guestAnswer is what a VM node's guest said about its services, by kind,
 // or why it said nothing.
 type guestAnswer struct {
-	byKind map[string]vm.ServiceAnswer
+	byKind map[string]channel.ServiceAnswer
 	err    error
 	// onChannel: it was asked on its command channel, which a lab exec
 	// command can hold, since it has no status channel (vmState.Status).
@@ -43,12 +44,12 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 		if len(n.Services) == 0 || !st.vmRunning(n.Name) {
 			continue
 		}
-		var probes []vm.ServiceProbe
+		var probes []channel.ServiceProbe
 		for _, spec := range n.Services {
-			// vm.ServiceAgent and vm.ServiceSSHD are the topology's kinds.
-			probes = append(probes, vm.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
+			// channel.ServiceAgent and channel.ServiceSSHD are the topology's kinds.
+			probes = append(probes, channel.ServiceProbe{Kind: spec.Kind, Address: probeAddress(spec, in.addresses(i, spec))})
 		}
-		g := &guestAnswer{byKind: map[string]vm.ServiceAnswer{}}
+		g := &guestAnswer{byKind: map[string]channel.ServiceAnswer{}}
 		sock := st.vmStatusSocket(n.Name)
 		if sock == "" {
 			sock, g.onChannel = filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile), true

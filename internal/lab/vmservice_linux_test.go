@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/channel"
 )
 
 // TestVMServiceStatus: what the guest answers (or that it does not) gives
@@ -24,8 +25,8 @@ func TestVMServiceStatus(t *testing.T) {
 	n := NodeSpec{Name: "n1", VM: &VMSpec{}}
 	st := &state{Name: "t", VMs: []vmState{{Node: "n1", Dir: dir, PID: qemu.Process.Pid}}}
 	ss := ServiceStatus{Kind: KindSSHD, State: ServiceNotStarted}
-	answer := func(a vm.ServiceAnswer) *guestAnswer {
-		return &guestAnswer{byKind: map[string]vm.ServiceAnswer{a.Kind: a}}
+	answer := func(a channel.ServiceAnswer) *guestAnswer {
+		return &guestAnswer{byKind: map[string]channel.ServiceAnswer{a.Kind: a}}
 	}
 	refused := "dial tcp 198.18.99.1:22: connect: connection refused"
 	for _, c := range []struct {
@@ -35,16 +36,16 @@ func TestVMServiceStatus(t *testing.T) {
 		reason string
 		pid    int
 	}{
-		{"running", answer(vm.ServiceAnswer{Kind: KindSSHD, PID: 90, Alive: true, Listening: true}), ServiceRunning, "", 90},
-		{"exited", answer(vm.ServiceAnswer{Kind: KindSSHD, PID: 90}), ServiceStopped, "process 90 in the guest has exited", 0},
-		{"not listening", answer(vm.ServiceAnswer{Kind: KindSSHD, PID: 90, Alive: true, Error: refused}), ServiceStopped,
+		{"running", answer(channel.ServiceAnswer{Kind: KindSSHD, PID: 90, Alive: true, Listening: true}), ServiceRunning, "", 90},
+		{"exited", answer(channel.ServiceAnswer{Kind: KindSSHD, PID: 90}), ServiceStopped, "process 90 in the guest has exited", 0},
+		{"not listening", answer(channel.ServiceAnswer{Kind: KindSSHD, PID: 90, Alive: true, Error: refused}), ServiceStopped,
 			"process 90 lives in the guest but takes no connection (" + refused + ")", 90},
-		{"not started", answer(vm.ServiceAnswer{Kind: KindSSHD, Error: "the guest did not start sshd"}), ServiceStopped, "the guest did not start sshd", 0},
-		{"no answer for it", answer(vm.ServiceAnswer{Kind: KindAgent, PID: 1, Alive: true, Listening: true}), ServiceStopped, "the guest did not answer for sshd", 0},
+		{"not started", answer(channel.ServiceAnswer{Kind: KindSSHD, Error: "the guest did not start sshd"}), ServiceStopped, "the guest did not start sshd", 0},
+		{"no answer for it", answer(channel.ServiceAnswer{Kind: KindAgent, PID: 1, Alive: true, Listening: true}), ServiceStopped, "the guest did not answer for sshd", 0},
 		{"silent", &guestAnswer{err: fmt.Errorf("vm channel x: %w", vm.ErrNotAnswering)}, ServiceUnknown, fmt.Sprintf("guest not answering within %s", GuestTimeout), 0},
 		{"silent on its command channel", &guestAnswer{err: fmt.Errorf("vm channel x: %w", vm.ErrNotAnswering), onChannel: true}, ServiceUnknown,
 			fmt.Sprintf("guest not answering within %s on its command channel, which a lab exec command may hold (no status channel: the lab was brought up by an older interlink, or the guest's kernel has no ttyS2)", GuestTimeout), 0},
-		{"running, asked on its command channel", &guestAnswer{byKind: map[string]vm.ServiceAnswer{KindSSHD: {Kind: KindSSHD, PID: 90, Alive: true, Listening: true}}, onChannel: true},
+		{"running, asked on its command channel", &guestAnswer{byKind: map[string]channel.ServiceAnswer{KindSSHD: {Kind: KindSSHD, PID: 90, Alive: true, Listening: true}}, onChannel: true},
 			ServiceRunning, "", 90},
 		{"channel error", &guestAnswer{err: errors.New("vm channel x: closed before the guest answered")}, ServiceUnknown,
 			"guest not answering: vm channel x: closed before the guest answered", 0},

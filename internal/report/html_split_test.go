@@ -13,7 +13,9 @@ import (
 func TestHTMLBenchSplit(t *testing.T) {
 	r := fixture(t, "loopback-bench-udp-limited.json").(*traffic.Report)
 	f := &r.Flows[0].Summary
-	l := func(p50 int64) *traffic.Latency { return &traffic.Latency{Count: 10, P50: p50, P90: p50, P99: p50, Max: p50} }
+	l := func(p50 int64) *traffic.Latency {
+		return &traffic.Latency{Count: 10, P50: p50, P90: p50, P99: p50, Max: p50}
+	}
 	f.RTT = l(92000)
 	f.Split = traffic.NewSplit(f.RTT, l(40000), l(38000), nil, l(12000))
 	page := render(t, r)

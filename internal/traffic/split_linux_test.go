@@ -22,8 +22,13 @@ func checkSplit(t *testing.T, what string, f Flow) {
 			t.Errorf("%s: %s: %+v (missing: %v)", what, p.Name, p.L, sp.Missing)
 		}
 	}
-	if sp.AccountedPercent == nil || *sp.AccountedPercent < 100*(1-SplitTolerance) || *sp.AccountedPercent > 100*(1+SplitTolerance) {
-		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%", what, time.Duration(s.RTT.P50), sp.AccountedPercent)
+	// Within the tolerance, or the split says why not (the p50 of a sum is
+	// not the sum of the p50s when the parts spread, as on a loaded host);
+	// waketest holds the tolerance itself on a quiet host.
+	if sp.AccountedPercent == nil {
+		t.Errorf("%s: no accounted share", what)
+	} else if acc := *sp.AccountedPercent; (acc < 100*(1-SplitTolerance) || acc > 100*(1+SplitTolerance)) && sp.Unaccounted == "" {
+		t.Errorf("%s: the parts' p50s account for %.0f %% of the round trip's p50 %v, and the split does not say why", what, acc, time.Duration(s.RTT.P50))
 	}
 	if sp.RequesterWake != nil && sp.ResponderWake != nil && sp.ResponderWork != nil && sp.NetworkAndStacks != nil {
 		// The parts add up per block: their means add up to the round

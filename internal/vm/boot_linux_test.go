@@ -19,6 +19,9 @@ import (
 	"github.com/interlink/interlink/internal/roottest"
 
 	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/vm/cache"
+	"github.com/interlink/interlink/internal/vm/channel"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 var interlinkBin string
@@ -45,7 +48,7 @@ func TestMain(m *testing.M) {
 
 // testKernel fetches (once) Debian's kernel into the cache, as lab up
 // does (refreshing a stale package list once).
-func testKernel(t *testing.T) *Kernel {
+func testKernel(t *testing.T) *cache.Kernel {
 	t.Helper()
 	roottest.Require(t, "qemu's taps, the kernel cache: it fetches a kernel and boots guests")
 	if _, err := exec.LookPath(Qemu); err != nil {
@@ -54,7 +57,7 @@ func testKernel(t *testing.T) *Kernel {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	k, err := DebianKernel(ctx, os.Stderr)
+	k, err := cache.DebianKernel(ctx, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,15 +70,16 @@ func testKernel(t *testing.T) *Kernel {
 // frame arriving intact, the guest's own kernel.
 func TestBootExec(t *testing.T) {
 	k := testKernel(t)
-	dir := t.TempDir()
+	dir := passableDir(t)
 	init := filepath.Join(dir, "initramfs")
-	if err := WriteInitramfs(init, k, interlinkBin, &GuestConfig{Lab: "t", Node: "g1"}); err != nil {
+	nonce := NewNonce()
+	if err := WriteInitramfs(init, k, interlinkBin, &guest.Config{Lab: "t", Node: "g1", Nonce: nonce}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	accel, why := Accel(ctx, k)
 	t.Logf("accel %s: %s", accel, why)
-	s := &Spec{Name: "test.g1", Kernel: k, Initramfs: init, MemoryBytes: 256 << 20, CPUs: 1, Dir: dir, Accel: accel}
+	s := &Spec{Name: "test.g1", Kernel: k, Initramfs: init, MemoryBytes: 256 << 20, CPUs: 1, Dir: dir, Accel: accel, Nonce: nonce}
 	start := time.Now()
 	m, err := Boot(s)
 	if err != nil {
@@ -97,7 +101,7 @@ func TestBootExec(t *testing.T) {
 		var out, errb bytes.Buffer
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		code, err := Exec(ctx, m.Channel, Request{Argv: argv}, &out, &errb)
+		code, err := Exec(ctx, m.Channel, channel.Command{Argv: argv}, &out, &errb)
 		if err != nil {
 			t.Fatalf("%v: %v", argv, err)
 		}
@@ -128,12 +132,66 @@ func TestBootExec(t *testing.T) {
 		t.Errorf("200000 bytes arrived changed: sha256 %s here, %s in the guest", got, sum)
 	}
 	var out2, err2 bytes.Buffer
-	if _, err := Exec(ctx, m.Channel, Request{Argv: []string{"/nonexistent"}}, &out2, &err2); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := Exec(ctx, m.Channel, channel.Command{Argv: []string{"/nonexistent"}}, &out2, &err2); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("a missing program: %v, want its error", err)
 	}
+	checkBackground(t, run)
 	checkStatusPort(t, m)
+	checkUnprivileged(t, m.PID)
 	data, _ := os.ReadFile(m.Console)
 	t.Logf("console:\n%s", data)
+}
+
+// checkBackground: a command that leaves a child in the background
+// holding its output returns when it exits, with what it wrote, as in a
+// namespace node: the child still runs after Exec returned.
+func checkBackground(t *testing.T, run func(...string) (string, string, int)) {
+	t.Helper()
+	out, _, code := run("sh", "-c", "sleep 60 & echo $!")
+	pid := strings.TrimSpace(out)
+	if code != 0 || pid == "" {
+		t.Fatalf("sh -c 'sleep 60 & echo $!': %q, exit %d", out, code)
+	}
+	if _, _, code := run("kill", "-0", pid); code != 0 {
+		t.Errorf("the background sleep %s had ended when its command's Exec returned: Exec waited for it", pid)
+	}
+	run("kill", pid)
+}
+
+// checkUnprivileged: qemu runs sandboxed, as User, never as root.
+func checkUnprivileged(t *testing.T, pid int) {
+	t.Helper()
+	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if !strings.Contains(string(cmdline), "-sandbox\x00"+Sandbox+"\x00") {
+		t.Errorf("qemu's command line lacks -sandbox %s: %q", Sandbox, cmdline)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(l); len(f) == 5 && (f[0] == "Uid:" || f[0] == "Gid:") {
+			for _, id := range f[1:] {
+				if id == "0" {
+					t.Errorf("qemu runs as root: %s", l)
+				}
+			}
+		}
+		if strings.HasPrefix(l, "Seccomp:") && strings.TrimSpace(strings.TrimPrefix(l, "Seccomp:")) != "2" {
+			t.Errorf("qemu has no seccomp filter: %s", l)
+		}
+	}
+}
+
+// passableDir is a fresh directory qemu's user can reach: t.TempDir with
+// the directory above it opened for passing (o+x).
+func passableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // checkStatusPort: the guest serves queries on its third serial port
@@ -142,14 +200,14 @@ func TestBootExec(t *testing.T) {
 func checkStatusPort(t *testing.T, m *Machine) {
 	t.Helper()
 	if !m.ServesStatus() {
-		t.Fatalf("the guest does not say %q on its console", StatusLine)
+		t.Fatalf("the guest does not say %q on its console", guest.StatusLine)
 	}
 	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
 	held := &seen{want: "held", at: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Exec(ctx, m.Channel, Request{Argv: []string{"sh", "-c", "echo held; exec sleep 30"}}, held, io.Discard)
+		_, err := Exec(ctx, m.Channel, channel.Command{Argv: []string{"sh", "-c", "echo held; exec sleep 30"}}, held, io.Discard)
 		done <- err
 	}()
 	select {
@@ -162,12 +220,12 @@ func checkStatusPort(t *testing.T, m *Machine) {
 	qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	start := time.Now()
-	a, err := Services(qctx, m.Status, []ServiceProbe{{ServiceAgent, "127.0.0.1:1"}})
+	a, err := Services(qctx, m.Status, []channel.ServiceProbe{{Kind: channel.ServiceAgent, Address: "127.0.0.1:1"}})
 	if err != nil || len(a) != 1 || a[0].Error != "the guest did not start agent" {
 		t.Errorf("a query on the status port while a command holds the channel: %+v, %v", a, err)
 	}
 	t.Logf("answered on the status port in %s", time.Since(start).Round(time.Millisecond))
-	if _, err := Exec(qctx, m.Status, Request{Argv: []string{"true"}}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "answers queries only") {
+	if _, err := Exec(qctx, m.Status, channel.Command{Argv: []string{"true"}}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "answers queries only") {
 		t.Errorf("a command on the status port: %v, want the refusal", err)
 	}
 	stop()
@@ -185,41 +243,4 @@ func stopPID(t *testing.T, pid int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("qemu %d still there", pid)
-}
-
-// TestImageRelease: the release in the header of Debian's image is the
-// one its package names.
-func TestImageRelease(t *testing.T) {
-	k := testKernel(t)
-	if got := ImageRelease(k.Image); got != k.Release {
-		t.Errorf("ImageRelease = %q, want %q", got, k.Release)
-	}
-	if got := ImageRelease("testdata/meminfo-debian12"); got != "" {
-		t.Errorf("ImageRelease(not a kernel) = %q, want \"\"", got)
-	}
-}
-
-// TestDebianSSHD: the sshd kept from the mmdebstrap image is whole: its
-// closure resolves inside the kept directory alone, and nothing of the
-// build is left in the cache.
-func TestDebianSSHD(t *testing.T) {
-	testKernel(t) // root, and what the machine needs
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	start := time.Now()
-	dir, err := DebianSSHD(ctx, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("sshd in %s (%s)", dir, time.Since(start).Round(time.Millisecond))
-	files, err := programClosure(dir, sshdPath)
-	if err != nil {
-		t.Fatalf("the kept sshd is not whole: %v", err)
-	}
-	if len(files) < 5 {
-		t.Errorf("sshd needs %d files, want its linker and libraries too: %v", len(files), files)
-	}
-	if stale, _ := filepath.Glob(filepath.Join(CacheDir(), "fetch-*")); len(stale) > 0 {
-		t.Errorf("left in the cache: %v", stale)
-	}
 }

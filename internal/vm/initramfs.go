@@ -5,53 +5,12 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
-)
 
-// GuestConfig is what a guest is told about itself, in its initramfs as
-// /etc/interlink/guest.json: its links (found by MAC address), routes,
-// forwarding and the agent it runs.
-type GuestConfig struct {
-	Lab     string       `json:"lab"`
-	Node    string       `json:"node"`
-	Links   []GuestLink  `json:"links"`
-	Routes  []GuestRoute `json:"routes,omitempty"`
-	Forward bool         `json:"forward,omitempty"`
-	// AgentPort, when not 0, runs `interlink agent` on every address at
-	// that port with AgentToken (the token file's text).
-	AgentPort  int    `json:"agent_port,omitempty"`
-	AgentToken string `json:"agent_token,omitempty"`
-	// SSHD, when not nil, runs OpenSSH's sshd on port 22.
-	SSHD *GuestSSHD `json:"sshd,omitempty"`
-}
-
-// GuestLink is one of the guest's network interfaces.
-type GuestLink struct {
-	Name      string         `json:"name"`
-	MAC       string         `json:"mac"`
-	MTU       int            `json:"mtu"`
-	Addresses []netip.Prefix `json:"addresses,omitempty"`
-}
-
-// GuestRoute is a static route in the guest.
-type GuestRoute struct {
-	To  netip.Prefix `json:"to"`
-	Via netip.Addr   `json:"via"`
-}
-
-// Paths inside the guest.
-const (
-	guestConfigPath = "/etc/interlink/guest.json"
-	guestBinary     = "/bin/interlink"
-	// ChannelDevice is the serial port the guest serves commands (and
-	// queries) on; ttyS0 is the console.
-	ChannelDevice = "/dev/ttyS1"
-	// StatusDevice is the serial port the guest serves only queries on,
-	// so that lab status is answered while a command holds ChannelDevice.
-	StatusDevice = "/dev/ttyS2"
+	"github.com/interlink/interlink/internal/vm/cache"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 // Busybox is the statically linked busybox the initramfs is made of
@@ -76,7 +35,7 @@ func checkStatic(path, pkg string) error {
 
 // WriteInitramfs writes the guest's initramfs to path: busybox, the
 // interlink binary bin, k's modules, the init script and cfg.
-func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error {
+func WriteInitramfs(path string, k *cache.Kernel, bin string, cfg *guest.Config) error {
 	if err := checkStatic(Busybox, "busybox-static"); err != nil {
 		return err
 	}
@@ -99,8 +58,8 @@ func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error 
 	}
 	var mods []string
 	for _, m := range k.Modules {
-		name := modName(filepath.Base(m)) + ".ko"
-		data, err := readModule(m)
+		name := cache.ModName(filepath.Base(m)) + ".ko"
+		data, err := cache.ReadModule(m)
 		if err != nil {
 			f.Close()
 			return fmt.Errorf("vm: initramfs: %w", err)
@@ -112,7 +71,7 @@ func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error 
 		f.Close()
 		return err
 	}
-	if err := c.file(strings.TrimPrefix(guestBinary, "/"), bin, 0o755); err != nil {
+	if err := c.file(strings.TrimPrefix(guest.Binary, "/"), bin, 0o755); err != nil {
 		f.Close()
 		return err
 	}
@@ -124,7 +83,7 @@ func WriteInitramfs(path string, k *Kernel, bin string, cfg *GuestConfig) error 
 	}
 	c.entry("bin/sh", modeLink|0o777, []byte("busybox"))
 	c.entry("init", modeFile|0o755, []byte(initScript(mods)))
-	c.entry(strings.TrimPrefix(guestConfigPath, "/"), modeFile|0o644, conf)
+	c.entry(strings.TrimPrefix(guest.ConfigPath, "/"), modeFile|0o644, conf)
 	c.entry("etc/hostname", modeFile|0o644, []byte(cfg.Node+"\n"))
 	err = c.close()
 	if err == nil {
@@ -167,6 +126,6 @@ echo "interlink-guest: init at $(cut -d' ' -f1 /proc/uptime) s"
 		fmt.Fprintf(&b, "insmod %s || echo 'interlink-guest: insmod %s failed'\n", m, filepath.Base(m))
 	}
 	b.WriteString("echo \"interlink-guest: modules loaded at $(cut -d' ' -f1 /proc/uptime) s\"\n")
-	fmt.Fprintf(&b, "cd /root\n%s lab guest %s\necho \"interlink-guest: exit $?\"\npoweroff -f\n", guestBinary, guestConfigPath)
+	fmt.Fprintf(&b, "cd /root\n%s lab guest %s\necho \"interlink-guest: exit $?\"\npoweroff -f\n", guest.Binary, guest.ConfigPath)
 	return b.String()
 }

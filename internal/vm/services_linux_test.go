@@ -11,13 +11,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/interlink/interlink/internal/vm/channel"
+	"github.com/interlink/interlink/internal/vm/guest"
 )
 
 // guestOnSocket serves with srv, as a guest does on one of its serial
 // ports, on a unix socket named file in a directory of its own (the
 // host's end of a channel, as qemu gives it: one client at a time, the
 // next one waiting in the backlog). It returns the socket's path.
-func guestOnSocket(t *testing.T, srv *server, file string) string {
+func guestOnSocket(t *testing.T, srv *guest.Server, file string) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), file)
 	l, err := net.Listen("unix", sock)
@@ -36,7 +39,7 @@ func guestOnSocket(t *testing.T, srv *server, file string) string {
 			// A tty never ends, so serve reads on after an error; a
 			// socket's host end goes away: end serve with it.
 			cctx, ccancel := context.WithCancel(ctx)
-			srv.serve(cctx, endsWith{c, ccancel})
+			srv.Serve(cctx, endsWith{c, ccancel})
 			c.Close()
 		}
 	}()
@@ -64,13 +67,13 @@ func (e endsWith) Read(b []byte) (int, error) {
 }
 
 // startTracked starts a real process (sleep) as the guest's kind service.
-func startTracked(t *testing.T, svcs *guestServices, kind string) *exec.Cmd {
+func startTracked(t *testing.T, svcs *guest.Services, kind string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	svcs.track(kind, cmd)
+	svcs.Track(kind, cmd)
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return cmd
 }
@@ -79,9 +82,9 @@ func startTracked(t *testing.T, svcs *guestServices, kind string) *exec.Cmd {
 // for its real processes: alive and listening, alive with nothing on the
 // port, exited (by the PID it started), never started.
 func TestServicesQuery(t *testing.T) {
-	svcs := newGuestServices()
-	sshd := startTracked(t, svcs, ServiceSSHD)
-	agent := startTracked(t, svcs, ServiceAgent)
+	svcs := guest.NewServices()
+	sshd := startTracked(t, svcs, channel.ServiceSSHD)
+	agent := startTracked(t, svcs, channel.ServiceAgent)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +95,9 @@ func TestServicesQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed.Close() // a port nothing listens on now
-	sock := guestOnSocket(t, newServer(nil, svcs, false), ChannelFile)
-	probes := []ServiceProbe{{ServiceSSHD, lis.Addr().String()}, {ServiceAgent, closed.Addr().String()}, {"nfs", lis.Addr().String()}}
-	ask := func() []ServiceAnswer {
+	sock := guestOnSocket(t, guest.NewServer(nil, svcs, false), ChannelFile)
+	probes := []channel.ServiceProbe{{Kind: channel.ServiceSSHD, Address: lis.Addr().String()}, {Kind: channel.ServiceAgent, Address: closed.Addr().String()}, {Kind: "nfs", Address: lis.Addr().String()}}
+	ask := func() []channel.ServiceAnswer {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -105,7 +108,7 @@ func TestServicesQuery(t *testing.T) {
 		return a
 	}
 	a := ask()
-	if a[0] != (ServiceAnswer{Kind: ServiceSSHD, PID: sshd.Process.Pid, Alive: true, Listening: true}) {
+	if a[0] != (channel.ServiceAnswer{Kind: channel.ServiceSSHD, PID: sshd.Process.Pid, Alive: true, Listening: true}) {
 		t.Errorf("sshd, alive on a listening port: %+v", a[0])
 	}
 	if a[1].PID != agent.Process.Pid || !a[1].Alive || a[1].Listening || !strings.Contains(a[1].Error, "refused") {
@@ -139,7 +142,7 @@ func TestServicesNotAnswering(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err = Services(ctx, sock, []ServiceProbe{{ServiceAgent, "127.0.0.1:1"}})
+	_, err = Services(ctx, sock, []channel.ServiceProbe{{Kind: channel.ServiceAgent, Address: "127.0.0.1:1"}})
 	took := time.Since(start)
 	if !errors.Is(err, ErrNotAnswering) || !strings.Contains(err.Error(), "guest not answering") {
 		t.Errorf("err = %v, want ErrNotAnswering", err)
@@ -155,21 +158,21 @@ func TestServicesNotAnswering(t *testing.T) {
 // answered at once; a command sent on the status channel is refused with
 // one clear error.
 func TestStatusChannel(t *testing.T) {
-	svcs := newGuestServices()
-	agent := startTracked(t, svcs, ServiceAgent)
+	svcs := guest.NewServices()
+	agent := startTracked(t, svcs, channel.ServiceAgent)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lis.Close()
-	channel := guestOnSocket(t, newServer(nil, svcs, false), ChannelFile)
-	status := guestOnSocket(t, newServer(nil, svcs, true), StatusFile)
+	command := guestOnSocket(t, guest.NewServer(nil, svcs, false), ChannelFile)
+	status := guestOnSocket(t, guest.NewServer(nil, svcs, true), StatusFile)
 	execCtx, stop := context.WithTimeout(context.Background(), 20*time.Second)
 	defer stop()
 	held := &seen{want: "held", at: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Exec(execCtx, channel, Request{Argv: []string{"sh", "-c", "echo held; exec sleep 15"}}, held, io.Discard)
+		_, err := Exec(execCtx, command, channel.Command{Argv: []string{"sh", "-c", "echo held; exec sleep 15"}}, held, io.Discard)
 		done <- err
 	}()
 	select {
@@ -179,23 +182,23 @@ func TestStatusChannel(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the command that holds the channel did not start within 5s")
 	}
-	probes := []ServiceProbe{{ServiceAgent, lis.Addr().String()}}
+	probes := []channel.ServiceProbe{{Kind: channel.ServiceAgent, Address: lis.Addr().String()}}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := Services(ctx, channel, probes); !errors.Is(err, ErrNotAnswering) {
+	if _, err := Services(ctx, command, probes); !errors.Is(err, ErrNotAnswering) {
 		t.Errorf("a query on the held command channel: %v, want ErrNotAnswering", err)
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	start := time.Now()
 	a, err := Services(ctx, status, probes)
-	if err != nil || len(a) != 1 || a[0] != (ServiceAnswer{Kind: ServiceAgent, PID: agent.Process.Pid, Alive: true, Listening: true}) {
+	if err != nil || len(a) != 1 || a[0] != (channel.ServiceAnswer{Kind: channel.ServiceAgent, PID: agent.Process.Pid, Alive: true, Listening: true}) {
 		t.Errorf("the query on the status channel: %+v, %v; want the agent alive and listening", a, err)
 	}
 	t.Logf("answered on the status channel in %s", time.Since(start).Round(time.Microsecond))
 	var out, errb strings.Builder
 	ran := filepath.Join(t.TempDir(), "ran")
-	code, err := Exec(ctx, status, Request{Argv: []string{"touch", ran}}, &out, &errb)
+	code, err := Exec(ctx, status, channel.Command{Argv: []string{"touch", ran}}, &out, &errb)
 	if err == nil || !strings.Contains(err.Error(), "answers queries only") || code != 127 {
 		t.Errorf("a command on the status channel: exit %d, %v; want 127 and the refusal", code, err)
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
 )
 
 // mixed is a lab of one VM node and one namespace node on a 9000 switch.
@@ -56,8 +56,8 @@ func TestVMRefused(t *testing.T) {
 		is   error
 		want string
 	}{
-		{"{kernel: " + notKernel + "}", vm.ErrNotKernel, "not a Linux kernel image"},
-		{"{kernel: " + k.Image + ", modules: " + noVirtio + "}", vm.ErrNoVirtio, "no module virtio_pci"},
+		{"{kernel: " + notKernel + "}", cache.ErrNotKernel, "not a Linux kernel image"},
+		{"{kernel: " + k.Image + ", modules: " + noVirtio + "}", cache.ErrNoVirtio, "no module virtio_pci"},
 		{"{memory: 100000G}", nil, "host has"},
 	} {
 		name := labName(t, "vmr")
@@ -71,6 +71,32 @@ func TestVMRefused(t *testing.T) {
 		}
 		nothingLeft(t, name, nil)
 	}
+}
+
+// TestVMUntrustedCache: lab up of a VM topology whose $INTERLINK_VM_CACHE
+// others can write fails in one line naming the directory at fault, before
+// anything is built or booted, through the command as people run it.
+func TestVMUntrustedCache(t *testing.T) {
+	need(t)
+	open := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(open, 0o777)
+	name := labName(t, "vmc")
+	cmd := exec.Command(binary, "lab", "up", mixed(t, name, "{memory: 256M}"))
+	cmd.Env = append(os.Environ(), "INTERLINK_VM_CACHE="+open)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), open+" is writable by its group or others (mode 0777)") {
+		t.Errorf("lab up with a world-writable cache: %v, stderr %q; want exit 3 and one line naming %s", err, stderr.String(), open)
+	}
+	if entries, _ := os.ReadDir(open); len(entries) > 0 {
+		t.Errorf("the untrusted cache got %d entries", len(entries))
+	}
+	nothingLeft(t, name, nil)
 }
 
 // TestVMBootTimeout: a guest that does not come up in time fails lab up

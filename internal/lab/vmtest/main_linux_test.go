@@ -19,6 +19,7 @@ import (
 	"github.com/interlink/interlink/internal/testbin"
 	"github.com/interlink/interlink/internal/testlab"
 	"github.com/interlink/interlink/internal/vm"
+	"github.com/interlink/interlink/internal/vm/cache"
 )
 
 // binary is the interlink binary the guests run and the kill -9 test
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 // need fails the test, saying what to install, when this machine cannot
 // run VM nodes; it returns the kernel, fetched into the cache once (a
 // stale package list is refreshed once, as on a fresh CI machine).
-func need(t *testing.T) *vm.Kernel {
+func need(t *testing.T) *cache.Kernel {
 	t.Helper()
 	roottest.Require(t, "VM labs: taps, namespaces, the kernel cache")
 	for _, p := range []string{vm.Qemu, "apt-get", "dpkg-deb"} {
@@ -52,7 +53,7 @@ func need(t *testing.T) *vm.Kernel {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	k, err := vm.DebianKernel(ctx, os.Stderr)
+	k, err := cache.DebianKernel(ctx, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,7 @@ func TestVMJumbo(t *testing.T) {
 	})
 	step(t, "lab up (3 VMs)", start)
 	pids := guests(t, topo.Name, k.Release)
+	checkQemu(t, pids)
 	run := runner(ctx, t, l)
 
 	start = time.Now()
@@ -298,5 +299,33 @@ func checkGuests(ctx context.Context, t *testing.T, name, release string, run fu
 	got, err := cmd.Output()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 5 || string(got) != "node3\n" {
 		t.Errorf("lab exec node3 -- sh -c 'hostname; exit 5': %q, %v; want node3 and exit 5", got, err)
+	}
+	// A background child holding the command's output is not waited for,
+	// as in a namespace node: it still runs once lab exec has returned.
+	got, err = exec.CommandContext(ctx, binary, "lab", "exec", name, "node1", "--", "sh", "-c", "sleep 60 & echo $!").Output()
+	pid := strings.TrimSpace(string(got))
+	if err != nil || pid == "" {
+		t.Fatalf("lab exec node1 -- sh -c 'sleep 60 & echo $!': %q, %v", got, err)
+	}
+	if alive := run("node1", "sh", "-c", "kill -0 "+pid+" && echo alive"); alive != "alive\n" {
+		t.Errorf("the background sleep %s had ended when lab exec returned: lab exec waited for it", pid)
+	}
+	run("node1", "kill", pid)
+}
+
+// checkQemu: each qemu runs sandboxed, and as an unprivileged user.
+func checkQemu(t *testing.T, pids []int) {
+	t.Helper()
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if !strings.Contains(string(cmdline), "-sandbox\x00on,") {
+			t.Errorf("qemu %d runs without -sandbox: %q", pid, cmdline)
+		}
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		for _, l := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(l); len(f) == 5 && f[0] == "Uid:" && strings.Contains(" "+strings.Join(f[1:], " ")+" ", " 0 ") {
+				t.Errorf("qemu %d runs as root: %s", pid, l)
+			}
+		}
 	}
 }
