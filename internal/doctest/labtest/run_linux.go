@@ -253,11 +253,20 @@ func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
 
 // abShape is an ab report without what its noise decides: each verdict
 // cut to its metric; drift, outlier and note lines (a note on how much of
-// the round trip was the hosts waking up) left out.
+// the round trip was the hosts waking up) left out; each row of the table
+// cut to its metric (a count that was 0 in every run has "-" for B/A).
 func abShape(lines []string) []string {
 	var out []string
+	table := false
 	for _, l := range lines {
-		if abNoise.MatchString(l) {
+		switch {
+		case strings.Contains(l, "CI of B/A"):
+			table = true
+		case strings.TrimSpace(l) == "":
+			table = false
+		case table:
+			l = strings.Fields(l)[0]
+		case abNoise.MatchString(l):
 			continue
 		}
 		out = append(out, abVerdict.ReplaceAllString(l, "$1: VERDICT"))
