@@ -62,10 +62,17 @@ func Read(root string) Snapshot {
 	return s
 }
 
+// PollState is the name the kernel gives its polling idle state
+// (drivers/cpuidle/poll_state.c).
+const PollState = "POLL"
+
 // Delta is what the CPUs' idle states counted between two snapshots.
 type Delta struct {
 	CPUs    int          `json:"cpus"`
 	Entries int64        `json:"entries"` // idle-state entries, all CPUs
+	// SleepEntries leaves out the polling state (POLL: the CPU spins,
+	// it does not sleep, and leaving it costs next to nothing).
+	SleepEntries int64 `json:"sleep_entries"`
 	IdleNs  int64        `json:"idle_ns"` // time in idle states, all CPUs
 	States  []StateDelta `json:"states"`
 }
@@ -116,6 +123,9 @@ func (s Snapshot) Since(before Snapshot) *Delta {
 	d.CPUs = len(cpus)
 	for _, sd := range byName {
 		d.Entries += sd.Entries
+		if sd.Name != PollState {
+			d.SleepEntries += sd.Entries
+		}
 		d.IdleNs += sd.IdleNs
 		d.States = append(d.States, *sd)
 	}

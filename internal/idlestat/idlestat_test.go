@@ -32,7 +32,7 @@ func TestSince(t *testing.T) {
 	tree(t, b, map[string][][4]string{"cpu0": {{"POLL", "0", "5", "10"}, {"haltpoll idle", "1", "300", "3000"}},
 		"cpu1": {{"POLL", "0", "2", "4"}, {"haltpoll idle", "1", "150", "1500"}}})
 	d := Read(b).Since(Read(a))
-	if d == nil || d.CPUs != 2 || d.Entries != 302 || d.IdleNs != 3004e3 || len(d.States) != 2 ||
+	if d == nil || d.CPUs != 2 || d.Entries != 302 || d.SleepEntries != 300 || d.IdleNs != 3004e3 || len(d.States) != 2 ||
 		d.States[1].Name != "haltpoll idle" || d.States[1].Entries != 300 || d.States[1].ExitLatencyNs != 1000 {
 		t.Fatalf("%+v", d)
 	}

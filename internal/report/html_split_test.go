@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -13,7 +14,9 @@ import (
 func TestHTMLBenchSplit(t *testing.T) {
 	r := fixture(t, "loopback-bench-udp-limited.json").(*traffic.Report)
 	f := &r.Flows[0].Summary
-	l := func(p50 int64) *traffic.Latency { return &traffic.Latency{Count: 10, P50: p50, P90: p50, P99: p50, Max: p50} }
+	l := func(p50 int64) *traffic.Latency {
+		return &traffic.Latency{Count: 10, P50: p50, P90: p50, P99: p50, Max: p50}
+	}
 	f.RTT = l(92000)
 	f.Split = traffic.NewSplit(f.RTT, l(40000), l(38000), nil, l(12000))
 	page := render(t, r)
@@ -22,6 +25,33 @@ func TestHTMLBenchSplit(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("the HTML lacks %q", want)
 
+		}
+	}
+}
+
+// TestHTMLGCSplit: a gc run's pairs show their split receive times.
+func TestHTMLGCSplit(t *testing.T) {
+	r := fixture(t, "lab-gc.json").(*gc.Report)
+	if page := render(t, r); strings.Contains(page, "Receive times split") {
+		t.Error("a run without a split shows one")
+	}
+	var p *gc.Pair
+	for i := range r.Pairs {
+		if r.Pairs[i].TwoWay != nil {
+			p = &r.Pairs[i]
+		}
+	}
+	if p == nil {
+		t.Fatal("no fixture pair has 2-way times")
+	}
+	l := func(p50 int64) *traffic.Latency {
+		return &traffic.Latency{Count: 10, P50: p50, P90: p50, P99: p50, Max: p50}
+	}
+	p.TwoWaySplit = traffic.NewSplit(p.TwoWay, l(p.TwoWay.P50/4), l(p.TwoWay.P50/4), l(1000), nil)
+	page := render(t, r)
+	for _, want := range []string{"Receive times split into their parts (p50)", "server wake-up", ">n/a<", "What a stamp cannot see"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the HTML lacks %q", want)
 		}
 	}
 }

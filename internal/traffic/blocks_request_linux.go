@@ -68,6 +68,9 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 				oldest = t
 			}
 		}
+		// The blocks just received go into the split now that the next
+		// requests are on their way: off the round trip's path.
+		r.split.record()
 		if !issuing && busy == 0 {
 			break
 		}
@@ -246,7 +249,7 @@ func (r *requester) receive(n int) {
 		s.busy = false
 		rtt := r.now.Sub(s.sent).Nanoseconds()
 		if r.split != nil {
-			r.split.block(r.split.stamp(&r.resp[i]), r.now.UnixNano(), rtt, &h)
+			r.split.queue(r.split.stamp(&r.resp[i]), r.now.UnixNano(), rtt, &h)
 		}
 		r.hist.RecordValue(rtt)
 		r.ivHist.RecordValue(rtt)
@@ -266,6 +269,7 @@ func (r *requester) finish(ctx context.Context, side *Side, err error) (time.Dur
 	side.Messages = st.Completed
 	side.Bytes = st.Completed * int64(r.spec.Block)
 	st.RTT = summarize(r.hist)
+	r.split.record()
 	side.Split = r.split.side()
 	// Tell the responder we are done (it also stops on its own deadline).
 	mk := make([]byte, r.off+HeaderLen)

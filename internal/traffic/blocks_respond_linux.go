@@ -133,7 +133,6 @@ func (r *responder) answer(ctx context.Context, n int) {
 		var at int64
 		if r.split != nil {
 			at = r.split.stamp(&r.reqs[i])
-			r.split.woke(at, r.now.UnixNano())
 		}
 		h = Header{Kind: KindResponse, Seq: q.Seq, Stamp: q.Stamp, Size: q.Size, Chunks: uint16(r.nchunks)}
 		for c := 0; c < r.nchunks; c++ {
@@ -166,8 +165,9 @@ func (r *responder) flush(ctx context.Context) {
 		}
 		r.err = r.opt.wait(ctx, bytes)
 	}
+	var sendAt time.Time
 	if r.split != nil && r.k > 0 && r.err == nil {
-		r.hold()
+		sendAt = r.hold()
 	}
 	for sent := 0; sent < r.k && r.err == nil && ctx.Err() == nil; {
 		w, werr := r.pc.WriteBatch(r.out[sent:r.k], 0)
@@ -176,19 +176,33 @@ func (r *responder) flush(ctx context.Context) {
 			r.err = werr
 		}
 	}
+	if !sendAt.IsZero() {
+		r.record(sendAt)
+	}
 	r.k = 0
 }
 
 // hold writes into each queued response how long its request was held,
-// from its stamp to now (just before the send), and records the work of
-// each block it completes, from the read to now.
-func (r *responder) hold() {
+// from its stamp to now (just before the send), which it returns.
+func (r *responder) hold() time.Time {
 	now := time.Now()
 	ns := now.UnixNano()
 	for i := 0; i < r.k; i++ {
 		held(r.out[i].Buffers[0], r.off, r.stamps[i], ns)
+	}
+	return now
+}
+
+// record adds, after the send (off the round trip's path), each queued
+// block's wake-up (its request's stamp to the read) and work (the read to
+// sendAt).
+func (r *responder) record(sendAt time.Time) {
+	read := r.now.UnixNano()
+	work := max(sendAt.Sub(r.now).Nanoseconds(), 0)
+	for i := 0; i < r.k; i++ {
 		if r.ends[i] {
-			r.split.work.RecordValue(max(now.Sub(r.now).Nanoseconds(), 0))
+			r.split.woke(r.stamps[i], read)
+			r.split.work.RecordValue(work)
 		}
 	}
 }

@@ -20,6 +20,34 @@ type splitRec struct {
 	unheld           int64
 	stamps           string // why there are no stamps at all
 	idle             idlestat.Snapshot
+	// pending are the requester's blocks received but not yet recorded
+	// (record, after the next request is sent).
+	pending []pendingBlock
+}
+
+// pendingBlock is a completed block waiting to be recorded: its
+// datagram's stamp, when it was read, its round trip and its hold.
+type pendingBlock struct {
+	at, now, rtt int64
+	flags        uint8
+	held         int64
+}
+
+// queue keeps a completed block for record.
+func (s *splitRec) queue(at, now, rtt int64, h *Header) {
+	s.pending = append(s.pending, pendingBlock{at: at, now: now, rtt: rtt, flags: h.Flags, held: h.Held})
+}
+
+// record records the pending blocks (none with the split off).
+func (s *splitRec) record() {
+	if s == nil {
+		return
+	}
+	for i := range s.pending {
+		p := &s.pending[i]
+		s.block(p.at, p.now, p.rtt, &Header{Flags: p.flags, Held: p.held})
+	}
+	s.pending = s.pending[:0]
 }
 
 // newSplitRec asks the kernel for receive stamps on conn (before its

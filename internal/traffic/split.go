@@ -72,8 +72,8 @@ type Split struct {
 	// datagram's, which the kernel takes from the last fragment to arrive.
 	Fragments int `json:"fragments,omitempty"`
 	// IdleEntriesPerBlock is how often the CPUs of the ends' hosts
-	// entered an idle state per block (all CPUs, each host counted once);
-	// absent where a host has no cpuidle.
+	// entered an idle state where they sleep (not POLL) per block (all
+	// CPUs, each host counted once); absent where a host has no cpuidle.
 	IdleEntriesPerBlock *float64 `json:"idle_entries_per_block,omitempty"`
 	// Hosts is how many hosts the ends ran on (1: one host, both ends).
 	Hosts int `json:"hosts,omitempty"`
@@ -185,7 +185,7 @@ func (sp *Split) idle(s *Summary, cs, ss *SideSplit) {
 			continue
 		}
 		hosts[e.Host] = true
-		entries += e.Idle.Entries
+		entries += e.Idle.SleepEntries
 	}
 	if len(hosts) == 0 {
 		return
@@ -226,7 +226,7 @@ func (sp *Split) IdleNote() string {
 	}
 	per := *sp.IdleEntriesPerBlock
 	if per < 1 {
-		return fmt.Sprintf("%s entered an idle state %.2f times per block: they seldom slept, so the wake-ups above are threads being scheduled, not CPUs leaving an idle state", where, per)
+		return fmt.Sprintf("%s went to sleep in an idle state (not polling) %.2f times per block: they seldom slept, so the wake-ups above are threads being scheduled, not CPUs leaving an idle state", where, per)
 	}
-	return fmt.Sprintf("%s entered an idle state %.2f times per block: the two readers' wake-ups account for up to 2; more are CPUs woken for something else, such as the one taking a NIC's interrupt, whose wake-up lands in network and stacks", where, per)
+	return fmt.Sprintf("%s went to sleep in an idle state (not polling) %.2f times per block: the two readers' wake-ups account for up to 2; more are CPUs woken for something else, such as the one taking a NIC's interrupt, whose wake-up lands in network and stacks", where, per)
 }

@@ -22,8 +22,11 @@ func checkSplit(t *testing.T, what string, f Flow) {
 			t.Errorf("%s: %s: %+v (missing: %v)", what, p.Name, p.L, sp.Missing)
 		}
 	}
-	if sp.AccountedPercent == nil || *sp.AccountedPercent < 100*(1-SplitTolerance) || *sp.AccountedPercent > 100*(1+SplitTolerance) {
-		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%", what, time.Duration(s.RTT.P50), sp.AccountedPercent)
+	// The p50s of the parts need not add up to the round trip's on a
+	// loaded machine (their spread); where they miss by more than 15 %
+	// the report must say why. Their means must add up (below).
+	if a := sp.AccountedPercent; a == nil || (*a < 100*(1-SplitTolerance) || *a > 100*(1+SplitTolerance)) && sp.Unaccounted == "" {
+		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%, and no reason given", what, time.Duration(s.RTT.P50), a)
 	}
 	if sp.RequesterWake != nil && sp.ResponderWake != nil && sp.ResponderWork != nil && sp.NetworkAndStacks != nil {
 		// The parts add up per block: their means add up to the round
