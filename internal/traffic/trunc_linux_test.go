@@ -52,6 +52,26 @@ func connectedPair(t *testing.T) (send, recv *net.UDPConn) {
 	return send, recv
 }
 
+// waitSetUp waits until an end started on recv has set its socket
+// buffers (runEnd's setBuffers, or recv taken over after it), rather than
+// writing after a guessed 50 ms.
+func waitSetUp(t *testing.T, recv *net.UDPConn) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(time.Millisecond) { // only against a hang
+		sc, err := recv.SyscallConn()
+		if err != nil {
+			return
+		}
+		size := 0
+		if err := sc.Control(func(fd uintptr) { size, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF) }); err != nil || size >= udpBuffer {
+			return // closed: taken over after its buffers were set
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the end never set its socket buffers (SO_RCVBUF %d)", size)
+		}
+	}
+}
+
 // dataDatagrams is k datagrams of size bytes numbered from seq, back to
 // back: what a GSO buffer holds, and what an old kernel sends as one.
 func dataDatagrams(seq uint64, k, size int) []byte {
@@ -74,7 +94,7 @@ func TestReceiveUDPJoinedDatagrams(t *testing.T) {
 	spec := Spec{Mode: ModeUDP, Len: size, Duration: time.Second, RateSet: true}
 	done := make(chan *Side)
 	go func() { done <- ReceiveUDP(context.Background(), spec, recv, Options{}) }()
-	time.Sleep(50 * time.Millisecond)
+	waitSetUp(t, recv) // its buffer holds what follows
 	var seq uint64
 	write := func(b []byte) {
 		if _, err := send.Write(b); err != nil {
@@ -235,7 +255,7 @@ func TestRespondTruncated(t *testing.T) {
 	}
 	done := make(chan *Side)
 	go func() { done <- Respond(context.Background(), spec, recv, Options{}) }()
-	time.Sleep(50 * time.Millisecond)
+	waitSetUp(t, recv)
 	big := make([]byte, spec.Request+4096)
 	(&Header{Kind: KindRequest, Seq: 1, Size: uint32(spec.Block), Chunks: 1}).Put(big)
 	send.Write(big)
