@@ -136,8 +136,12 @@ func TestStormThroughGate(t *testing.T) {
 	}
 	at := arrivals()
 	span := at[len(at)-1].Sub(at[0]).Seconds()
-	if got := float64(len(at)-1) / span; got < rate*0.9 || got > rate*1.1 {
-		t.Errorf("upstream arrival rate %.1f/s, want %.0f within 10 %%", got, rate)
+	// Never faster than the rate (10 % for the first and last arrival's
+	// timing); slower only by a lot: a stall on a loaded machine costs a
+	// burst-1 bucket its tokens, so the lower bound only catches a stuck
+	// gate.
+	if got := float64(len(at)-1) / span; got < rate/2 || got > rate*1.1 {
+		t.Errorf("upstream arrival rate %.1f/s, want at most %.0f (and more than half of it)", got, rate)
 	}
 	if r.Fairness == nil || *r.Fairness < 0.9 {
 		t.Errorf("fairness %v, want >= 0.9", r.Fairness)

@@ -133,12 +133,15 @@ func stormThroughGate(t *testing.T, name string) {
 	lo, hi := len(first)/10, len(first)*9/10
 	rate := float64(hi-lo) / (time.Duration(first[hi] - first[lo]).Seconds())
 	t.Logf("logons reached the server at %.2f/s (gate --rate %.0f)", rate, gateRate)
-	if rate < 0.95*gateRate || rate > 1.05*gateRate {
-		t.Errorf("arrival rate at the server %.2f/s, want within 5 %% of %.0f", rate, gateRate)
+	// Never faster than the gate's rate, nor a client before its place
+	// over the rate; slower only by a lot (a stall on a loaded machine
+	// costs the bucket tokens: those bounds only catch a stuck gate).
+	if rate < gateRate/2 || rate > 1.05*gateRate {
+		t.Errorf("arrival rate at the server %.2f/s, want at most %.0f (and more than half of it)", rate, gateRate)
 	}
 	for _, k := range []int{lo, len(first) / 2, hi} {
 		want := time.Duration(float64(k-gateBurst) / gateRate * float64(time.Second))
-		if got := time.Duration(first[k]); got < want-500*time.Millisecond || got > want+time.Second {
+		if got := time.Duration(first[k]); got < want-500*time.Millisecond || got > 2*want+time.Second {
 			t.Errorf("client %d in the queue got its first byte after %v, want about %v (place / rate)", k, got, want)
 		}
 	}
