@@ -93,8 +93,9 @@ cross:
 # comparison runs even when one misses, and make bench exits 1 naming every
 # goal missed.
 BENCHFLAGS ?= -rounds 5 -time 3s
-# The Go benchmarks (lab up/down, check, pmtu verdict time) run six times
-# each and benchstat prints their medians.
+# The Go benchmarks (lab up/down, lab up pg and galera, check, pmtu verdict
+# time, sorting a 200-node mesh result) run six times each and benchstat
+# prints their medians.
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchtime=3x -count=6 ./... | tee bin/bench.txt
