@@ -41,7 +41,8 @@ func testOnly(t *testing.T) map[string]bool {
 
 // TestBinaryLeavesOutTestPackages: the interlink binary links no package
 // that only tests need: none whose name ends in "test" (the test helpers'
-// naming) and none that docs/development.md says only tests use.
+// naming) and none that docs/development.md says only tests use; and each
+// of those is named ...test.
 func TestBinaryLeavesOutTestPackages(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "../cmd/interlink").Output()
 	if err != nil {
@@ -58,6 +59,11 @@ func TestBinaryLeavesOutTestPackages(t *testing.T) {
 		n++
 		if strings.HasSuffix(path.Base(rel), "test") || only[rel] {
 			t.Errorf("cmd/interlink depends on %s, which only tests should use", p)
+		}
+	}
+	for p := range only {
+		if !strings.HasSuffix(path.Base(p), "test") {
+			t.Errorf("%s is used by tests only (docs/development.md) but not named ...test, as test helpers are", p)
 		}
 	}
 	if n < 20 {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -227,7 +227,7 @@ func TestPreauthRefusalsCarryReasons(t *testing.T) {
 	}
 	// The cases wait for the handshake deadline at once, each from its
 	// own loopback address (the per-address cap is not what is tested).
-	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+	casetest.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
 		tc := cases[i]
 		c := dialFrom(t, fmt.Sprintf("127.0.1.%d", i+1), addr)
 		defer c.Close()

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/interlink/interlink/internal/syncbuf"
+	"github.com/interlink/interlink/internal/buftest"
 )
 
 // agent --metrics on loopback: the scrape parses, holds the node's IP
@@ -27,7 +27,7 @@ func TestAgentMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncbuf.Buffer
+	var stderr buftest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0", "--token-file", tok, "--metrics", "127.0.0.1:0", "--check-interval", "10s"}, &bytes.Buffer{}, &stderr)

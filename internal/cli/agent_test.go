@@ -11,7 +11,7 @@ import (
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/agent/agenttest"
-	"github.com/interlink/interlink/internal/syncbuf"
+	"github.com/interlink/interlink/internal/buftest"
 )
 
 // Item 7 of issue 18: --peer-cpu 999 dropped the stream mid-run, printed
@@ -24,7 +24,7 @@ func TestBenchPeerCPURefusedByAgent(t *testing.T) {
 	if err := os.WriteFile(tokenFile, tok, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := &syncbuf.Buffer{}
+	log := &buftest.Buffer{}
 	addr := agenttest.Start(t, agent.Config{Token: tok, Software: "t5 cli test", Log: log})
 	for _, mode := range []string{"tcp", "blocks"} {
 		var o, e bytes.Buffer

@@ -13,16 +13,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // TestReadersHostileFiles runs the built binary, as a person would, on
 // what is not a regular file where awr, awr diff, report and diff read
 // files, and stops a long awr read with SIGTERM and SIGINT.
 func TestReadersHostileFiles(t *testing.T) {
-	testlab.SkipShort(t)
-	bin, cleanup, err := testbin.Build("interlink-awr-hostile-")
+	labuptest.SkipShort(t)
+	bin, cleanup, err := bintest.Build("interlink-awr-hostile-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // TestCheckLiveHaltpoll: on a KVM guest whose haltpoll governor does not
@@ -79,12 +79,12 @@ func TestCheckLiveHaltpollPolling(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("TestCheckLiveHaltpollPolling needs root (a bind mount in a mount namespace of its own); run the tests as root")
 	}
-	testlab.SkipShort(t)
+	labuptest.SkipShort(t)
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		t.Fatalf("unshare (util-linux) is needed: apt-get install util-linux: %v", err)
 	}
-	bin, cleanup, err := testbin.Build("interlink-check-haltpoll-")
+	bin, cleanup, err := bintest.Build("interlink-check-haltpoll-")
 	if err != nil {
 		t.Fatal(err)
 	}

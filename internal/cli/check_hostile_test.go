@@ -17,10 +17,10 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/fixturetest"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // runBin runs the built binary with a bound of limit (only against a
@@ -53,8 +53,8 @@ func runBin(t *testing.T, bin string, limit time.Duration, args ...string) (stdo
 // stops it with SIGINT and SIGTERM.
 func TestCheckHostileTree(t *testing.T) {
 	roottest.Require(t, "it creates device nodes")
-	testlab.SkipShort(t)
-	bin, cleanup, err := testbin.Build("interlink-check-hostile-")
+	labuptest.SkipShort(t)
+	bin, cleanup, err := bintest.Build("interlink-check-hostile-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestCheckHostileTree(t *testing.T) {
 
 	t.Run("devices and sockets", func(t *testing.T) {
 		r := t.TempDir()
-		fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
+		fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
 		for _, p := range []string{"proc/net/snmp", "etc/os-release"} {
 			os.Remove(filepath.Join(r, p))
 		}
@@ -118,7 +118,7 @@ func TestCheckHostileTree(t *testing.T) {
 		}
 		t.Cleanup(func() { os.RemoveAll(dir) })
 		os.Chmod(dir, 0o755)
-		fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+		fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
 		for _, d := range []string{"proc", "sys", "etc", "u01"} {
 			if err := os.Chmod(filepath.Join(dir, d), 0); err != nil {
 				t.Fatal(err)
@@ -146,7 +146,7 @@ func TestCheckHostileTree(t *testing.T) {
 			// --interval makes check wait between two counter samples;
 			// a signal cuts the wait and the totals are reported.
 			r := t.TempDir()
-			fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
+			fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
 			// The tree is read in well under the second (nothing says when
 			// the wait starts); a signal during the read would fail below.
 			out, errOut, code, took := runUntilSignal(t, bin, after(time.Second), sig, "check", "--root", r, "--interval", "5m")
@@ -167,17 +167,17 @@ const escape = "\x1b]0;PWNED\x07\x1b[2J"
 func TestCheckEscapesCleaned(t *testing.T) {
 	fixedClock(t)
 	r := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
-	fixture.Write(t, r, "proc/sys/kernel/hostname", "rac1"+escape+"\n")
-	fixture.Write(t, r, "etc/os-release", "PRETTY_NAME=\"Oracle"+escape+"\"\n")
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", r)
+	fixturetest.Write(t, r, "proc/sys/kernel/hostname", "rac1"+escape+"\n")
+	fixturetest.Write(t, r, "etc/os-release", "PRETTY_NAME=\"Oracle"+escape+"\"\n")
 	mi, err := os.ReadFile(filepath.Join(r, "proc/self/mountinfo"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixture.Write(t, r, "proc/self/mountinfo", string(mi)+"garbage"+escape+" line\n")
-	fixture.Write(t, r, "etc/fstab", "nas09:/vol/x /u09/"+escape+" nfs rw,hard,vers=3 0 0\n")
-	fixture.Write(t, r, "sys/class/net/eth"+escape+"/mtu", "1500\n")
-	fixture.Write(t, r, "sys/class/net/eth"+escape+"/operstate", "up"+escape+"\n")
+	fixturetest.Write(t, r, "proc/self/mountinfo", string(mi)+"garbage"+escape+" line\n")
+	fixturetest.Write(t, r, "etc/fstab", "nas09:/vol/x /u09/"+escape+" nfs rw,hard,vers=3 0 0\n")
+	fixturetest.Write(t, r, "sys/class/net/eth"+escape+"/mtu", "1500\n")
+	fixturetest.Write(t, r, "sys/class/net/eth"+escape+"/operstate", "up"+escape+"\n")
 
 	out, errOut, code := run(t, "check", "--root", r)
 	if code == ExitUnknown {

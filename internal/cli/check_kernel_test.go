@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/rules"
 )
 
@@ -54,7 +54,7 @@ func TestCheckKernelFacilities(t *testing.T) {
 	// other): each writes both files the cases vary, the release and the
 	// mountstats with or without its errors column.
 	root := filepath.Join(t.TempDir(), "node")
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
 	b, err := os.ReadFile(filepath.Join(root, "proc/self/mountstats"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,11 +88,11 @@ func TestCheckKernelFacilities(t *testing.T) {
 		{release: "2.6.32-754.35.1.el6.x86_64", severity: rules.Warning, message: "older than 3.10, the oldest kernel interlink supports"},
 	} {
 		t.Run(c.release, func(t *testing.T) {
-			fixture.Write(t, root, "/proc/sys/kernel/osrelease", c.release+"\n")
+			fixturetest.Write(t, root, "/proc/sys/kernel/osrelease", c.release+"\n")
 			if c.noErrors {
-				fixture.Write(t, root, "/proc/self/mountstats", noErrorsColumn)
+				fixturetest.Write(t, root, "/proc/self/mountstats", noErrorsColumn)
 			} else {
-				fixture.Write(t, root, "/proc/self/mountstats", mountstats)
+				fixturetest.Write(t, root, "/proc/self/mountstats", mountstats)
 			}
 			bundle := filepath.Join(t.TempDir(), "node.tar.gz")
 			for _, args := range [][]string{{"--root", root, "--collect", bundle}, {"--root", bundle}} {
@@ -137,11 +137,11 @@ func TestCheckKernelFacilities(t *testing.T) {
 func TestCheckKernelNoNFS(t *testing.T) {
 	fixedClock(t)
 	root := filepath.Join(t.TempDir(), "node")
-	fixture.Copy(t, fixtures+"debian12-netplan", root)
-	fixture.Write(t, root, "/proc/sys/kernel/osrelease", "4.18.0-553.el8_10.x86_64\n")
-	fixture.Write(t, root, "/proc/self/mountinfo", "")
-	fixture.Write(t, root, "/proc/self/mountstats", "")
-	fixture.Write(t, root, "/etc/fstab", "")
+	fixturetest.Copy(t, fixtures+"debian12-netplan", root)
+	fixturetest.Write(t, root, "/proc/sys/kernel/osrelease", "4.18.0-553.el8_10.x86_64\n")
+	fixturetest.Write(t, root, "/proc/self/mountinfo", "")
+	fixturetest.Write(t, root, "/proc/self/mountstats", "")
+	fixturetest.Write(t, root, "/etc/fstab", "")
 	f := kernelFinding(t, "--root", root)
 	if f == nil {
 		t.Fatal("no KERNEL-FACILITIES finding")

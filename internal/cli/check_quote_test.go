@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/rules"
 	"github.com/interlink/interlink/internal/shellq/shellqtest"
 )
@@ -30,13 +30,13 @@ func renameInterface(t *testing.T, root, name, mtu string) {
 	if err := os.Remove(filepath.Join(root, "/sys/class/net/eth2")); err != nil {
 		t.Fatal(err)
 	}
-	fixture.Symlink(t, root, "/sys/class/net/"+name, "../../devices/pci0000:00/0000:00:05.0/net/"+name)
-	fixture.Edit(t, root, dev+name+"/uevent", "INTERFACE=eth2", "INTERFACE="+name)
-	fixture.Edit(t, root, dev+name+"/mtu", "9000", mtu)
-	fixture.Edit(t, root, "/proc/self/net/bonding/bond1", "Slave Interface: eth2", "Slave Interface: "+name)
-	fixture.Edit(t, root, "/sys/devices/virtual/net/bond1/bonding/slaves", "eth2", name)
+	fixturetest.Symlink(t, root, "/sys/class/net/"+name, "../../devices/pci0000:00/0000:00:05.0/net/"+name)
+	fixturetest.Edit(t, root, dev+name+"/uevent", "INTERFACE=eth2", "INTERFACE="+name)
+	fixturetest.Edit(t, root, dev+name+"/mtu", "9000", mtu)
+	fixturetest.Edit(t, root, "/proc/self/net/bonding/bond1", "Slave Interface: eth2", "Slave Interface: "+name)
+	fixturetest.Edit(t, root, "/sys/devices/virtual/net/bond1/bonding/slaves", "eth2", name)
 	for _, kv := range []string{"NAME=", "DEVICE="} {
-		fixture.Edit(t, root, "/etc/sysconfig/network-scripts/ifcfg-"+name, kv+"eth2", kv+name)
+		fixturetest.Edit(t, root, "/etc/sysconfig/network-scripts/ifcfg-"+name, kv+"eth2", kv+name)
 	}
 }
 
@@ -49,7 +49,7 @@ func TestCheckBundleQuotesFix(t *testing.T) {
 	fixedClock(t)
 	const name = "$(id)"
 	root := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", root)
 	renameInterface(t, root, name, "1500")
 	dir := filepath.Join(t.TempDir(), "case 28")
 	os.Mkdir(dir, 0o755)

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // TestCheckUnknownSpeed: a virtual NIC whose sysfs speed is -1 (SPEED_UNKNOWN)
@@ -15,9 +15,9 @@ import (
 // 4.29 Pbit/s; a NIC with a speed keeps it.
 func TestCheckUnknownSpeed(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
-	fixture.Interface(t, dir, "vnet0", "virtual", map[string]string{"mtu": "1500", "operstate": "up", "speed": "-1", "flags": "0x1003"})
-	fixture.Interface(t, dir, "eth9", "pci0000:00/0000:00:09.0", map[string]string{"mtu": "1500", "operstate": "down", "speed": "4294967295", "flags": "0x1002"})
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Interface(t, dir, "vnet0", "virtual", map[string]string{"mtu": "1500", "operstate": "up", "speed": "-1", "flags": "0x1003"})
+	fixturetest.Interface(t, dir, "eth9", "pci0000:00/0000:00:09.0", map[string]string{"mtu": "1500", "operstate": "down", "speed": "4294967295", "flags": "0x1002"})
 
 	out, errOut, code := run(t, "check", "--root", dir, "--json")
 	if code == ExitUnknown || errOut != "" {

@@ -17,11 +17,11 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/inventory"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/check")
@@ -278,8 +278,8 @@ func TestCheckLive(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o755)
-	testlab.SkipShort(t)
-	bin, cleanup, err := testbin.Build("interlink-check-bin-")
+	labuptest.SkipShort(t)
+	bin, cleanup, err := bintest.Build("interlink-check-bin-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestCheckLive(t *testing.T) {
 		// marked unreadable.
 		tree := filepath.Join(dir, "node")
 		os.Mkdir(tree, 0o755)
-		fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", tree)
+		fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", tree)
 		for p, mode := range map[string]os.FileMode{"sys/class/net": 0o700, "etc/sysconfig/network-scripts": 0o700,
 			"u01/app/19.0.0/grid": 0o750, "proc/sys/net/core": 0o700} {
 			if err := os.Chmod(filepath.Join(tree, p), mode); err != nil {

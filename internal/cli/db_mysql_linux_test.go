@@ -8,13 +8,13 @@ import (
 
 	"github.com/interlink/interlink/internal/db"
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // TestDBBenchMySQLBadInput: each mistake is one line and exit 3, and the
 // password given never appears in what is printed.
 func TestDBBenchMySQLBadInput(t *testing.T) {
-	s := testmaria.New(t, mariadb.Config{})
+	s := mariatest.New(t, mariadb.Config{})
 	port, err := mariadb.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestDBBenchMySQLBadInput(t *testing.T) {
 // TestDBBenchMySQL runs the CLI against a standalone MariaDB, JSON and
 // text, with the password from MYSQL_PWD: it appears nowhere.
 func TestDBBenchMySQL(t *testing.T) {
-	s := testmaria.New(t, mariadb.Config{})
+	s := mariatest.New(t, mariadb.Config{})
 	t.Setenv("MYSQL_PWD", s.Password)
 	noPW := strings.Replace(s.DSN(), ":"+s.Password+"@", "@", 1)
 	stdout, stderr, code := run(t, "db", "bench", "--dsn", noPW, "--init", "--table-size", "1000", "--clients", "2", "--time", "1s", "--json")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/db"
-	"github.com/interlink/interlink/internal/testpg"
+	"github.com/interlink/interlink/internal/pgtest"
 )
 
 // wantBadInput asserts the one-line error and exit 3 of bad input.
@@ -64,9 +64,9 @@ func silentServer(t *testing.T) string {
 // is waiting for its own server to start.
 func TestDBBenchBadInput(t *testing.T) {
 	t.Parallel()
-	pg := testpg.New(t, testpg.Config{Settings: map[string]string{"fsync": "off"}})
+	pg := pgtest.New(t, pgtest.Config{Settings: map[string]string{"fsync": "off"}})
 	dsn := pg.DSN("postgres")
-	port, err := testpg.FreePort("127.0.0.1")
+	port, err := pgtest.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestDBBenchLabFromEnv(t *testing.T) {
 // cancel, and judges no figure against the clock.
 func TestDBBench(t *testing.T) {
 	t.Parallel()
-	pg := testpg.New(t, testpg.Config{Settings: map[string]string{"fsync": "off"}})
+	pg := pgtest.New(t, pgtest.Config{Settings: map[string]string{"fsync": "off"}})
 	stdout, stderr, code := run(t, "db", "bench", "--dsn", pg.DSN("postgres"), "--init", "--clients", "2", "--time", "1s", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 func TestGateBadInput(t *testing.T) {
@@ -61,8 +61,8 @@ func TestGateBadInput(t *testing.T) {
 // TestGateProcess runs the gate as operators do: a config file, metrics,
 // a client through it, a SIGHUP reload, SIGTERM.
 func TestGateProcess(t *testing.T) {
-	testlab.SkipShort(t)
-	bin, cleanup, err := testbin.Build("interlink-gate-bin-")
+	labuptest.SkipShort(t)
+	bin, cleanup, err := bintest.Build("interlink-gate-bin-")
 	if err != nil {
 		t.Fatal(err)
 	}

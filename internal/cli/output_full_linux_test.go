@@ -13,18 +13,18 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/fixturetest"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // tinyDisk is a tmpfs of one page (4 KiB) of the test's own; full fills
 // it first.
 func tinyDisk(t *testing.T, full bool) string {
 	t.Helper()
-	dir := fixture.Tmpfs(t, 0, "size=4k,nr_inodes=64")
+	dir := fixturetest.Tmpfs(t, 0, "size=4k,nr_inodes=64")
 	if full {
 		f, err := os.Create(filepath.Join(dir, "filler"))
 		if err != nil {
@@ -47,7 +47,7 @@ func tinyDisk(t *testing.T, full bool) string {
 
 // readOnlyDisk is an empty read-only tmpfs of the test's own.
 func readOnlyDisk(t *testing.T) string {
-	return fixture.Tmpfs(t, syscall.MS_RDONLY, "size=4k,nr_inodes=16")
+	return fixturetest.Tmpfs(t, syscall.MS_RDONLY, "size=4k,nr_inodes=16")
 }
 
 // TestOutputToReadOnlyPlace: a file to write on a read-only mount is bad
@@ -124,8 +124,8 @@ func runTo(t *testing.T, bin, out string, args ...string) (stderr string, code i
 // been; and a closed pipe ends it by SIGPIPE.
 func TestOutputToFullDisk(t *testing.T) {
 	roottest.Require(t, "it mounts a tmpfs")
-	testlab.SkipShort(t)
-	bin, cleanup, err := testbin.Build("interlink-output-full-")
+	labuptest.SkipShort(t)
+	bin, cleanup, err := bintest.Build("interlink-output-full-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestOutputToFullDisk(t *testing.T) {
 	nodes, tok := meshFiles(t, agents)
 	peer := strings.Fields(agents[0])[1]
 	// A real MariaDB for db bench.
-	maria := testmaria.New(t, mariadb.Config{})
+	maria := mariatest.New(t, mariadb.Config{})
 	full, empty := tinyDisk(t, true), tinyDisk(t, false)
 	for _, c := range []struct {
 		args []string

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/interlink/interlink/internal/syncbuf"
+	"github.com/interlink/interlink/internal/buftest"
 	"github.com/interlink/interlink/internal/watch"
 )
 
@@ -28,7 +28,7 @@ func TestWatchMetrics(t *testing.T) {
 	lines := append(meshAgents(t, 61, 3), "dead 127.0.4.61:1")
 	nodes, tok := meshFiles(t, lines)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncbuf.Buffer
+	var stdout, stderr buftest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- Main(ctx, []string{"watch", "--nodes", nodes, "--token-file", tok, "--metrics", "127.0.0.1:0",

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 )
 
 // The cleanup of an agent that does not end on TERM (stuck, or too slow on
@@ -173,7 +173,7 @@ func nodeShells(t *testing.T) map[string]func(*testing.T, string) string {
 func eachShell(t *testing.T, f func(t *testing.T, shell func(*testing.T, string) string)) {
 	shells := nodeShells(t)
 	names := slices.Sorted(maps.Keys(shells))
-	subtests.AtOnce(t, len(names), func(i int) string { return names[i] }, func(t *testing.T, i int) { f(t, shells[names[i]]) })
+	casetest.AtOnce(t, len(names), func(i int) string { return names[i] }, func(t *testing.T, i int) { f(t, shells[names[i]]) })
 }
 
 // timeout(1) was killed on its own (as the cleanup used to kill it) and

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 )
 
 // sshServer is an SSH server on loopback whose connections can stop
@@ -285,5 +285,5 @@ func TestStallWatchdog(t *testing.T) {
 			}
 		}},
 	}
-	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) { cases[i].f(t) })
+	casetest.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) { cases[i].f(t) })
 }

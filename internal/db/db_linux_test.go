@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/interlink/interlink/internal/ab"
-	"github.com/interlink/interlink/internal/testpg"
+	"github.com/interlink/interlink/internal/pgtest"
 )
 
 // fast is for servers whose durability is not under test.
@@ -22,7 +22,7 @@ var fast = map[string]string{"fsync": "off", "full_page_writes": "off"}
 
 // sharedPG is the server of the tests that need a database of their own
 // but not a server: one initdb and start for all of them.
-var sharedPG = &testpg.Shared{Config: testpg.Config{Settings: fast}}
+var sharedPG = &pgtest.Shared{Config: pgtest.Config{Settings: fast}}
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -177,8 +177,8 @@ func TestInitRefusesForeignTables(t *testing.T) {
 }
 
 func TestSynchronousStandby(t *testing.T) {
-	pg := testpg.New(t, testpg.Config{Settings: fast})
-	sb := testpg.NewStandby(t, pg, "standby1", testpg.Config{Settings: fast})
+	pg := pgtest.New(t, pgtest.Config{Settings: fast})
+	sb := pgtest.NewStandby(t, pg, "standby1", pgtest.Config{Settings: fast})
 	execSQL(t, pg.DSN("postgres"), `ALTER SYSTEM SET synchronous_standby_names = 'standby1'`, `SELECT pg_reload_conf()`)
 	r := run(t, Spec{DSN: pg.DSN("postgres"), Init: true, Workload: SimpleUpdate, Clients: 2, Duration: 2 * time.Second})
 	checkRun(t, r)
@@ -215,7 +215,7 @@ func TestSynchronousStandby(t *testing.T) {
 
 func TestConnectErrors(t *testing.T) {
 	pg, db := sharedPG.DB(t)
-	port, err := testpg.FreePort("127.0.0.1")
+	port, err := pgtest.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestSharedPGDatabases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: this test uses a PostgreSQL server")
 	}
-	var pg *testpg.Server
+	var pg *pgtest.Server
 	var names []string
 	for _, sub := range []string{"a", "b"} {
 		t.Run(sub, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // galeraAlone starts a one-member Galera cluster on loopback, its group
@@ -23,7 +23,7 @@ func galeraAlone(t *testing.T, name string) *mariadb.Server {
 		t.Fatal(err)
 	}
 	lo := netip.MustParseAddr("127.0.0.1")
-	return testmaria.New(t, mariadb.Config{
+	return mariatest.New(t, mariadb.Config{
 		Galera: &mariadb.Galera{Cluster: name, Node: name, Address: lo, Members: []netip.Addr{lo}, Bootstrap: true},
 		Settings: map[string]string{
 			"wsrep_provider_options": fmt.Sprintf(`"gcache.size=32M;gmcast.listen_addr=tcp://127.0.0.1:%d"`, port),

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // checkMySQLRun asserts what every MySQL run must show; a conflict is
@@ -56,7 +56,7 @@ func myDSNs(servers ...*mariadb.Server) []string {
 // TestMySQLStandalone runs oltp-read-write against one MariaDB: init, a
 // run over the tables as they are, and the run's counters.
 func TestMySQLStandalone(t *testing.T) {
-	s := testmaria.New(t, mariadb.Config{})
+	s := mariatest.New(t, mariadb.Config{})
 	r := run(t, Spec{DSN: s.DSN(), Init: true, TableSize: 2000, Tables: 2, Clients: 4, Duration: 2 * time.Second, Interval: 500 * time.Millisecond})
 	checkMySQLRun(t, r)
 	if r.Server.Tables != 2 || r.Server.TableSize != 2000 || !r.Server.TablesCreatedByInterlink || r.Server.InitBytes <= 0 {
@@ -83,7 +83,7 @@ func TestMySQLStandalone(t *testing.T) {
 // TestMySQLErrors: bad logins, unreachable servers, missing and foreign
 // tables give ErrConnect or ErrTables, never the password.
 func TestMySQLErrors(t *testing.T) {
-	s := testmaria.New(t, mariadb.Config{})
+	s := mariatest.New(t, mariadb.Config{})
 	port, err := mariadb.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestMySQLErrors(t *testing.T) {
 // mid-run: it is reported lost, its clients go on against the other, and
 // the run ends by time with transactions on both.
 func TestMySQLServerLost(t *testing.T) {
-	a, b := testmaria.New(t, mariadb.Config{}), testmaria.New(t, mariadb.Config{})
+	a, b := mariatest.New(t, mariadb.Config{}), mariatest.New(t, mariadb.Config{})
 	for _, s := range []*mariadb.Server{a, b} {
 		run(t, Spec{DSN: s.DSN(), Init: true, TableSize: 1000, Clients: 1, Duration: 100 * time.Millisecond})
 	}

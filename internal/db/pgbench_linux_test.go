@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/testpg"
+	"github.com/interlink/interlink/internal/pgtest"
 )
 
 var pgbenchTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
@@ -24,7 +24,7 @@ var pgbenchTPS = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connectio
 // fsync is off so the comparison measures the client and the server's CPU
 // path, not the disk.
 func BenchmarkVsPgbench(b *testing.B) {
-	pg := testpg.New(b, testpg.Config{Settings: fast})
+	pg := pgtest.New(b, pgtest.Config{Settings: fast})
 	dsn := pg.DSN("postgres")
 	if _, err := Run(context.Background(), Spec{DSN: dsn, Init: true, Clients: 1, Duration: 100 * time.Millisecond}, Observer{}); err != nil {
 		b.Fatal(err)
@@ -58,7 +58,7 @@ func BenchmarkVsPgbench(b *testing.B) {
 	}
 }
 
-func pgbench(b *testing.B, pg *testpg.Server, flag string, clients, secs int) float64 {
+func pgbench(b *testing.B, pg *pgtest.Server, flag string, clients, secs int) float64 {
 	args := []string{"-M", "prepared", "-c", strconv.Itoa(clients), "-j", "1", "-T", strconv.Itoa(secs), "-n"}
 	if flag != "" {
 		args = append(args, flag)

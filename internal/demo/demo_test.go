@@ -16,11 +16,11 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
+	"github.com/interlink/interlink/internal/buftest"
 	"github.com/interlink/interlink/internal/demo"
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/pmtu"
-	"github.com/interlink/interlink/internal/syncbuf"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // bin is the interlink binary built for these tests: the demo runs it
@@ -28,7 +28,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "demo tests", &bin, "t6-demo-bin-")
+	labuptest.Main(m, "demo tests", &bin, "t6-demo-bin-")
 }
 
 func needRoot(t *testing.T) {
@@ -301,7 +301,7 @@ func TestDemoKilled(t *testing.T) {
 	tmp := t.TempDir()
 	cmd := exec.Command(bin, "lab", "demo", "--name", name, "--time", "20s")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var o, e syncbuf.Buffer
+	var o, e buftest.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -351,7 +351,7 @@ func TestDemoInterrupt(t *testing.T) {
 	const name = "t6int"
 	cleanupLab(t, name)
 	cmd := exec.Command(bin, "lab", "demo", "--name", name, "--time", "20s")
-	var o, e syncbuf.Buffer
+	var o, e buftest.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

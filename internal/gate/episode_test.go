@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/interlink/interlink/internal/syncbuf"
+	"github.com/interlink/interlink/internal/buftest"
 )
 
 // TestFullQueueOneEpisode: under a storm the queue fills again at each
@@ -29,7 +29,7 @@ func TestFullQueueOneEpisode(t *testing.T) {
 		// freed while it sleeps end the episode, by design.
 		slow := Limits{RatePerSec: 0.1, Burst: 1, Queue: 2, PerSource: 2}
 		g, addr := startGate(t, engine, Route{Upstream: u.ln.Addr().String(), Limits: slow})
-		var logs syncbuf.Buffer
+		var logs buftest.Buffer
 		r := g.routes["db"]
 		r.mu.Lock()
 		r.log = slog.New(slog.NewTextHandler(&logs, nil))
@@ -65,7 +65,7 @@ func TestFullQueueOneEpisode(t *testing.T) {
 // after: the episode ends when accepting resumes, so that the next fill is
 // counted and logged as a new one.
 func TestFullQueueEpisodeEndsWithoutAdmission(t *testing.T) {
-	var logs syncbuf.Buffer
+	var logs buftest.Buffer
 	m := newMetrics(prometheus.NewRegistry())
 	r := &route{cfg: Route{Name: "db", Limits: Limits{Queue: 2}}, q: newFairQueue(),
 		m: m.route("db"), log: slog.New(slog.NewTextHandler(&logs, nil))}

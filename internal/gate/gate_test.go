@@ -11,7 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 )
 
 // upstream is an echo server on loopback that records when it accepted
@@ -82,7 +82,7 @@ func eachEngine(t *testing.T, f func(t *testing.T, engine string)) {
 // upstream and metrics), never for one that measures a rate or a delay.
 func eachEngineParallel(t *testing.T, f func(t *testing.T, engine string)) {
 	t.Parallel()
-	subtests.AtOnce(t, len(engines), func(i int) string { return engines[i] }, func(t *testing.T, i int) { f(t, engines[i]) })
+	casetest.AtOnce(t, len(engines), func(i int) string { return engines[i] }, func(t *testing.T, i int) { f(t, engines[i]) })
 }
 
 func startGate(t *testing.T, engine string, r Route) (*Gate, string) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // TestCarrierUnreadableAbsent: an interface whose carrier the kernel will
@@ -15,13 +15,13 @@ import (
 // at all; a carrier of 0 is a value and stays, in the tree and its bundle.
 func TestCarrierUnreadableAbsent(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
 	eth0 := "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/"
-	fixture.Edit(t, dir, eth0+"operstate", "up", "down")
+	fixturetest.Edit(t, dir, eth0+"operstate", "up", "down")
 	if err := os.Remove(filepath.Join(dir, eth0+"carrier")); err != nil {
 		t.Fatal(err)
 	}
-	fixture.Edit(t, dir, "/sys/devices/virtual/net/bond1/carrier", "1", "0")
+	fixturetest.Edit(t, dir, "/sys/devices/virtual/net/bond1/carrier", "1", "0")
 	inv, src := gatherFixture(t, dir)
 	again, _ := bundleOf(t, src)
 	for what, inv := range map[string]*Inventory{"tree": inv, "bundle": again} {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // bundleOf collects what src read and gathers the bundle again.
@@ -70,7 +70,7 @@ func TestDriverRACFixture(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
 	os.Remove(filepath.Join(dir, "proc/self/net/bonding/bond1"))
 	inv, _ = gatherFixture(t, dir)
 	if b := inv.Interface("bond1").Bond; b == nil || b.File != "/sys/class/net/bond1/bonding" {
@@ -87,15 +87,15 @@ func TestDriverVirtio(t *testing.T) {
 	attrs := func(idx, iflink string) map[string]string {
 		return map[string]string{"mtu": "9000", "operstate": "up", "type": "1", "ifindex": idx, "iflink": iflink}
 	}
-	eth1 := fixture.Interface(t, dir, "eth1", "pci0000:00/0000:00:04.0/virtio1", attrs("2", "2"))
-	fixture.Symlink(t, dir, eth1+"/device", "../../../virtio1")
-	fixture.Symlink(t, dir, "/sys/devices/pci0000:00/0000:00:04.0/virtio1/driver", "../../../../bus/virtio/drivers/virtio_net")
-	eth2 := fixture.Interface(t, dir, "eth2", "pci0000:00/0000:00:05.0", attrs("3", "3"))
-	fixture.Symlink(t, dir, eth2+"/device", "../../../0000:00:05.0") // unbound: no driver link
-	eth3 := fixture.Interface(t, dir, "eth3", "pci0000:00/0000:00:06.0", attrs("4", "4"))
-	fixture.Symlink(t, dir, eth3+"/device", "../../../0000:00:06.0")
-	fixture.Symlink(t, dir, "/sys/devices/pci0000:00/0000:00:06.0/driver", "/sys/bus/pci/drivers/e1000e")
-	fixture.Interface(t, dir, "veth-a", "virtual", attrs("5", "6"))
+	eth1 := fixturetest.Interface(t, dir, "eth1", "pci0000:00/0000:00:04.0/virtio1", attrs("2", "2"))
+	fixturetest.Symlink(t, dir, eth1+"/device", "../../../virtio1")
+	fixturetest.Symlink(t, dir, "/sys/devices/pci0000:00/0000:00:04.0/virtio1/driver", "../../../../bus/virtio/drivers/virtio_net")
+	eth2 := fixturetest.Interface(t, dir, "eth2", "pci0000:00/0000:00:05.0", attrs("3", "3"))
+	fixturetest.Symlink(t, dir, eth2+"/device", "../../../0000:00:05.0") // unbound: no driver link
+	eth3 := fixturetest.Interface(t, dir, "eth3", "pci0000:00/0000:00:06.0", attrs("4", "4"))
+	fixturetest.Symlink(t, dir, eth3+"/device", "../../../0000:00:06.0")
+	fixturetest.Symlink(t, dir, "/sys/devices/pci0000:00/0000:00:06.0/driver", "/sys/bus/pci/drivers/e1000e")
+	fixturetest.Interface(t, dir, "veth-a", "virtual", attrs("5", "6"))
 	want := map[string]string{"eth1": "virtio_net", "eth2": "", "eth3": "e1000e", "veth-a": ""}
 	inv, src := gatherFixture(t, dir)
 	sameDrivers(t, "tree", drivers(inv), want)

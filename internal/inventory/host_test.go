@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 func TestParseCmdline(t *testing.T) {
@@ -112,19 +112,19 @@ func TestGatherHostGuest(t *testing.T) {
 // its included profile's, and its own value overrides the included one.
 func TestGatherHostTunedInclude(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"kvm-guest-haltpoll-200000", dir)
-	fixture.Write(t, dir, "/etc/tuned/active_profile", "my-guest\n")
-	fixture.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=latency-performance\n")
+	fixturetest.Copy(t, fixtures+"kvm-guest-haltpoll-200000", dir)
+	fixturetest.Write(t, dir, "/etc/tuned/active_profile", "my-guest\n")
+	fixturetest.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=latency-performance\n")
 	inv, _ := gatherFixture(t, dir)
 	if tu := inv.Host.Tuned; tu.ForceLatency != "cstate.id_no_zero:1|3" || len(tu.ProfileFiles) != 2 {
 		t.Errorf("include not followed: %+v", tu)
 	}
-	fixture.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=latency-performance\n[cpu]\nforce_latency=0\n")
+	fixturetest.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=latency-performance\n[cpu]\nforce_latency=0\n")
 	inv, _ = gatherFixture(t, dir)
 	if tu := inv.Host.Tuned; tu.ForceLatency != "0" || tu.ForceLatencyFile != "/etc/tuned/my-guest/tuned.conf" {
 		t.Errorf("own value does not override: %+v", tu)
 	}
-	fixture.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=my-guest\n") // a loop ends
+	fixturetest.Write(t, dir, "/etc/tuned/my-guest/tuned.conf", "[main]\ninclude=my-guest\n") // a loop ends
 	if inv, _ = gatherFixture(t, dir); inv.Host.Tuned.ForceLatency != "" {
 		t.Errorf("loop: %+v", inv.Host.Tuned)
 	}
@@ -167,8 +167,8 @@ func TestGatherHostAbsent(t *testing.T) {
 // after it and judged as the difference.
 func TestStealOverInterval(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
-	fixture.Write(t, dir, "/proc/stat", "cpu  100 0 100 1000 0 0 0 10 0 0\n")
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Write(t, dir, "/proc/stat", "cpu  100 0 100 1000 0 0 0 10 0 0\n")
 	src, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)

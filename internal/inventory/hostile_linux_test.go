@@ -17,7 +17,7 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // gatherBounded runs Gather on root and fails the test if it does not
@@ -78,7 +78,7 @@ func mknod(t *testing.T, p string, mode uint32, major, minor int) {
 // link inside the tree; the rest of the tree is still read.
 func TestSpecialFilesNotOpened(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Write(t, dir, "proc/sys/kernel/hostname", "rac1\n")
+	fixturetest.Write(t, dir, "proc/sys/kernel/hostname", "rac1\n")
 	fifos := []string{
 		mkfifo(t, filepath.Join(dir, "proc/net/snmp")),
 		mkfifo(t, filepath.Join(dir, "sys/class/net")),       // a directory check lists
@@ -144,8 +144,8 @@ func TestNothingReadable(t *testing.T) {
 // into memory whole.
 func TestFileSizeBound(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Write(t, dir, "etc/hostname", "rac1\n")
-	fixture.Write(t, dir, "etc/os-release", "")
+	fixturetest.Write(t, dir, "etc/hostname", "rac1\n")
+	fixturetest.Write(t, dir, "etc/os-release", "")
 	if err := os.Truncate(filepath.Join(dir, "etc/os-release"), MaxFileBytes+1); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +165,10 @@ func TestWrongKinds(t *testing.T) {
 	maxDirEntries = 10
 	t.Cleanup(func() { maxDirEntries = old })
 	dir := t.TempDir()
-	fixture.Write(t, dir, "etc/hostname", "rac1\n")
-	fixture.Write(t, dir, "sys/class/net", "not a directory\n")
+	fixturetest.Write(t, dir, "etc/hostname", "rac1\n")
+	fixturetest.Write(t, dir, "sys/class/net", "not a directory\n")
 	for i := range 11 {
-		fixture.Write(t, dir, "etc/sysconfig/network-scripts/ifcfg-eth"+strconv.Itoa(i), "DEVICE=eth0\n")
+		fixturetest.Write(t, dir, "etc/sysconfig/network-scripts/ifcfg-eth"+strconv.Itoa(i), "DEVICE=eth0\n")
 	}
 	inv, err := gatherBounded(t, dir)
 	if err != nil {

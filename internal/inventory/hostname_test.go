@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // TestParseHostname: the first line that is neither blank nor a comment;
@@ -42,15 +42,15 @@ func TestHostnameBadFile(t *testing.T) {
 	// One copy, restored to the fixture before each case.
 	const node = fixtures + "ol8-rac-bond-jumbo"
 	dir := t.TempDir()
-	fixture.Copy(t, node, dir)
+	fixturetest.Copy(t, node, dir)
 	tree := func(t *testing.T, kernelHost, etcHost string) string {
-		fixture.Restore(t, node, dir)
+		fixturetest.Restore(t, node, dir)
 		if kernelHost == "" {
 			os.Remove(filepath.Join(dir, "proc/sys/kernel/hostname"))
 		} else {
-			fixture.Write(t, dir, "proc/sys/kernel/hostname", kernelHost)
+			fixturetest.Write(t, dir, "proc/sys/kernel/hostname", kernelHost)
 		}
-		fixture.Write(t, dir, "etc/hostname", etcHost)
+		fixturetest.Write(t, dir, "etc/hostname", etcHost)
 		return dir
 	}
 	for _, tc := range []struct {

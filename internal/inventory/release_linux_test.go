@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // TestKernelReleaseBounded: a bundle's /proc/sys/kernel/osrelease that
@@ -16,14 +16,14 @@ func TestKernelReleaseBounded(t *testing.T) {
 	// One copy of the node for the three releases.
 	const node = "../../testdata/nodes/ol8-rac-bond-jumbo"
 	root := filepath.Join(t.TempDir(), "node")
-	fixture.Copy(t, node, root)
+	fixturetest.Copy(t, node, root)
 	for _, c := range []struct{ file, want string }{
 		{"3.10.0-1160.el7.x86_64\n", "3.10.0-1160.el7.x86_64"},
 		{"4.14.35-2047.518.4.el7uek.x86_64\nsecond line\n", "4.14.35-2047.518.4.el7uek.x86_64..."},
 		{strings.Repeat("5.15.0-", 1<<20), strings.Repeat("5.15.0-", 10)[:64] + "..."},
 	} {
-		fixture.Restore(t, node, root) // the fixture's release again
-		fixture.Write(t, root, "/proc/sys/kernel/osrelease", c.file)
+		fixturetest.Restore(t, node, root) // the fixture's release again
+		fixturetest.Write(t, root, "/proc/sys/kernel/osrelease", c.file)
 		inv, err := gatherBounded(t, root)
 		if err != nil {
 			t.Fatal(err)

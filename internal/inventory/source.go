@@ -1,7 +1,7 @@
 // Package inventory gathers what a node has (interfaces, bonds, bridges,
 // persisted network configuration, sysctls, counters, NFS mounts) by reading
 // files under an injectable root: the live system ("/"), a captured bundle,
-// or a test fixture. It never changes anything.
+// or a test fixturetest. It never changes anything.
 package inventory
 
 import (

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 const fixtures = "../../testdata/nodes/"
@@ -109,9 +109,9 @@ func TestGatherEmptyTree(t *testing.T) {
 
 func TestInterfacesFile(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Write(t, dir, "etc/network/interfaces", "auto lo\niface lo inet loopback\n\nsource-directory interfaces.d\n")
-	fixture.Write(t, dir, "etc/network/interfaces.d/ic", "auto bond0\niface bond0 inet static\n    address 192.168.30.2/24\n    bond-slaves eth1 eth2\n    bond-mode active-backup\n    post-up ip link set dev bond0 mtu 9000\n\niface eth1 inet manual\n    bond-master bond0\n\nauto br0\niface br0 inet manual\n  bridge_ports vif1.0 \\\n    vif2.0\n  mtu 9000\n")
-	fixture.Write(t, dir, "etc/network/interfaces.d/skip.bak", "iface eth9 inet manual\n")
+	fixturetest.Write(t, dir, "etc/network/interfaces", "auto lo\niface lo inet loopback\n\nsource-directory interfaces.d\n")
+	fixturetest.Write(t, dir, "etc/network/interfaces.d/ic", "auto bond0\niface bond0 inet static\n    address 192.168.30.2/24\n    bond-slaves eth1 eth2\n    bond-mode active-backup\n    post-up ip link set dev bond0 mtu 9000\n\niface eth1 inet manual\n    bond-master bond0\n\nauto br0\niface br0 inet manual\n  bridge_ports vif1.0 \\\n    vif2.0\n  mtu 9000\n")
+	fixturetest.Write(t, dir, "etc/network/interfaces.d/skip.bak", "iface eth9 inet manual\n")
 	inv, _ := gatherFixture(t, dir)
 	got := map[string]PersistedConfig{}
 	for _, c := range inv.Persisted {
@@ -148,7 +148,7 @@ func TestOpenBadRoots(t *testing.T) {
 // not make check read this machine's files.
 func TestTreeCannotEscape(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Write(t, dir, "proc/sys/kernel/hostname", "inside\n")
+	fixturetest.Write(t, dir, "proc/sys/kernel/hostname", "inside\n")
 	os.Symlink("/etc/hostname", filepath.Join(dir, "etc"))
 	os.MkdirAll(filepath.Join(dir, "sys"), 0o755)
 	os.Symlink("../../../../../../etc/os-release", filepath.Join(dir, "sys", "escape"))
@@ -252,11 +252,11 @@ func TestInterfaceKinds(t *testing.T) {
 		for k, v := range extra {
 			attrs[k] = v
 		}
-		return fixture.Interface(t, dir, name, devpath, attrs)
+		return fixturetest.Interface(t, dir, name, devpath, attrs)
 	}
 	dev("eth1", "pci0000:00/0000:00:04.0", "", 2, 2, nil)
 	dev("eth1.100", "virtual", "DEVTYPE=vlan\n", 3, 2, nil)
-	fixture.Write(t, dir, "proc/net/vlan/eth1.100", "eth1.100  VID: 100\t REORDER_HDR: 1  dev->priv_flags: 1001\n         total frames received            0\n\nDevice: eth1\nINGRESS priority mappings: 0:0  1:0\n")
+	fixturetest.Write(t, dir, "proc/net/vlan/eth1.100", "eth1.100  VID: 100\t REORDER_HDR: 1  dev->priv_flags: 1001\n         total frames received            0\n\nDevice: eth1\nINGRESS priority mappings: 0:0  1:0\n")
 	br := dev("br0", "virtual", "DEVTYPE=bridge\n", 4, 4, nil)
 	os.MkdirAll(filepath.Join(dir, br, "brif"), 0o755)
 	os.Symlink("../../vnet0/brport", filepath.Join(dir, br, "brif", "vnet0"))
@@ -304,7 +304,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // from a system that hides it) the bond comes from sysfs.
 func TestBondFromSysfs(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
 	os.Remove(filepath.Join(dir, "proc/self/net/bonding/bond1"))
 	inv, _ := gatherFixture(t, dir)
 	b := inv.Interface("bond1").Bond
@@ -317,10 +317,10 @@ func TestBondFromSysfs(t *testing.T) {
 // matched by MAC, a bond slave by its permanent address.
 func TestKeyfileBoundToMAC(t *testing.T) {
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
-	fixture.Write(t, dir, "etc/NetworkManager/system-connections/Wired connection 1.nmconnection",
+	fixturetest.Copy(t, fixtures+"ol8-rac-bond-jumbo", dir)
+	fixturetest.Write(t, dir, "etc/NetworkManager/system-connections/Wired connection 1.nmconnection",
 		"[connection]\nid=Wired connection 1\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:E0:5A:3C:12\n")
-	fixture.Write(t, dir, "etc/NetworkManager/system-connections/public.nmconnection",
+	fixturetest.Write(t, dir, "etc/NetworkManager/system-connections/public.nmconnection",
 		"[connection]\nid=public\ntype=ethernet\n\n[ethernet]\nmac-address=00:10:e0:5a:3c:10\nmtu=1500\n")
 	inv, _ := gatherFixture(t, dir)
 	got := map[string]string{}

@@ -98,7 +98,7 @@ func TestWaitExitWithoutPidfd(t *testing.T) {
 }
 
 // testLab brings up a built-in under a name of this package's tests and
-// removes it when the test ends (testlab.Up does the same for other
+// removes it when the test ends (labuptest.Up does the same for other
 // packages, but it imports this one).
 func testLab(t *testing.T, builtin, name string) *Lab {
 	t.Helper()

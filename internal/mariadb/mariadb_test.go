@@ -15,14 +15,14 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // TestStandalone starts a server, logs in over TCP with the account Start
 // made, writes and reads a row, and stops it by PID.
 func TestStandalone(t *testing.T) {
 	t0 := time.Now()
-	s := testmaria.New(t, mariadb.Config{})
+	s := mariatest.New(t, mariadb.Config{})
 	t.Logf("standalone server up in %v", time.Since(t0))
 	if !strings.HasPrefix(s.DSN(), "mysql://interlink:") || !strings.HasSuffix(s.DSN(), "/sbtest") {
 		t.Errorf("DSN %s", s.DSN())

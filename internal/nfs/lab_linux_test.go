@@ -11,7 +11,7 @@ import (
 
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/lab/service"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 const nfsTopo = `name: nfst
@@ -34,9 +34,9 @@ func labServer(t *testing.T) (*lab.Node, *service.NFSServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := testlab.Up(t, topo)
-	srv := testlab.NFS(t, testlab.Node(t, l, "filer"), netip.MustParseAddr("198.18.30.1"))
-	return testlab.Node(t, l, "db1"), srv
+	l := labuptest.Up(t, topo)
+	srv := labuptest.NFS(t, labuptest.Node(t, l, "filer"), netip.MustParseAddr("198.18.30.1"))
+	return labuptest.Node(t, l, "db1"), srv
 }
 
 // dialIn mounts the lab export from the client node (sockets made inside

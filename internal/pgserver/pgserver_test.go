@@ -14,7 +14,7 @@ import (
 
 func TestStartStop(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: this test starts a PostgreSQL server") // as testpg.New does
+		t.Skip("-short: this test starts a PostgreSQL server") // as pgtest.New does
 	}
 	base := t.TempDir()
 	for _, d := range []string{filepath.Dir(base), base} {

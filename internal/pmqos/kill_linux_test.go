@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/bintest"
 )
 
 // startAgentProc runs `interlink agent --allow-cpu-latency` on loopback
@@ -55,7 +55,7 @@ func TestKilledEndsRelease(t *testing.T) {
 		t.Skip("-short: builds the binary and runs agents and benches")
 	}
 	needHoldable(t)
-	bin, cleanup, err := testbin.Build("t41-pmqos-")
+	bin, cleanup, err := bintest.Build("t41-pmqos-")
 	if err != nil {
 		t.Fatal(err)
 	}

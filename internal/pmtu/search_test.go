@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 )
 
 // fakePath simulates one direction: packets above pathMTU are dropped
@@ -94,7 +94,7 @@ func TestSearch(t *testing.T) {
 	}
 	// All at once: each case has its own fake path and waits on the
 	// search's timers (the unreachable one the whole first window).
-	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+	casetest.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
 		c := cases[i]
 		r, err := Run(context.Background(), c.f, c.opt)
 		if err != nil {

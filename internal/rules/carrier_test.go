@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/inventory"
 )
 
@@ -32,17 +32,17 @@ func TestICDownCarrier(t *testing.T) {
 	// One copy, restored to the fixture before each case, as TestTargeted.
 	const node = fixtures + "ol8-rac-bond-jumbo"
 	root := t.TempDir()
-	fixture.Copy(t, node, root)
+	fixturetest.Copy(t, node, root)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fixture.Restore(t, node, root)
-			fixture.Edit(t, root, bond1+"operstate", "up", c.operstate)
+			fixturetest.Restore(t, node, root)
+			fixturetest.Edit(t, root, bond1+"operstate", "up", c.operstate)
 			if c.carrier == "" {
 				if err := os.Remove(filepath.Join(root, bond1+"carrier")); err != nil {
 					t.Fatal(err)
 				}
 			} else {
-				fixture.Write(t, root, bond1+"carrier", c.carrier+"\n")
+				fixturetest.Write(t, root, bond1+"carrier", c.carrier+"\n")
 			}
 			// Check, as an audit runs it: it finds the interconnect in the
 			// node's GPnP profile.

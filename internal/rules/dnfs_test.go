@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/inventory"
 )
 
@@ -116,13 +116,13 @@ func editTree(t *testing.T, root string, files map[string]string) *inventory.Inv
 			}
 			continue
 		}
-		fixture.Write(t, root, p, c)
+		fixturetest.Write(t, root, p, c)
 	}
 	return gatherDir(t, root)
 }
 
 // restore puts node path p under root back as the dNFS fixture has it
-// (0644, as fixture.Copy writes), or removes it where the fixture has none.
+// (0644, as fixturetest.Copy writes), or removes it where the fixture has none.
 func restore(t *testing.T, root, p string) {
 	b, err := os.ReadFile(filepath.Join(dnfsTree, p))
 	switch {
@@ -151,7 +151,7 @@ func TestDNFSRulesGoodAndBroken(t *testing.T) {
 	}
 	tab := home19 + "/dbs/oranfstab"
 	root := t.TempDir()
-	fixture.Copy(t, dnfsTree, root)
+	fixturetest.Copy(t, dnfsTree, root)
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -180,14 +180,14 @@ func TestDNFSRulesGoodAndBroken(t *testing.T) {
 // 11g switched dNFS on by making lib/libodm11.so a link to libnfsodm11.so.
 func TestDNFSStateEleven(t *testing.T) {
 	root := t.TempDir()
-	fixture.Copy(t, dnfsTree, root)
+	fixturetest.Copy(t, dnfsTree, root)
 	h := filepath.Join(root, "u01/app/oracle/product/11.2.0/dbhome_1")
-	fixture.Write(t, root, "/u01/app/oracle/product/11.2.0/dbhome_1/lib/libnfsodm11.so", "stand-in\n")
-	fixture.Write(t, root, "/u01/app/oracle/product/11.2.0/dbhome_1/lib/libodmd11.so", "stand-in\n")
+	fixturetest.Write(t, root, "/u01/app/oracle/product/11.2.0/dbhome_1/lib/libnfsodm11.so", "stand-in\n")
+	fixturetest.Write(t, root, "/u01/app/oracle/product/11.2.0/dbhome_1/lib/libodmd11.so", "stand-in\n")
 	if err := os.Symlink("libnfsodm11.so", filepath.Join(h, "lib/libodm11.so")); err != nil {
 		t.Fatal(err)
 	}
-	fixture.Write(t, root, "/etc/oratab", "old:/u01/app/oracle/product/11.2.0/dbhome_1:N\n")
+	fixturetest.Write(t, root, "/etc/oratab", "old:/u01/app/oracle/product/11.2.0/dbhome_1:N\n")
 	inv := gatherDir(t, root)
 	if hs := inv.DNFS.Homes; len(hs) != 1 || hs[0].DNFS != inventory.DNFSOn || !strings.Contains(hs[0].DNFSDetail, "libodm11.so -> libnfsodm11.so") {
 		t.Errorf("11g home: %+v", hs)

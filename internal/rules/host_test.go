@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/inventory"
 )
 
@@ -28,9 +28,9 @@ func hostFindings(t *testing.T, root, id string) ([]Finding, *Result) {
 func overlay(t *testing.T, name string, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	fixture.Copy(t, fixtures+name, dir)
+	fixturetest.Copy(t, fixtures+name, dir)
 	for p, c := range files {
-		fixture.Write(t, dir, p, c)
+		fixturetest.Write(t, dir, p, c)
 	}
 	return dir
 }

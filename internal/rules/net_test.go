@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 	"github.com/interlink/interlink/internal/inventory"
 )
 
@@ -169,68 +169,68 @@ func TestTargeted(t *testing.T) {
 		want   string
 	}{
 		{"NET-IC-DOWN", Critical, Config{}, func(root string) {
-			fixture.Edit(t, root, sysBond1+"operstate", "up", "down")
-			fixture.Edit(t, root, sysBond1+"carrier", "1", "0")
+			fixturetest.Edit(t, root, sysBond1+"operstate", "up", "down")
+			fixturetest.Edit(t, root, sysBond1+"carrier", "1", "0")
 		}, "interconnect interface is down"},
 		{"NET-IC-MISSING", Critical, Config{}, func(root string) {
 			// A second interconnect registered cluster-wide that this node lacks.
-			fixture.Edit(t, root, profile, `</gpnp:HostNetwork>`,
+			fixturetest.Edit(t, root, profile, `</gpnp:HostNetwork>`,
 				`<gpnp:Network id="net3" IP="192.168.11.0" Adapter="bond2" Use="cluster_interconnect"/></gpnp:HostNetwork>`)
 		}, "bond2 is named as interconnect but does not exist"},
 		{"NET-IC-MULTICAST", Warning, Config{}, func(root string) {
-			fixture.Edit(t, root, sysBond1+"flags", "0x1403", "0x403") // ip link set bond1 multicast off
+			fixturetest.Edit(t, root, sysBond1+"flags", "0x1403", "0x403") // ip link set bond1 multicast off
 		}, "multicast is off"},
 		{"NET-BOND-SLAVE-DOWN", Critical, Config{}, func(root string) {
-			fixture.Edit(t, root, "/proc/self/net/bonding/bond1", "Slave Interface: eth2\nMII Status: up", "Slave Interface: eth2\nMII Status: down")
+			fixturetest.Edit(t, root, "/proc/self/net/bonding/bond1", "Slave Interface: eth2\nMII Status: up", "Slave Interface: eth2\nMII Status: down")
 		}, "slave of bond1 has MII status down"},
 		{"NET-IC-NOT-PERSISTED", Warning, Config{}, func(root string) {
-			fixture.Edit(t, root, ifcfg+"ifcfg-bond1", "ONBOOT=yes", "ONBOOT=no")
+			fixturetest.Edit(t, root, ifcfg+"ifcfg-bond1", "ONBOOT=yes", "ONBOOT=no")
 		}, "not brought up at boot"},
 		{"NET-HAIP", Warning, Config{}, func(root string) {
 			// avahi-autoipd gave eth0 a link-local address and its route.
-			fixture.Edit(t, root, "/proc/self/net/fib_trie", "     +-- 169.254.0.0/19 2 0 2\n",
+			fixturetest.Edit(t, root, "/proc/self/net/fib_trie", "     +-- 169.254.0.0/19 2 0 2\n",
 				"     +-- 169.254.0.0/16 2 0 2\n           |-- 169.254.0.0\n              /16 link UNICAST\n           |-- 169.254.7.7\n              /32 host LOCAL\n     +-- 169.254.0.0/19 2 0 2\n")
-			fixture.Edit(t, root, "/proc/self/net/route", "bond1\t0000FEA9", "eth0\t0000FEA9\t00000000\t0001\t0\t0\t1002\t0000FFFF\t0\t0\t0\nbond1\t0000FEA9")
+			fixturetest.Edit(t, root, "/proc/self/net/route", "bond1\t0000FEA9", "eth0\t0000FEA9\t00000000\t0001\t0\t0\t1002\t0000FFFF\t0\t0\t0\nbond1\t0000FEA9")
 		}, "overlaps 169.254.0.0/16"},
 		{"NET-BRIDGE-MTU", Warning, Config{}, func(root string) {
 			// A KVM bridge with a guest's tap left at 1500.
-			fixture.Interface(t, root, "br0", "virtual", map[string]string{"mtu": "9000", "operstate": "up",
+			fixturetest.Interface(t, root, "br0", "virtual", map[string]string{"mtu": "9000", "operstate": "up",
 				"uevent": "DEVTYPE=bridge\nINTERFACE=br0\nIFINDEX=6", "ifindex": "6", "iflink": "6", "type": "1", "flags": "0x1003"})
-			dir := fixture.Interface(t, root, "vnet0", "virtual", map[string]string{"mtu": "1500", "operstate": "unknown",
+			dir := fixturetest.Interface(t, root, "vnet0", "virtual", map[string]string{"mtu": "1500", "operstate": "unknown",
 				"uevent": "INTERFACE=vnet0\nIFINDEX=7", "ifindex": "7", "iflink": "7", "type": "1", "flags": "0x1003", "tun_flags": "0x1002"})
-			fixture.Symlink(t, root, dir+"/master", "../br0")
+			fixturetest.Symlink(t, root, dir+"/master", "../br0")
 		}, "bridge port MTU 1500 differs from bridge br0 MTU 9000"},
 		{"NET-MTU-PERSIST", Warning, Config{}, func(root string) {
 			// ip link set eth0 mtu 9000, ifcfg-eth0 has no MTU.
-			fixture.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
+			fixturetest.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
 		}, "MTU not set: the default 1500 applies at boot"},
 		{"NET-IPFRAG", Warning, Config{}, func(root string) {
 			// The interconnect back at 1500, reassembly memory raised only to 8 MiB.
 			for _, f := range []string{sysBond1 + "mtu", "/sys/devices/pci0000:00/0000:00:04.0/net/eth1/mtu", "/sys/devices/pci0000:00/0000:00:05.0/net/eth2/mtu"} {
-				fixture.Edit(t, root, f, "9000", "1500")
+				fixturetest.Edit(t, root, f, "9000", "1500")
 			}
-			fixture.Edit(t, root, ifcfg+"ifcfg-bond1", "MTU=9000", "MTU=1500")
-			fixture.Write(t, root, "/proc/sys/net/ipv4/ipfrag_high_thresh", "8388608\n")
+			fixturetest.Edit(t, root, ifcfg+"ifcfg-bond1", "MTU=9000", "MTU=1500")
+			fixturetest.Write(t, root, "/proc/sys/net/ipv4/ipfrag_high_thresh", "8388608\n")
 		}, "8.00 MiB is below 16 MiB"},
 		{"NET-RP-FILTER", Critical, Config{Interconnect: []string{"bond1", "eth0"}}, func(root string) {
 			// eth0 made a second interconnect NIC (at 9000, persisted)
 			// while both keep strict reverse-path filtering.
-			fixture.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
-			fixture.Edit(t, root, ifcfg+"ifcfg-eth0", "ONBOOT=yes\n", "ONBOOT=yes\nMTU=9000\n")
-			fixture.Write(t, root, "/proc/sys/net/ipv4/conf/bond1/rp_filter", "1\n")
+			fixturetest.Edit(t, root, "/sys/devices/pci0000:00/0000:00:03.0/net/eth0/mtu", "1500", "9000")
+			fixturetest.Edit(t, root, ifcfg+"ifcfg-eth0", "ONBOOT=yes\n", "ONBOOT=yes\nMTU=9000\n")
+			fixturetest.Write(t, root, "/proc/sys/net/ipv4/conf/bond1/rp_filter", "1\n")
 		}, "on bond1, eth0 with 2 interconnect NICs"},
 		{"NET-GPNP-SUBNET", Critical, Config{}, func(root string) {
-			fixture.Edit(t, root, profile, `IP="192.168.10.0"`, `IP="192.168.30.0"`) // re-addressed cluster-wide, not here
+			fixturetest.Edit(t, root, profile, `IP="192.168.10.0"`, `IP="192.168.30.0"`) // re-addressed cluster-wide, not here
 		}, "registers bond1 as asm,cluster_interconnect on subnet 192.168.30.0, but bond1 has 192.168.10.11/24"},
 	}
 	// One copy, restored to the fixture before each case: creating and
 	// removing a copy per case was most of this test's time.
 	const node = fixtures + "ol8-rac-bond-jumbo"
 	root := t.TempDir()
-	fixture.Copy(t, node, root)
+	fixturetest.Copy(t, node, root)
 	for _, c := range cases {
 		t.Run(c.rule, func(t *testing.T) {
-			fixture.Restore(t, node, root)
+			fixturetest.Restore(t, node, root)
 			c.change(root)
 			r := Check(gather(t, root, inventory.Options{}), c.cfg)
 			got := netFindings(r)
@@ -277,7 +277,7 @@ func TestRulesWithoutEvidenceStaySilent(t *testing.T) {
 // rules to fire (and the backup slave's by-design drops to be ignored).
 func TestCounterRates(t *testing.T) {
 	root := t.TempDir()
-	fixture.Copy(t, fixtures+"ol7-everything-wrong", root)
+	fixturetest.Copy(t, fixtures+"ol7-everything-wrong", root)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	bump := func(file, group, field string, by int64) {
 		p := filepath.Join(root, file)

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/fixture"
+	"github.com/interlink/interlink/internal/fixturetest"
 )
 
 // tinyFS is a 1 MiB tmpfs of the test's own: a real filesystem that
 // fills up.
-func tinyFS(t *testing.T) string { return fixture.Tmpfs(t, 0, "size=1m") }
+func tinyFS(t *testing.T) string { return fixturetest.Tmpfs(t, 0, "size=1m") }
 
 // A filesystem that fills up mid-run ends it with an error, but what was
 // measured before stays in the result (the files made, the bytes

@@ -9,7 +9,7 @@ import (
 
 	"github.com/interlink/interlink/internal/gate"
 	"github.com/interlink/interlink/internal/mariadb"
-	"github.com/interlink/interlink/internal/testmaria"
+	"github.com/interlink/interlink/internal/mariatest"
 )
 
 // TestStormMySQL storms a MariaDB whose max_connections is 20 with 40
@@ -19,7 +19,7 @@ import (
 // second after a burst of 5 (at most 15 hold a connection at once), every
 // client logs on.
 func TestStormMySQL(t *testing.T) {
-	s := testmaria.New(t, mariadb.Config{Settings: map[string]string{"max_connections": "20"}})
+	s := mariatest.New(t, mariadb.Config{Settings: map[string]string{"max_connections": "20"}})
 	target := "127.0.0.1:" + itoa(s.Port)
 	spec := Spec{Target: target, Clients: 40, Protocol: MySQL, User: s.SQLUser, Password: s.Password, Hold: 500 * time.Millisecond, Timeout: 20 * time.Second}
 	r, err := Run(context.Background(), spec)

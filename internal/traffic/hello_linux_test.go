@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interlink/interlink/internal/subtests"
+	"github.com/interlink/interlink/internal/casetest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -43,7 +43,7 @@ func TestLateHello(t *testing.T) {
 		{"flow-controlled sender", Spec{Mode: ModeUDP, Duration: 400 * time.Millisecond, RateSet: true, Len: 1400}, SendUDP, ReceiveUDP},
 		{"responder", Spec{Mode: ModeBlocks, Duration: 400 * time.Millisecond}, Respond, Request},
 	}
-	subtests.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
+	casetest.AtOnce(t, len(cases), func(i int) string { return cases[i].name }, func(t *testing.T, i int) {
 		c := cases[i]
 		cg, ag := sessionGuards(run)
 		cconn, aconn := connectedPair(t)

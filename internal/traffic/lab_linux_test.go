@@ -16,7 +16,7 @@ import (
 
 	"github.com/interlink/interlink/internal/agent"
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // Lab tests build labs named t5-* (this package's prefix) and remove them
@@ -67,7 +67,7 @@ func upPair(t *testing.T, name string, mtu int, rate string) *lab.Lab {
 	return upTopo(t, topo)
 }
 
-func upTopo(t *testing.T, topo *lab.Topology) *lab.Lab { return testlab.Up(t, topo) }
+func upTopo(t *testing.T, topo *lab.Topology) *lab.Lab { return labuptest.Up(t, topo) }
 
 func place(t *testing.T, l *lab.Lab, node string) Place {
 	t.Helper()
@@ -308,8 +308,8 @@ func TestLabThroughAgent(t *testing.T) {
 func TestLabAgentLimits(t *testing.T) {
 	small := upPair(t, "t5-lim1500", 1500, "")
 	jumbo := upPair(t, "t5-lim9000", 9000, "")
-	n1 := testlab.Node(t, small, "node1")
-	capped := startLabAgent(t, testlab.Node(t, small, "node2"), 7471, "50e6")
+	n1 := labuptest.Node(t, small, "node1")
+	capped := startLabAgent(t, labuptest.Node(t, small, "node2"), 7471, "50e6")
 	res := remote(t, n1, capped, Spec{Mode: ModeBlocks, Duration: time.Second, Outstanding: 8})
 	s := res.Flows[0].Summary
 	t.Logf("capped at 50 Mbit/s: %.1f Mbit/s, limited by %+v", s.BitsPerSec/1e6, res.LimitedBy)
@@ -331,8 +331,8 @@ func TestLabAgentLimits(t *testing.T) {
 	var perSec, frags [2]float64
 	var p50 [2]time.Duration
 	for i, l := range []*lab.Lab{small, jumbo} {
-		addr := startLabAgent(t, testlab.Node(t, l, "node2"), 7472, "")
-		res := remote(t, testlab.Node(t, l, "node1"), addr, Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: 8 << 10})
+		addr := startLabAgent(t, labuptest.Node(t, l, "node2"), 7472, "")
+		res := remote(t, labuptest.Node(t, l, "node1"), addr, Spec{Mode: ModeBlocks, Duration: 500 * time.Millisecond, Block: 8 << 10})
 		s := res.Flows[0].Summary
 		perSec[i], p50[i], frags[i] = s.PerSec, time.Duration(s.RTT.P50), s.FragmentsPerMessage
 		t.Logf("default agent, MTU %d: %.0f blocks/s, p50 %v, %.1f fragments/block, largest packet %d (proven %v), limited by %+v",
@@ -369,8 +369,8 @@ func TestLabBlackhole(t *testing.T) {
 	}
 	topo.Name = "t5-blackhole"
 	l := upTopo(t, topo)
-	addr := startLabAgent(t, testlab.Node(t, l, "node2"), 7471, "")
-	n1 := testlab.Node(t, l, "node1")
+	addr := startLabAgent(t, labuptest.Node(t, l, "node2"), 7471, "")
+	n1 := labuptest.Node(t, l, "node1")
 	for _, spec := range []Spec{
 		{Mode: ModeTCP, Duration: time.Second},
 		{Mode: ModeBlocks, Duration: 500 * time.Millisecond},

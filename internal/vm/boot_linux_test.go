@@ -18,7 +18,7 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/vm/cache"
 	"github.com/interlink/interlink/internal/vm/channel"
 	"github.com/interlink/interlink/internal/vm/guest"
@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 		interlinkBin = Busybox
 		os.Exit(m.Run())
 	}
-	bin, cleanup, err := testbin.Build("interlink-vm-test-")
+	bin, cleanup, err := bintest.Build("interlink-vm-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
+	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
@@ -33,14 +33,14 @@ var bin string // the interlink binary under test
 func TestMain(m *testing.M) {
 	// Before the build: with -short the binary was built (10-15 s here)
 	// for a test that then skipped.
-	testlab.ShortMain("agent lab tests")
+	labuptest.ShortMain("agent lab tests")
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "agent lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)
 	}
 	var cleanup func()
 	var err error
-	if bin, cleanup, err = testbin.Build("t18-interlink-"); err != nil {
+	if bin, cleanup, err = bintest.Build("t18-interlink-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -67,7 +67,7 @@ nodes:
 
 const token = "t18-lab-token-0123456789abcdef"
 
-type syncBuf = testlab.Log
+type syncBuf = labuptest.Log
 
 // usage is what the agent process holds: open descriptors and resident
 // memory.
@@ -101,7 +101,7 @@ func measure(t *testing.T, pid int) usage {
 // returns its PID and log; it is killed by PID when the test ends.
 func startAgent(t *testing.T, n *lab.Node, tokFile string) (int, *syncBuf) {
 	t.Helper()
-	log, pid := testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", "198.18.18.1", "--token-file", tokFile), "agent", "listening on")
+	log, pid := labuptest.Daemon(t, n, exec.Command(bin, "agent", "--listen", "198.18.18.1", "--token-file", tokFile), "agent", "listening on")
 	return pid, log
 }
 
@@ -151,8 +151,8 @@ func TestAgentUnderFlood(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := testlab.Up(t, tp)
-	an, fl, cl := testlab.Node(t, l, "agent"), testlab.Node(t, l, "flooder"), testlab.Node(t, l, "client")
+	l := labuptest.Up(t, tp)
+	an, fl, cl := labuptest.Node(t, l, "agent"), labuptest.Node(t, l, "flooder"), labuptest.Node(t, l, "client")
 	tokFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/cluster"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -157,7 +157,7 @@ func agentListens(e *env, i int) bool {
 // on port, or "" when none does.
 func listening(t *testing.T, e *env, i, port int) string {
 	t.Helper()
-	out, stderr, code := testlab.Exec(t, e.nodes[i], exec.Command("cat", "/proc/net/tcp", "/proc/net/tcp6"), 10*time.Second)
+	out, stderr, code := labuptest.Exec(t, e.nodes[i], exec.Command("cat", "/proc/net/tcp", "/proc/net/tcp6"), 10*time.Second)
 	if code != 0 {
 		t.Fatalf("read %s's sockets: exit %d: %s", e.nodes[i].Name(), code, stderr)
 	}

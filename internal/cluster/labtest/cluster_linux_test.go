@@ -15,9 +15,9 @@ import (
 
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // topology: an ops node (where interlink cluster runs) and four cluster
@@ -50,8 +50,8 @@ type env struct {
 	l        *lab.Lab
 	ops      *lab.Node
 	nodes    []*lab.Node // node1..node4
-	hostKeys []testlab.Key
-	client   testlab.Key
+	hostKeys []labuptest.Key
+	client   labuptest.Key
 	sshd     map[string]int // node -> sshd PID
 	tmp      []string       // the TMPDIR of each sshd's sessions
 	dir      string
@@ -63,14 +63,14 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{l: testlab.Up(t, topo), client: testlab.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
-	e.ops = testlab.Node(t, e.l, "ops")
+	e := &env{l: labuptest.Up(t, topo), client: labuptest.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
+	e.ops = labuptest.Node(t, e.l, "ops")
 	for i := 1; i <= 4; i++ {
-		n := testlab.Node(t, e.l, fmt.Sprintf("node%d", i))
+		n := labuptest.Node(t, e.l, fmt.Sprintf("node%d", i))
 		e.nodes = append(e.nodes, n)
-		e.hostKeys = append(e.hostKeys, testlab.NewKey(t))
+		e.hostKeys = append(e.hostKeys, labuptest.NewKey(t))
 		if i <= 3 {
-			pid, tmp := testlab.SSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
+			pid, tmp := labuptest.SSHD(t, n, fmt.Sprintf("198.18.0.%d", i), e.hostKeys[i-1], e.client)
 			e.sshd[n.Name()], e.tmp = pid, append(e.tmp, tmp)
 		}
 	}
@@ -83,7 +83,7 @@ func (e *env) knownHosts(t *testing.T, name string, lines ...string) string {
 	return write(t, filepath.Join(e.dir, name), strings.Join(lines, "\n")+"\n", 0o644)
 }
 
-func (e *env) hostLine(i int, k testlab.Key) string {
+func (e *env) hostLine(i int, k labuptest.Key) string {
 	return fmt.Sprintf("198.18.0.%d %s", i, k.Authorized())
 }
 
@@ -273,13 +273,13 @@ ansible_python_interpreter=/usr/bin/python3
 // sshd, no answer.
 func TestClusterUnreachable(t *testing.T) {
 	e := setup(t)
-	other := testlab.NewKey(t)
+	other := labuptest.NewKey(t)
 	kh := e.knownHosts(t, "known_hosts",
 		// node1 absent: unknown
 		e.hostLine(2, other), // node2: changed
 		e.hostLine(3, e.hostKeys[2]),
 		e.hostLine(4, e.hostKeys[3]))
-	write(t, filepath.Join(e.dir, "wrong_id"), string(testlab.NewKey(t).Private), 0o600)
+	write(t, filepath.Join(e.dir, "wrong_id"), string(labuptest.NewKey(t).Private), 0o600)
 	inv := write(t, filepath.Join(e.dir, "inventory.yaml"), fmt.Sprintf(`all:
   vars:
     ansible_user: root

@@ -19,22 +19,22 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "cluster lab tests", &bin, "t16-interlink-", testlab.NeedSSHD)
+	labuptest.Main(m, "cluster lab tests", &bin, "t16-interlink-", labuptest.NeedSSHD)
 }
 
 // The shared helpers under the names this package's tests use.
 var (
-	write      = testlab.WriteFile
-	noAgentEnv = testlab.NoSSHAgentEnv
+	write      = labuptest.WriteFile
+	noAgentEnv = labuptest.NoSSHAgentEnv
 )
 
-type syncBuf = testlab.Log
+type syncBuf = labuptest.Log
 
 // start starts interlink with args as a process in node n, without the
 // caller's ssh-agent; stop it by PID with the returned function (also
@@ -67,7 +67,7 @@ func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = noAgentEnv()
-	return testlab.Exec(t, n, cmd, 3*time.Minute)
+	return labuptest.Exec(t, n, cmd, 3*time.Minute)
 }
 
 // nodeProcs lists the PIDs of the processes in node n's network namespace.

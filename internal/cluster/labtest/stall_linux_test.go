@@ -14,7 +14,7 @@ import (
 
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // stallTopology: SSH runs over a 9000 management switch where node3's
@@ -55,16 +55,16 @@ func stallEnv(t *testing.T) *env {
 			}
 		}
 	})
-	e := &env{l: testlab.Up(t, topo), client: testlab.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
-	e.ops = testlab.Node(t, e.l, "ops")
+	e := &env{l: labuptest.Up(t, topo), client: labuptest.NewKey(t), sshd: map[string]int{}, dir: t.TempDir()}
+	e.ops = labuptest.Node(t, e.l, "ops")
 	netns = append(netns, filepath.Join(lab.NetnsDir, e.ops.Namespace()))
 	var lines []string
 	for i := 1; i <= 3; i++ {
-		n := testlab.Node(t, e.l, fmt.Sprintf("node%d", i))
+		n := labuptest.Node(t, e.l, fmt.Sprintf("node%d", i))
 		netns = append(netns, filepath.Join(lab.NetnsDir, n.Namespace()))
 		e.nodes = append(e.nodes, n)
-		e.hostKeys = append(e.hostKeys, testlab.NewKey(t))
-		pid, tmp := testlab.SSHD(t, n, fmt.Sprintf("198.18.20.%d", i), e.hostKeys[i-1], e.client)
+		e.hostKeys = append(e.hostKeys, labuptest.NewKey(t))
+		pid, tmp := labuptest.SSHD(t, n, fmt.Sprintf("198.18.20.%d", i), e.hostKeys[i-1], e.client)
 		e.sshd[n.Name()], e.tmp = pid, append(e.tmp, tmp)
 		lines = append(lines, fmt.Sprintf("198.18.20.%d %s", i, e.hostKeys[i-1].Authorized()))
 	}
@@ -99,7 +99,7 @@ func (e *env) timed(t *testing.T, limit time.Duration, args ...string) (string, 
 	cmd := exec.Command(bin, args...)
 	cmd.Env = noAgentEnv()
 	t0 := time.Now()
-	out, _, code := testlab.Exec(t, e.ops, cmd, limit)
+	out, _, code := labuptest.Exec(t, e.ops, cmd, limit)
 	return out, code, time.Since(t0)
 }
 

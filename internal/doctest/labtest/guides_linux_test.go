@@ -5,13 +5,13 @@ package labtest
 import (
 	"testing"
 
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "guide lab tests", &bin, "td-interlink-")
+	labuptest.Main(m, "guide lab tests", &bin, "td-interlink-")
 }
 
 // The guides run at once, each in labs of its own names (labs coexist):

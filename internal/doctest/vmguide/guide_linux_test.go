@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/interlink/interlink/internal/doctest/labtest"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "VM guide tests", &bin, "td-vmguide-")
+	labuptest.Main(m, "VM guide tests", &bin, "td-vmguide-")
 }
 
 // TestSeparateKernelsGuide runs the separate kernels guide: a namespace

@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/gc"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/mesh"
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // The interlink binary the agents run, built by the first test that
@@ -44,8 +44,8 @@ var (
 // skips the test, as other tests that run the binary as a process do.
 func interlinkBin(t testing.TB) string {
 	t.Helper()
-	testlab.SkipShort(t)
-	binOnce.Do(func() { bin, binCleanup, binErr = testbin.Build("interlink-gcfault-") })
+	labuptest.SkipShort(t)
+	binOnce.Do(func() { bin, binCleanup, binErr = bintest.Build("interlink-gcfault-") })
 	if binErr != nil {
 		t.Fatal(binErr)
 	}

@@ -20,14 +20,14 @@ import (
 
 	"github.com/interlink/interlink/internal/gc"
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/stats"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 var bin string // the interlink binary under test
 
-func TestMain(m *testing.M) { testlab.Main(m, "gc lab tests", &bin, "t23-interlink-") }
+func TestMain(m *testing.M) { labuptest.Main(m, "gc lab tests", &bin, "t23-interlink-") }
 
 const token = "t23-gc-lab-token-0123456789abcdef"
 
@@ -51,21 +51,21 @@ func up(t *testing.T, topo *lab.Topology, name string) *cluster {
 func upOn(t *testing.T, topo *lab.Topology, name string, cpu int) *cluster {
 	t.Helper()
 	topo.Name = name
-	l := testlab.Up(t, topo)
+	l := labuptest.Up(t, topo)
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	c := &cluster{lab: l, tok: tok}
 	for _, nt := range topo.Nodes {
-		n := testlab.Node(t, l, nt.Name)
+		n := labuptest.Node(t, l, nt.Name)
 		addr := n.Addr("", 4).String()
 		cmd := exec.Command(bin, "agent", "--listen", addr, "--token-file", tok)
 		if cpu >= 0 {
 			cmd = exec.Command("taskset", "-c", strconv.Itoa(cpu), bin, "agent", "--listen", addr, "--token-file", tok)
 			cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 		}
-		testlab.Daemon(t, n, cmd, "agent", "listening on")
+		labuptest.Daemon(t, n, cmd, "agent", "listening on")
 		c.nodes, c.addrs = append(c.nodes, n), append(c.addrs, addr)
 	}
 	return c
@@ -88,7 +88,7 @@ func (c *cluster) gcRun(t *testing.T, nodes []int, args ...string) (*gc.Report, 
 	for _, i := range nodes {
 		cmd = append(cmd, fmt.Sprintf("%s=%s", c.nodes[i].Name(), c.addrs[i]))
 	}
-	out, errOut, code := testlab.Exec(t, c.nodes[0], exec.Command(bin, append(cmd, args...)...), time.Minute)
+	out, errOut, code := labuptest.Exec(t, c.nodes[0], exec.Command(bin, append(cmd, args...)...), time.Minute)
 	var r gc.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("bench --mode gc: exit %d, %v\n%s", code, err, errOut)
@@ -258,7 +258,7 @@ func (c *cluster) blocksRTT(t *testing.T, size string, perSec int) float64 {
 	t.Helper()
 	cmd := exec.Command(bin, "bench", c.addrs[1], "--mode", "blocks", "--request", size, "--block", size, "--time", "1s",
 		"--rate", strconv.Itoa(perSec), "--token-file", c.tok, "--json", "--self-test=false", "--cpu", "0")
-	out, errOut, code := testlab.Exec(t, c.nodes[0], cmd, time.Minute)
+	out, errOut, code := labuptest.Exec(t, c.nodes[0], cmd, time.Minute)
 	var r struct {
 		Spec struct {
 			RequestsPerSec float64 `json:"requests_per_sec"`
@@ -360,20 +360,20 @@ func TestLabPingAgreesWithBlocks(t *testing.T) {
 func TestLabAgentsOnPublicNetwork(t *testing.T) {
 	topo := builtin(t, "rac")
 	topo.Name = "t23-rac"
-	l := testlab.Up(t, topo)
+	l := labuptest.Up(t, topo)
 	tok := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tok, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var args []string
 	for i, name := range []string{"node1", "node2"} {
-		n := testlab.Node(t, l, name)
+		n := labuptest.Node(t, l, name)
 		pub, priv := fmt.Sprintf("198.18.99.%d", i+1), fmt.Sprintf("198.18.10.%d", i+1)
-		testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", pub, "--token-file", tok), "agent", "listening on")
+		labuptest.Daemon(t, n, exec.Command(bin, "agent", "--listen", pub, "--token-file", tok), "agent", "listening on")
 		args = append(args, fmt.Sprintf("%s=%s@%s", name, pub, priv))
 	}
 	cmd := exec.Command(bin, append([]string{"bench", "--mode", "gc", "--token-file", tok, "--json", "--time", "1s"}, args...)...)
-	out, errOut, code := testlab.Exec(t, testlab.Node(t, l, "node1"), cmd, time.Minute)
+	out, errOut, code := labuptest.Exec(t, labuptest.Node(t, l, "node1"), cmd, time.Minute)
 	var r gc.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("exit %d, %v\n%s", code, err, errOut)

@@ -20,8 +20,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
 )
 
 // binary is the interlink command built for these tests.
@@ -30,7 +30,7 @@ var binary string
 // runMain builds cmd/interlink so the tests can run `interlink lab` as a
 // user would, kill it, and run it as another user.
 func runMain(m *testing.M) int {
-	bin, cleanup, err := testbin.Build("t3-lab-bin-") // reachable by nobody, for the not-root test
+	bin, cleanup, err := bintest.Build("t3-lab-bin-") // reachable by nobody, for the not-root test
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

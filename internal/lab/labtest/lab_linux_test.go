@@ -22,7 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // Every lab these tests create is named t3-...; labs of other users of this
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 	if helperUp() {
 		return // not reached: the helper is killed or exits
 	}
-	testlab.ShortMain("lab tests")
+	labuptest.ShortMain("lab tests")
 	if err := lab.CheckPrivilege(); err != nil {
 		fmt.Fprintf(os.Stderr, "lab tests build network namespaces and need root: %v\n", err)
 		os.Exit(1)
@@ -50,10 +50,10 @@ func up(t testing.TB, builtin, suffix string) *lab.Lab {
 		t.Fatal(err)
 	}
 	topo.Name = prefix + "-" + suffix
-	return testlab.Up(t, topo)
+	return labuptest.Up(t, topo)
 }
 
-func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return testlab.Node(t, l, name) }
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return labuptest.Node(t, l, name) }
 
 // ipOverhead is the IP plus UDP header size: payload = MTU - overhead.
 func ipOverhead(is4 bool) int {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/interlink/interlink/internal/roottest"
 
-	"github.com/interlink/interlink/internal/testbin"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/vm"
 	"github.com/interlink/interlink/internal/vm/cache"
 )
@@ -27,8 +27,8 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	testlab.ShortMain("VM lab tests")
-	bin, cleanup, err := testbin.Build("interlink-vmtest-")
+	labuptest.ShortMain("VM lab tests")
+	bin, cleanup, err := bintest.Build("interlink-vmtest-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // run runs the binary with args in dir and returns its stderr, stdout
@@ -49,7 +49,7 @@ func TestAnswersInALab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testlab.Up(t, topo)
+	labuptest.Up(t, topo)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("answer-test-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -20,13 +20,13 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "lab fence tests", &bin, "fence-interlink-")
+	labuptest.Main(m, "lab fence tests", &bin, "fence-interlink-")
 }
 
 // isolated runs each of cmds in turn, in a network namespace of its own
@@ -89,7 +89,7 @@ func TestRefusedFromOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testlab.Up(t, topo)
+	labuptest.Up(t, topo)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("fence-test-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -18,13 +18,13 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "metrics lab tests", &bin, "t16w-interlink-")
+	labuptest.Main(m, "metrics lab tests", &bin, "t16w-interlink-")
 }
 
 // families is one scrape, parsed.

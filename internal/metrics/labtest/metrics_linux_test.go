@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 const token = "t16w-lab-token-0123456789abcdef"
@@ -38,11 +38,11 @@ func TestAgentAndWatchMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	topo.Name = "t16w-metrics"
-	l := testlab.Up(t, topo)
+	l := labuptest.Up(t, topo)
 	var nodes []*lab.Node
 	var urls []string
 	for _, name := range []string{"node1", "node2", "node3"} {
-		nodes = append(nodes, testlab.Node(t, l, name))
+		nodes = append(nodes, labuptest.Node(t, l, name))
 	}
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	// A fragment whose partner never comes is dropped after ipfrag_time
@@ -57,7 +57,7 @@ func TestAgentAndWatchMetrics(t *testing.T) {
 	var nodesFile strings.Builder
 	for _, n := range nodes {
 		a := n.Addr("ic", 4).String()
-		testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", a, "--token-file", tok,
+		labuptest.Daemon(t, n, exec.Command(bin, "agent", "--listen", a, "--token-file", tok,
 			"--metrics", a+":9472", "--check-interval", "10s"), "agent", "metrics on")
 		urls = append(urls, "http://"+a+":9472/metrics")
 		fmt.Fprintf(&nodesFile, "%s %s %s\n", n.Name(), a, a)
@@ -133,7 +133,7 @@ func checkFindings(t *testing.T, n *lab.Node, url string) {
 			t.Fatal("the agent never ran its audit")
 		}
 	}
-	out, _, code := testlab.Exec(t, n, exec.Command(bin, "check", "--json"), time.Minute)
+	out, _, code := labuptest.Exec(t, n, exec.Command(bin, "check", "--json"), time.Minute)
 	var res struct {
 		Findings []struct{ Rule, Severity string }
 	}

@@ -11,7 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // checkWatch runs `interlink watch` in the first node against the agents
@@ -23,7 +23,7 @@ func checkWatch(t *testing.T, nodes []*lab.Node, tok, nodesFile string) {
 	}
 	n1 := nodes[0]
 	addr := n1.Addr("ic", 4).String() + ":9471"
-	testlab.Daemon(t, n1, exec.Command(bin, "watch", "--nodes", file, "--token-file", tok, "--metrics", addr,
+	labuptest.Daemon(t, n1, exec.Command(bin, "watch", "--nodes", file, "--token-file", tok, "--metrics", addr,
 		"--interval", "8s", "--expect", "9000"), "watch", "round 1:")
 	fams := scrape(t, n1, "http://"+addr+"/metrics")
 	rtt := fams["interlink_path_rtt_seconds"]

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // Every lab these tests create is named t4-...
@@ -28,7 +28,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "pmtu lab tests", &bin, "t4-interlink-")
+	labuptest.Main(m, "pmtu lab tests", &bin, "t4-interlink-")
 }
 
 // tokenFile writes a token file with mode 600 and returns its path.
@@ -56,18 +56,18 @@ func up(t testing.TB, builtin, yaml, suffix string) *lab.Lab {
 		t.Fatal(err)
 	}
 	topo.Name = prefix + "-" + suffix
-	return testlab.Up(t, topo)
+	return labuptest.Up(t, topo)
 }
 
-func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return testlab.Node(t, l, name) }
+func node(t testing.TB, l *lab.Lab, name string) *lab.Node { return labuptest.Node(t, l, name) }
 
-type syncBuf = testlab.Log
+type syncBuf = labuptest.Log
 
 // agent runs `interlink agent` in node n and returns its log. It is stopped
 // by PID when the test ends.
 func agent(t testing.TB, n *lab.Node, listen, tokFile string) *syncBuf {
 	t.Helper()
-	log, _ := testlab.Daemon(t, n, exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile), "agent", "listening on")
+	log, _ := labuptest.Daemon(t, n, exec.Command(bin, "agent", "--listen", listen, "--token-file", tokFile), "agent", "listening on")
 	return log
 }
 
@@ -87,7 +87,7 @@ func waitLog(log *syncBuf, s string) bool {
 func run(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	return testlab.Exec(t, n, cmd, 2*time.Minute)
+	return labuptest.Exec(t, n, cmd, 2*time.Minute)
 }
 
 // pmtuJSON is the part of interlink.pmtu/v1 the tests check.

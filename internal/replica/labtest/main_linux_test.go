@@ -15,19 +15,19 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 var bin string // the interlink binary under test
 
 func TestMain(m *testing.M) {
-	testlab.Main(m, "replica lab tests", &bin, "t24-interlink-", testlab.NeedSSHD)
+	labuptest.Main(m, "replica lab tests", &bin, "t24-interlink-", labuptest.NeedSSHD)
 }
 
 // The shared helpers under the names this package's tests use.
 var (
-	write      = testlab.WriteFile
-	noAgentEnv = testlab.NoSSHAgentEnv
+	write      = labuptest.WriteFile
+	noAgentEnv = labuptest.NoSSHAgentEnv
 )
 
 // run runs interlink with args as a process on this host (in no lab node)
@@ -55,7 +55,7 @@ func runIn(t *testing.T, n *lab.Node, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = noAgentEnv()
-	return testlab.Exec(t, n, cmd, 5*time.Minute)
+	return labuptest.Exec(t, n, cmd, 5*time.Minute)
 }
 
 // downAfter removes lab name when the test ends, whoever built it.

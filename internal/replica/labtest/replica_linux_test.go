@@ -13,10 +13,10 @@ import (
 
 	"github.com/interlink/interlink/internal/cluster"
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/mesh"
 	"github.com/interlink/interlink/internal/replica"
 	"github.com/interlink/interlink/internal/rules"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 // original is the cluster the run measures, written as an operator's site
@@ -88,16 +88,16 @@ func TestReplicaOfClusterRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	site := testlab.Up(t, topo)
+	site := labuptest.Up(t, topo)
 	dir := t.TempDir()
 	runDir := filepath.Join(dir, "run")
 	mkdir(t, runDir)
-	client := testlab.NewKey(t)
+	client := labuptest.NewKey(t)
 	var kh, inv strings.Builder
 	inv.WriteString("nodes:\n")
 	for i := 1; i <= 3; i++ {
-		hk := testlab.NewKey(t)
-		testlab.SSHD(t, testlab.Node(t, site, fmt.Sprintf("n%d", i)), fmt.Sprintf("198.18.0.%d", i), hk, client)
+		hk := labuptest.NewKey(t)
+		labuptest.SSHD(t, labuptest.Node(t, site, fmt.Sprintf("n%d", i)), fmt.Sprintf("198.18.0.%d", i), hk, client)
 		fmt.Fprintf(&kh, "198.18.0.%d %s\n", i, hk.Authorized())
 		net2 := "198.18.20." + fmt.Sprint(i)
 		if i == 3 {
@@ -106,7 +106,7 @@ func TestReplicaOfClusterRun(t *testing.T) {
 		fmt.Fprintf(&inv, "  - {name: %s, host: 198.18.0.%d, user: root, interconnect: [198.18.10.%d, %s]}\n", names[i-1], i, i, net2)
 	}
 	id := write(t, filepath.Join(dir, "id"), string(client.Private), 0o600)
-	out, _, code := runIn(t, testlab.Node(t, site, "ops"), "cluster", "--inventory", write(t, filepath.Join(dir, "inventory.yaml"), inv.String(), 0o644),
+	out, _, code := runIn(t, labuptest.Node(t, site, "ops"), "cluster", "--inventory", write(t, filepath.Join(dir, "inventory.yaml"), inv.String(), 0o644),
 		"--ssh-config", "none", "--known-hosts", write(t, filepath.Join(dir, "known_hosts"), kh.String(), 0o644),
 		"--identity", id, "--collect", runDir, "--json")
 	runJSON := write(t, filepath.Join(runDir, "cluster.json"), out, 0o644)
@@ -193,7 +193,7 @@ func TestReplicaOfClusterRun(t *testing.T) {
 		}
 		bundle := filepath.Join(runDir, n+".tar.gz")
 		b, _, _ := run(t, "check", "--root", bundle, "--interconnect", ic, "--json")
-		r, _, _ := runIn(t, testlab.Node(t, rep, fmt.Sprintf("rac%d", i+1)), "check", "--interconnect", ic, "--json")
+		r, _, _ := runIn(t, labuptest.Node(t, rep, fmt.Sprintf("rac%d", i+1)), "check", "--interconnect", ic, "--json")
 		var br, rr rules.Result
 		if json.Unmarshal([]byte(b), &br) != nil || json.Unmarshal([]byte(r), &rr) != nil {
 			t.Fatalf("%s: check --json did not parse", n)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/interlink/interlink/internal/lab"
 	"github.com/interlink/interlink/internal/lab/service"
+	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/storage"
-	"github.com/interlink/interlink/internal/testlab"
 )
 
 func topo(mtu int, rate string) string {
@@ -38,9 +38,9 @@ func up(t testing.TB, mtu int, rate string) (*lab.Node, *service.NFSServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := testlab.Up(t, tp)
-	srv := testlab.NFS(t, testlab.Node(t, l, "filer"), netip.MustParseAddr("198.18.31.1"))
-	return testlab.Node(t, l, "db1"), srv
+	l := labuptest.Up(t, tp)
+	srv := labuptest.NFS(t, labuptest.Node(t, l, "filer"), netip.MustParseAddr("198.18.31.1"))
+	return labuptest.Node(t, l, "db1"), srv
 }
 
 // run runs spec from inside node n (the client's sockets are the node's).

@@ -1,4 +1,4 @@
-package testbin
+package bintest
 
 import (
 	"bytes"
@@ -42,22 +42,22 @@ func openCache(s spec, env []string) (*cache, error) {
 	cmd.Dir, cmd.Env = s.dir, env
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("testbin: go env: %w", err)
+		return nil, fmt.Errorf("bintest: go env: %w", err)
 	}
 	var goEnv map[string]string
 	if err := json.Unmarshal(out, &goEnv); err != nil {
-		return nil, fmt.Errorf("testbin: go env: %w", err)
+		return nil, fmt.Errorf("bintest: go env: %w", err)
 	}
 	root := s.root
 	if root == "" {
 		if c := goEnv["GOCACHE"]; c == "" || c == "off" || !filepath.IsAbs(c) {
-			return nil, fmt.Errorf("testbin: no usable GOCACHE (%q)", c)
+			return nil, fmt.Errorf("bintest: no usable GOCACHE (%q)", c)
 		}
 		root = filepath.Join(goEnv["GOCACHE"], "interlink-testbin")
 	}
 	mod := goEnv["GOMOD"]
 	if mod == "" || mod == os.DevNull {
-		return nil, errors.New("testbin: not inside a module")
+		return nil, errors.New("bintest: not inside a module")
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "interlink-testbin v1\ngo build -buildvcs=false -ldflags=-s -w -o BIN %s\n", s.pkg)
@@ -65,10 +65,10 @@ func openCache(s spec, env []string) (*cache, error) {
 		fmt.Fprintf(h, "%s=%q\n", k, goEnv[k])
 	}
 	if err := hashSources(h, filepath.Dir(mod)); err != nil {
-		return nil, fmt.Errorf("testbin: %w", err)
+		return nil, fmt.Errorf("bintest: %w", err)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
-		return nil, fmt.Errorf("testbin: %w", err)
+		return nil, fmt.Errorf("bintest: %w", err)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	return &cache{s: s, env: env, root: root, key: key, entry: filepath.Join(root, key)}, nil
@@ -90,7 +90,7 @@ func (c *cache) binary(prefix string) (bin string, cleanup func(), built bool, e
 		}
 		built = built || b
 	}
-	return "", nil, built, fmt.Errorf("testbin: cache entry %s evicted %d times while in use", c.entry, 3)
+	return "", nil, built, fmt.Errorf("bintest: cache entry %s evicted %d times while in use", c.entry, 3)
 }
 
 // buildLocked builds the entry under a lock of the cache directory, so
@@ -100,7 +100,7 @@ func (c *cache) binary(prefix string) (bin string, cleanup func(), built bool, e
 func (c *cache) buildLocked() (built bool, err error) {
 	unlock, err := lockDir(filepath.Join(c.root, ".lock"))
 	if err != nil {
-		return false, fmt.Errorf("testbin: %w", err)
+		return false, fmt.Errorf("bintest: %w", err)
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(c.entry, "interlink")); err == nil {
@@ -116,7 +116,7 @@ func (c *cache) buildLocked() (built bool, err error) {
 func (c *cache) build() error {
 	tmp, err := os.MkdirTemp(c.root, ".build-")
 	if err != nil {
-		return fmt.Errorf("testbin: %w", err)
+		return fmt.Errorf("bintest: %w", err)
 	}
 	defer os.RemoveAll(tmp)
 	out := filepath.Join(tmp, "interlink")
@@ -124,10 +124,10 @@ func (c *cache) build() error {
 		return err
 	}
 	if err := os.MkdirAll(c.entry, 0o755); err != nil {
-		return fmt.Errorf("testbin: %w", err)
+		return fmt.Errorf("bintest: %w", err)
 	}
 	if err := os.Rename(out, filepath.Join(c.entry, "interlink")); err != nil {
-		return fmt.Errorf("testbin: %w", err)
+		return fmt.Errorf("bintest: %w", err)
 	}
 	c.evict()
 	return nil

@@ -1,9 +1,9 @@
-// Package subtests runs a test's cases as subtests all at once, for cases
+// Package casetest runs a test's cases as subtests all at once, for cases
 // that spend their time waiting (timers, deadlines, a peer's delay) rather
 // than computing. Subtests that call t.Parallel are held to -test.parallel,
 // which defaults to GOMAXPROCS: two at a time on a two-core machine, so
 // that waiting cases queue behind each other. Only tests import it.
-package subtests
+package casetest
 
 import (
 	"sync"

@@ -1,7 +1,7 @@
-// Package testlab brings namespace labs up for tests and removes them when
+// Package labuptest brings namespace labs up for tests and removes them when
 // the test ends, pass or fail. Tests that use it need root (CAP_NET_ADMIN)
 // and fail, not skip, without it.
-package testlab
+package labuptest
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/lab"
-	"github.com/interlink/interlink/internal/testbin"
 )
 
 // Up builds topo (first removing a leftover of the same name from a killed
@@ -88,7 +88,7 @@ func Main(m *testing.M, what string, bin *string, binPrefix string, checks ...fu
 			os.Exit(1)
 		}
 	}
-	b, cleanup, err := testbin.Build(binPrefix)
+	b, cleanup, err := bintest.Build(binPrefix)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,4 +1,4 @@
-package subtests
+package casetest
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
-// Package syncbuf is a bytes.Buffer that one goroutine may write while
+// Package buftest is a bytes.Buffer that one goroutine may write while
 // another reads it: a log or a process's output that a test watches as it
 // grows. Only tests import it.
-package syncbuf
+package buftest
 
 import (
 	"bytes"

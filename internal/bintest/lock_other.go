@@ -1,6 +1,6 @@
 //go:build !linux
 
-package testbin
+package bintest
 
 // lockDir is a no-op off Linux (tests run on Linux): concurrent builds then only
 // cost time, as the rename into the entry is atomic.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package testmaria
+package mariatest
 
 import (
 	"context"

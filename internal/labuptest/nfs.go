@@ -1,4 +1,4 @@
-package testlab
+package labuptest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package testbin builds the interlink binary for tests that must run it as
+// Package bintest builds the interlink binary for tests that must run it as
 // a separate process: inside lab nodes, as another user, or to deliver a
 // signal to it.
 //
@@ -6,7 +6,7 @@
 // it is built once per source state and kept under Go's own cache directory
 // ($GOCACHE/interlink-testbin/KEY/interlink, see cache.go); each caller gets
 // a link to (or copy of) that binary in a temporary directory of its own.
-package testbin
+package bintest
 
 import (
 	"errors"
@@ -76,13 +76,13 @@ func build(s spec, prefix string) (bin string, cleanup func(), built bool, err e
 func tempDir(prefix string) (dir string, cleanup func(), err error) {
 	dir, err = os.MkdirTemp("", prefix)
 	if err != nil {
-		return "", nil, fmt.Errorf("testbin: %w", err)
+		return "", nil, fmt.Errorf("bintest: %w", err)
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	// MkdirTemp makes 0700: a test that drops privileges must reach it.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("testbin: %w", err)
+		return "", nil, fmt.Errorf("bintest: %w", err)
 	}
 	return dir, cleanup, nil
 }
@@ -95,11 +95,11 @@ func goBuild(s spec, env []string, out string) error {
 	cmd := exec.Command("go", "build", "-buildvcs=false", "-ldflags=-s -w", "-o", out, s.pkg)
 	cmd.Dir, cmd.Env = s.dir, env
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("testbin: %w: %w\n%s", errCompile, err, msg)
+		return fmt.Errorf("bintest: %w: %w\n%s", errCompile, err, msg)
 	}
 	// go build honours the umask; a dropped-privilege user must run it.
 	if err := os.Chmod(out, 0o755); err != nil {
-		return fmt.Errorf("testbin: %w", err)
+		return fmt.Errorf("bintest: %w", err)
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func place(prefix, src string) (bin string, cleanup func(), err error) {
 	if err := os.Link(src, bin); err != nil {
 		if err := copyFile(src, bin); err != nil {
 			cleanup()
-			return "", nil, fmt.Errorf("testbin: %w", err)
+			return "", nil, fmt.Errorf("bintest: %w", err)
 		}
 	}
 	return bin, cleanup, nil
