@@ -68,13 +68,13 @@ const PollState = "POLL"
 
 // Delta is what the CPUs' idle states counted between two snapshots.
 type Delta struct {
-	CPUs    int          `json:"cpus"`
-	Entries int64        `json:"entries"` // idle-state entries, all CPUs
+	CPUs    int   `json:"cpus"`
+	Entries int64 `json:"entries"` // idle-state entries, all CPUs
 	// SleepEntries leaves out the polling state (POLL: the CPU spins,
 	// it does not sleep, and leaving it costs next to nothing).
-	SleepEntries int64 `json:"sleep_entries"`
-	IdleNs  int64        `json:"idle_ns"` // time in idle states, all CPUs
-	States  []StateDelta `json:"states"`
+	SleepEntries int64        `json:"sleep_entries"`
+	IdleNs       int64        `json:"idle_ns"` // time in idle states, all CPUs
+	States       []StateDelta `json:"states"`
 }
 
 // StateDelta is one state's share of a Delta, summed over the CPUs.
