@@ -37,3 +37,27 @@ func TestBenchCPULatencyRefused(t *testing.T) {
 		t.Errorf("exit %d, text:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestBenchGCCPULatency: with --mode gc the hold is taken here and asked
+// of every node's agent through a session of its own; agents started
+// without --allow-cpu-latency refuse, and the run goes on and says so.
+func TestBenchGCCPULatency(t *testing.T) {
+	roottest.Require(t, "it holds "+pmqos.Path)
+	nodes, tok := gcAgents(t, 2)
+	args := append([]string{"bench", "--mode", "gc", "--token-file", tok, "--time", "300ms", "--blocks", "1000", "--cpu-latency", "0", "--json"}, nodes...)
+	code, out, errOut := runCLI(context.Background(), args...)
+	var r struct {
+		CPULatency *pmqos.Report `json:"cpu_latency"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.CPULatency == nil || len(r.CPULatency.Ends) != 3 {
+		t.Fatalf("exit %d: %v: %s%s", code, err, out, errOut)
+	}
+	if e := r.CPULatency.Ends[0]; !e.Held || e.End != "local" {
+		t.Errorf("local end: %+v", e)
+	}
+	for _, e := range r.CPULatency.Ends[1:] {
+		if e.Held || !strings.HasPrefix(e.End, "peer 127.0.0.1:") || !strings.Contains(e.Reason, "--allow-cpu-latency") {
+			t.Errorf("peer end: %+v", e)
+		}
+	}
+}

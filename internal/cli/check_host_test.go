@@ -3,11 +3,15 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/interlink/interlink/internal/rules"
+	"github.com/interlink/interlink/internal/testbin"
+	"github.com/interlink/interlink/internal/testlab"
 )
 
 // TestCheckLiveHaltpoll: on a KVM guest whose haltpoll governor does not
@@ -54,5 +58,63 @@ func TestCheckLiveHaltpoll(t *testing.T) {
 	text, _, _ := run(t, "check")
 	if !strings.Contains(text, "CPU-IDLE") || !strings.Contains(text, "guest_halt_poll_ns") {
 		t.Errorf("the text report does not name it:\n%s", text)
+	}
+}
+
+// TestCheckLiveHaltpollPolling: the live check of a guest that polls
+// (guest_halt_poll_ns 200000) gives no CPU-IDLE warning. The knob is not
+// changed for anyone: in a mount namespace of its own the check sees a
+// file holding 200000 bound over the parameter, and reads it as it reads
+// the kernel's.
+func TestCheckLiveHaltpollPolling(t *testing.T) {
+	const knob = "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+	drv, err := os.ReadFile("/sys/devices/system/cpu/cpuidle/current_driver")
+	if err != nil || strings.TrimSpace(string(drv)) != "haltpoll" {
+		t.Skipf("the cpuidle driver here is not haltpoll (%q, %v)", strings.TrimSpace(string(drv)), err)
+	}
+	before, err := os.ReadFile(knob)
+	if err != nil {
+		t.Skipf("no haltpoll governor parameters here: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("TestCheckLiveHaltpollPolling needs root (a bind mount in a mount namespace of its own); run the tests as root")
+	}
+	testlab.SkipShort(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Fatalf("unshare (util-linux) is needed: apt-get install util-linux: %v", err)
+	}
+	bin, cleanup, err := testbin.Build("interlink-check-haltpoll-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	polling := filepath.Join(t.TempDir(), "guest_halt_poll_ns")
+	if err := os.WriteFile(polling, []byte("200000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$1" "$2" && exec "$3" check --json`, "sh", polling, knob, bin)
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() <= ExitCritical {
+		err = nil
+	}
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var r rules.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if h := r.Inventory.Host; h == nil || h.Haltpoll == nil || h.Haltpoll.PollNs == nil || *h.Haltpoll.PollNs != 200000 {
+		t.Fatalf("the bound file was not read as the knob: %+v", r.Inventory.Host)
+	}
+	for _, f := range r.Findings {
+		if f.Rule == "CPU-IDLE" {
+			t.Errorf("guest_halt_poll_ns 200000, yet: %+v", f)
+		}
+	}
+	if after, _ := os.ReadFile(knob); string(after) != string(before) {
+		t.Errorf("the knob changed: %q, was %q", after, before)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/interlink/interlink/internal/lab"
+	"github.com/interlink/interlink/internal/lab/topology"
 	"github.com/interlink/interlink/internal/shellq"
 )
 
@@ -33,7 +34,7 @@ func isBuiltin(name string) bool {
 // labSetErr says what to run next after a setting lab set could not
 // apply: the lab's switches and links are in its status.
 func labSetErr(name string, err error) error {
-	var se *lab.SettingError
+	var se *topology.SettingError
 	if errors.As(err, &se) {
 		return usageError("%v; its switches and links: %s", err, shellq.Join("interlink", "lab", "status", name))
 	}

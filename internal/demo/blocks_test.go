@@ -97,7 +97,7 @@ func TestBlocksChapterSplit(t *testing.T) {
 	}
 	b.Reset()
 	renderBlocks(&b, &Result{Blocks: []Bench{withSplit(blocksRun("MTU 9000", 60000, 1, 14e3), 3e3), withSplit(blocksRun("MTU 1500", 40000, 6, 21e3), 3e3)}})
-	if strings.Contains(b.String(), "waking up (") || !strings.Contains(b.String(), "21 %") {
+	if strings.Contains(b.String(), "mostly the two hosts waking up") || !strings.Contains(b.String(), "21 %") {
 		t.Errorf("wake-ups a fifth of the round trip named as most of it:\n%s", b.String())
 	}
 }

@@ -153,6 +153,7 @@ var otherFlags = []string{
 	"now",                   // systemctl enable --now
 	"mps",                   // sockperf --mps, the messages per second its ping-pong paces to
 	"update-kernel", "args", // grubby, in the fixes of check's CPU-IDLE
+	"latency", // cyclictest --latency, its PM QoS request (the host in the round trip)
 }
 
 // TestDocLinks: every relative link in README.md and docs/ leads to a file

@@ -63,16 +63,6 @@ func Attach(h *netlink.Handle, port netlink.Link, fromNode, toNode Port) error {
 	return nil
 }
 
-// Attached reports whether port has a classifier in either direction.
-func Attached(h *netlink.Handle, port netlink.Link) bool {
-	for _, d := range []Direction{FromNode, ToNode} {
-		if fs, err := h.FilterList(port, d.parent()); err == nil && len(fs) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // Installed is the classifier of one direction of a port as the kernel
 // has it: what it does (from its filter's name) and its counters.
 type Installed struct {

@@ -187,7 +187,7 @@ func optInt(name, value string) (int, error) {
 
 func optSeconds(name, value string) (time.Duration, error) {
 	n, err := optInt(name, value)
-	if n > 1<<31 {
+	if int64(n) > 1<<31 {
 		return 0, fmt.Errorf("option %s=%q: out of range", name, value)
 	}
 	return time.Duration(n) * time.Second, err

@@ -22,9 +22,9 @@ func userDataDir(lab string) string {
 	return filepath.Join(UserDataRoot, lab+"-"+hex.EncodeToString(sum[:4]))
 }
 
-// serviceDir is the directory of a service of node, in the lab's.
+// serviceDir is the directory of a service of node, in the node's.
 func serviceDir(lab, node, kind string) string {
-	return filepath.Join(labDir(lab), node, kind)
+	return filepath.Join(nodeDir(lab, node), kind)
 }
 
 // serviceUserDir is the directory of a service of node that runs as its

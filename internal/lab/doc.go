@@ -4,7 +4,9 @@
 // namespaces, so the host's interfaces, addresses, routes and sysctls never
 // change. A link's switch side can have a smaller MTU than the node side
 // (port_mtu: frames above it are dropped without ICMP, a real L2
-// blackhole), a node can forward (a router answering "fragmentation needed"
+// blackhole), a link can lose a share of its frames at random (loss: both
+// enforced by the port's eBPF classifier, package ebpf, which counts what
+// it drops), a node can forward (a router answering "fragmentation needed"
 // and "packet too big"), and a node's egress can be shaped with tbf.
 //
 // Use: Load (a built-in name or a file) or Parse (package topology, whose
@@ -74,7 +76,7 @@
 // Services (a node's services list; package topology): kind agent (interlink
 // agent on port 7471 with the lab's token, StateDir/NAME.d/agent.token) and
 // kind postgres with role primary or standby (PostgreSQL from Debian's
-// package, run as the postgres user, data in StateDir/NAME.d/NODE/postgres,
+// package, run as the postgres user, data in StateDir/NAME.d/nodes/NODE/postgres,
 // listening on all the node's addresses on port 5432; a standby is a
 // pg_basebackup of its primary over the switch named by via, synchronous
 // unless sync: false), and kind galera (MariaDB with the Galera provider,
@@ -84,7 +86,7 @@
 // first in topology order bootstraps it, the others join by rsync state
 // transfer; the account interlink with the password in
 // StateDir/NAME.d/galera.password, and database sbtest). A galera member's
-// data is in StateDir/NAME.d/NODE/galera when the mysql user can pass every
+// data is in StateDir/NAME.d/nodes/NODE/galera when the mysql user can pass every
 // directory above the state directory, else in UserDataRoot/NAME-HASH.
 // Up starts them after the network, recording each before it starts; Down
 // stops them (PostgreSQL with a fast shutdown, Galera members together by

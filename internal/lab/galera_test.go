@@ -98,7 +98,7 @@ func TestServiceUserDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("INTERLINK_LAB_DIR", open)
-	if got, want := serviceUserDir("x", "db1", KindGalera), filepath.Join(open, "x.d", "db1", "galera"); got != want {
+	if got, want := serviceUserDir("x", "db1", KindGalera), filepath.Join(open, "x.d", "nodes", "db1", "galera"); got != want {
 		t.Errorf("passable state dir: %s, want %s", got, want)
 	}
 	t.Setenv("INTERLINK_LAB_DIR", closed)

@@ -134,10 +134,10 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 				// A port whose veth is wider than its port_mtu enforces it
 				// with its classifier (port_linux.go).
 				ls.PortMTU = min(port.Attrs().MTU, l.PortMTU)
-				if !hasPortFilter(swh, port) && port.Attrs().MTU != l.PortMTU {
+				inspectPort(swh, port, l, &ls, problem)
+				if ls.PortFilter == nil && port.Attrs().MTU != l.PortMTU {
 					problem("switch port %s has MTU %d and no port filter, topology says %d", l.Port, port.Attrs().MTU, l.PortMTU)
 				}
-				inspectPort(swh, port, l, &ls, problem)
 			} else {
 				problem("switch port %s (node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}
@@ -168,7 +168,8 @@ func inspectNode(h, swh *netlink.Handle, n NodeSpec, ns string, problem func(str
 }
 
 // inspectPort reads the classifiers of link l's switch port into ls
-// (LossPercent, PortFilter) and says where their loss differs from l's.
+// (LossPercent, and PortFilter, which stays nil when the port has none)
+// and says where their loss differs from l's.
 func inspectPort(h *netlink.Handle, port netlink.Link, l LinkSpec, ls *LinkStatus, problem func(string, ...any)) {
 	for _, d := range []struct {
 		dir  ebpf.Direction
@@ -197,11 +198,6 @@ func inspectPort(h *netlink.Handle, port netlink.Link, l LinkSpec, ls *LinkStatu
 				topology.FormatLoss(loss), d.what, topology.FormatLoss(l.LossPercent))
 		}
 	}
-}
-
-// hasPortFilter reports whether port has a classifier (port_linux.go).
-func hasPortFilter(h *netlink.Handle, port netlink.Link) bool {
-	return ebpf.Attached(h, port)
 }
 
 // building reports whether an Up (or a Down) of the lab holds its lock

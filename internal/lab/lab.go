@@ -54,6 +54,24 @@ func statePath(lab string) string    { return filepath.Join(stateDir(), lab+".js
 func lockPath(lab string) string     { return filepath.Join(stateDir(), lab+".lock") }
 func labDir(lab string) string       { return filepath.Join(stateDir(), lab+".d") }
 
+// nodeDir is the directory of a node's files (a VM's initramfs, console
+// and sockets, a service's data): LAB.d/nodes/NODE, apart from the lab's
+// own files in LAB.d (agent.token, id_ed25519, known_hosts), which a node
+// may be named after. A lab brought up before nodes/ kept them in
+// LAB.d/NODE; what runs there is found by the directory its state records
+// (vmState.Dir, serviceState.Dir), and Down removes LAB.d whole.
+func nodeDir(lab, node string) string { return filepath.Join(nodesDir(lab), node) }
+func nodesDir(lab string) string      { return filepath.Join(labDir(lab), "nodes") }
+
+// passableDir makes dir (mode 0711, also when it was there) so that users
+// a lab's processes run as (qemu's, a database's) pass it.
+func passableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o711)
+}
+
 // AgentTokenFile is the token file of the agents a lab's nodes run (its
 // agent services), in the lab's directory.
 func AgentTokenFile(lab string) string { return filepath.Join(labDir(lab), "agent.token") }

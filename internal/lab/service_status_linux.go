@@ -116,8 +116,12 @@ func (in *serviceInspector) agent(ss *ServiceStatus, rec *serviceState) {
 }
 
 func (in *serviceInspector) nfs(ss *ServiceStatus, n *NodeSpec, first netip.Addr, rec *serviceState) {
+	dir := serviceDir(in.t.Name, n.Name, KindNFS)
+	if rec != nil {
+		dir = rec.Dir // LAB.d/NODE/nfs in a lab brought up before nodes/
+	}
 	if first.IsValid() {
-		ss.URL = "nfs://" + first.String() + service.NFSExport(serviceDir(in.t.Name, n.Name, KindNFS))
+		ss.URL = "nfs://" + first.String() + service.NFSExport(dir)
 	}
 	ss.Detail = "nfs-ganesha, NFSv3 over TCP"
 	if rec != nil {

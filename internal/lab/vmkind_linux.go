@@ -56,17 +56,26 @@ func (vmNode) exec(ctx context.Context, n *Node, argv, env []string, x execIO) (
 			}
 		}()
 	}
-	sock := filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ChannelFile)
-	code, err := vm.Exec(ctx, sock, channel.Command{Argv: argv, Env: env}, x.stdout, x.stderr)
+	dir := n.vmDir()
+	code, err := vm.Exec(ctx, filepath.Join(dir, vm.ChannelFile), channel.Command{Argv: argv, Env: env}, x.stdout, x.stderr)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) || (err != nil && ctx.Err() == nil && !n.vmRunning()) {
 		// Nothing listens on the channel, or the channel closed under
 		// the command and qemu is gone (or going: a qemu that is exiting
 		// still holds its socket for a while after its command line is
 		// gone, which is how vmAlive tells it from a live one).
 		return 0, fmt.Errorf("lab %s: node %s: its VM is not running (console: %s)", n.lab.Name(), n.spec.Name,
-			filepath.Join(vmDir(n.lab.Name(), n.spec.Name), vm.ConsoleFile))
+			filepath.Join(dir, vm.ConsoleFile))
 	}
 	return code, err
+}
+
+// vmDir is the VM node's directory, as the lab's state records it
+// (state.vmDir).
+func (n *Node) vmDir() string {
+	if st, err := readState(n.lab.Name()); err == nil {
+		return st.vmDir(n.spec.Name)
+	}
+	return nodeDir(n.lab.Name(), n.spec.Name)
 }
 
 // vmRunning reports whether the node's qemu, as recorded in the lab's
@@ -81,7 +90,7 @@ func (n *Node) vmRunning() bool {
 func (vmNode) inspect(in *inspection, n NodeSpec) NodeStatus {
 	st, swh, problem := in.st, in.swh, in.problem
 	out := NodeStatus{Name: n.Name, Forward: n.Forward, Links: []LinkStatus{}, Routes: append([]RouteSpec{}, n.Routes...)}
-	vs := &VMStatus{State: VMStopped, MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Console: filepath.Join(vmDir(st.Name, n.Name), vm.ConsoleFile)}
+	vs := &VMStatus{State: VMStopped, MemoryBytes: n.VM.MemoryBytes, CPUs: n.VM.CPUs, Console: filepath.Join(st.vmDir(n.Name), vm.ConsoleFile)}
 	for _, v := range st.VMs {
 		if v.Node == n.Name {
 			vs.Kernel, vs.Release, vs.Accel = v.Kernel, v.Release, v.Accel
@@ -100,10 +109,10 @@ func (vmNode) inspect(in *inspection, n NodeSpec) NodeStatus {
 			if tap, err := swh.LinkByName(l.Port); err == nil {
 				ls.PortMTU = min(tap.Attrs().MTU, l.PortMTU)
 				ls.State = strings.ToLower(tap.Attrs().OperState.String())
-				if !hasPortFilter(swh, tap) && tap.Attrs().MTU != l.PortMTU {
+				inspectPort(swh, tap, l, &ls, problem)
+				if ls.PortFilter == nil && tap.Attrs().MTU != l.PortMTU {
 					problem("switch port %s (tap of VM node %s) has MTU %d and no port filter, topology says %d", l.Port, n.Name, tap.Attrs().MTU, l.PortMTU)
 				}
-				inspectPort(swh, tap, l, &ls, problem)
 			} else {
 				problem("switch port %s (tap of VM node %s link %s) is missing", l.Port, n.Name, l.Name)
 			}

@@ -3,7 +3,6 @@ package lab
 import (
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 )
 
 // vmState records one VM node in the lab's state.
@@ -41,8 +40,6 @@ const (
 	VMRunning = "running"
 	VMStopped = "stopped"
 )
-
-func vmDir(lab, node string) string { return filepath.Join(labDir(lab), node) }
 
 // vmMAC is a link's MAC address: locally administered (qemu's 52:54:00
 // prefix), the rest from the lab, node and link names, so it is stable

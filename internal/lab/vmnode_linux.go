@@ -113,7 +113,12 @@ func (b *builder) vms(ctx context.Context, nodes []*NodeSpec) error {
 	if p == nil {
 		return nil
 	}
+	// qemu runs as a user of its own (vm.Boot), which passes LAB.d and
+	// LAB.d/nodes on its way to the node's directory.
 	if err := os.MkdirAll(labDir(t.Name), 0o711); err != nil {
+		return fmt.Errorf("lab %s: %w", t.Name, err)
+	}
+	if err := passableDir(nodesDir(t.Name)); err != nil {
 		return fmt.Errorf("lab %s: %w", t.Name, err)
 	}
 	token := ""
@@ -158,7 +163,7 @@ func (b *builder) vms(ctx context.Context, nodes []*NodeSpec) error {
 func (b *builder) vm(ctx context.Context, n *NodeSpec, p *vmPlan, token string, macs map[string]bool) (*vm.Machine, error) {
 	t := b.t
 	k := p.kernels[n.Name]
-	dir := vmDir(t.Name, n.Name)
+	dir := nodeDir(t.Name, n.Name)
 	b.st.VMs = append(b.st.VMs, vmState{Node: n.Name, Dir: dir, Kernel: k.Source, Release: k.Release, Accel: p.accel})
 	rec := &b.st.VMs[len(b.st.VMs)-1]
 	for _, l := range n.Links {

@@ -52,7 +52,7 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 		g := &guestAnswer{byKind: map[string]channel.ServiceAnswer{}}
 		sock := st.vmStatusSocket(n.Name)
 		if sock == "" {
-			sock, g.onChannel = filepath.Join(vmDir(st.Name, n.Name), vm.ChannelFile), true
+			sock, g.onChannel = filepath.Join(st.vmDir(n.Name), vm.ChannelFile), true
 		}
 		wg.Add(1)
 		go func(node string) {
@@ -71,6 +71,18 @@ func askGuests(st *state, in *serviceInspector) map[string]*guestAnswer {
 	}
 	wg.Wait()
 	return out
+}
+
+// vmDir is the VM node's directory as recorded: LAB.d/NODE in a lab
+// brought up before node directories went to LAB.d/nodes; nodeDir when
+// nothing is recorded.
+func (st *state) vmDir(node string) string {
+	for _, v := range st.VMs {
+		if v.Node == node && v.Dir != "" {
+			return v.Dir
+		}
+	}
+	return nodeDir(st.Name, node)
 }
 
 // vmStatusSocket is the VM node's status channel, as recorded ("" when

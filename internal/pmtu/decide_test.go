@@ -170,11 +170,11 @@ func TestDecideExactOneTimeout(t *testing.T) {
 	}
 }
 
-// Nothing answers: a patient full round re-checks the smallest probe, then
+// Nothing answers: patient full rounds re-check the smallest probe, then
 // the path is unreachable.
 func TestDecideUnreachable(t *testing.T) {
 	r, m := simulate(t, &pathModel{local: 9000, mtu: 0}, Options{})
-	if r.Verdict != Unreachable || m.rounds != 2 || m.full != 1 || r.SmallestFailed != 76 {
+	if r.Verdict != Unreachable || m.rounds != 1+patientRounds || m.full != patientRounds || r.SmallestFailed != 76 {
 		t.Fatalf("dead path: %s, %d rounds (%d full), failed %d", r.Verdict, m.rounds, m.full, r.SmallestFailed)
 	}
 }
@@ -327,5 +327,15 @@ func TestVerifyTries(t *testing.T) {
 	s.opt.Tries = 12
 	if got := s.verifyTries(); got != 12 {
 		t.Errorf("Tries 12: %d tries", got)
+	}
+}
+
+// A peer silent through the first window and the first patient round (a
+// stall of about 1.4 s) is still measured: the second patient round is
+// answered, the first round's sizes are asked again.
+func TestDecideLongSilentStart(t *testing.T) {
+	r, m := simulate(t, &pathModel{local: 9000, mtu: 9000, stall: [2]float64{0, 140}}, Options{})
+	if r.Verdict != OK || r.PathMTU != 9000 {
+		t.Fatalf("silent 1.4 s from the start: %s %d after %d rounds", r.Verdict, r.PathMTU, m.rounds)
 	}
 }

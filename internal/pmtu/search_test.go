@@ -131,15 +131,15 @@ func TestSearchSlowFirstAnswer(t *testing.T) {
 	}
 }
 
-// A truly dead path: the patient round waits MaxTimeout once more, then
-// says so. Parallel: it waits, and times nothing (TestSearchSlowFirstAnswer,
+// A truly dead path: the patient rounds wait MaxTimeout twice more, then
+// say so. Parallel: it waits, and times nothing (TestSearchSlowFirstAnswer,
 // which depends on when its answers come, is not).
 func TestSearchDeadAfterPatientRound(t *testing.T) {
 	t.Parallel()
 	f := newFake(9000, 9000)
 	f.dead = true
 	r, _ := Run(context.Background(), f, Options{MinTimeout: 5 * time.Millisecond, MaxTimeout: 50 * time.Millisecond})
-	if r.Verdict != Unreachable || r.Probes != 3+3 {
+	if r.Verdict != Unreachable || r.Probes != 3+patientRounds*3 {
 		t.Fatalf("dead path: %s after %d probes: %+v", r.Verdict, r.Probes, r)
 	}
 }

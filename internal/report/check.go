@@ -42,6 +42,7 @@ func CheckText(w io.Writer, r *rules.Result) error {
 	mounts(p, r)
 	dnfs(p, r)
 	counters(p, r.Inventory)
+	host(p, r.Inventory)
 
 	findingsText(p, r.Findings)
 

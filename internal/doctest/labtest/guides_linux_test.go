@@ -44,6 +44,13 @@ func TestProveAChangeGuide(t *testing.T) {
 	run(t, "docs/guides/prove-a-change.md", map[string]string{"demo": "td-ab"})
 }
 
+// TestHostInTheRoundTripGuide brings the guide's demo lab up (its agents
+// allowing CPU latency holds) and down; its measurements are shown, not
+// rerun: their verdicts depend on the machine's load.
+func TestHostInTheRoundTripGuide(t *testing.T) {
+	run(t, "docs/guides/host-in-the-round-trip.md", map[string]string{"hostrt": "td-hostrt"})
+}
+
 // TestLogonStormGuide runs the storm of the guide against the pg lab's
 // PostgreSQL, straight and through the gate.
 func TestLogonStormGuide(t *testing.T) {

@@ -148,6 +148,9 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		rc, _ := strconv.Atoi(rcText)
 		t.Logf("%s: exit %d\n%s", s.c, rc, text)
 		if r.rerun {
+			if !s.haveWant && (rc == 3 || rc == 126 || rc == 127) {
+				t.Errorf("%s: exits %d:\n%s", s.c, rc, text)
+			}
 			r.record(s, rc, text)
 			continue
 		}
@@ -243,17 +246,27 @@ var (
 	abWarmup = regexp.MustCompile(`--warmup [0-9]+`)
 	// abVerdict: a metric's verdict line and an --expect's.
 	abVerdict = regexp.MustCompile(`^(\s+\S+ \((?:higher|lower) is better\)|expect .*?): .*$`)
-	abNoise   = regexp.MustCompile(`^\s+(drift|outliers): `)
+	abNoise   = regexp.MustCompile(`^\s+(drift|outliers|NOTE): `)
 )
 
 func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
 
 // abShape is an ab report without what its noise decides: each verdict
-// cut to its metric, drift and outlier lines left out.
+// cut to its metric; drift, outlier and note lines (a note on how much of
+// the round trip was the hosts waking up) left out; each row of the table
+// cut to its metric (a count that was 0 in every run has "-" for B/A).
 func abShape(lines []string) []string {
 	var out []string
+	table := false
 	for _, l := range lines {
-		if abNoise.MatchString(l) {
+		switch {
+		case strings.Contains(l, "CI of B/A"):
+			table = true
+		case strings.TrimSpace(l) == "":
+			table = false
+		case table:
+			l = strings.Fields(l)[0]
+		case abNoise.MatchString(l):
 			continue
 		}
 		out = append(out, abVerdict.ReplaceAllString(l, "$1: VERDICT"))

@@ -5,10 +5,14 @@ package labtest
 import (
 	"math"
 	"net/netip"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/ebpf"
@@ -117,7 +121,7 @@ func portCounters(pf *lab.PortFilter, fromNode bool) ebpf.Counters {
 // its port's filter and shown by lab status; a port with a size filter and
 // no loss loses none. lab set with a bad loss exits 3 in one line naming
 // it and changes nothing; lab set loss=0 removes the loss, and then every
-// datagram arrives.
+// datagram arrives. A lossy port without its classifier is a problem.
 func TestLossyLink(t *testing.T) {
 	privateDir(t)
 	l := upYAML(t, "lossy.yaml", lossyYAML)
@@ -183,5 +187,44 @@ func TestLossyLink(t *testing.T) {
 	}
 	if c := portCounters(linkStatus(t, name, "node2").PortFilter, false); c.DroppedLoss != 0 {
 		t.Errorf("node2's port (no loss) dropped %d at random", c.DroppedLoss)
+	}
+
+	// A lossy port whose classifier is gone is a problem lab status names.
+	if r := run(t, "lab", "set", name, "node1:eth0", "loss=5%"); r.code != 0 {
+		t.Fatalf("lab set loss=5%%: exit %d %s", r.code, r.stderr)
+	}
+	removeClassifier(t, "il-"+name, "node1-eth0")
+	s, err := lab.Inspect(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "switch port node1-eth0 drops 0 of the frames from the node at random, topology says 5%"
+	if s.State != lab.StateDamaged || !slices.Contains(s.Problems, want) {
+		t.Errorf("lab %s without node1's classifier: %s, problems %q; want damaged and %q", name, s.State, s.Problems, want)
+	}
+}
+
+// removeClassifier deletes the clsact qdisc (and with it the classifier)
+// of switch port in the lab's switch namespace ns.
+func removeClassifier(t *testing.T, ns, port string) {
+	t.Helper()
+	nh, err := netns.GetFromPath(filepath.Join(lab.NetnsDir, ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nh.Close()
+	h, err := netlink.NewHandleAt(nh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	link, err := h.LinkByName(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.QdiscDel(&netlink.GenericQdisc{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: link.Attrs().Index,
+		Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT}, QdiscType: "clsact"})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,7 +61,7 @@ func TestAnswersInALab(t *testing.T) {
 		{[]string{"lab", "set", "ilanswer", "nosw", "mtu=1500"}, "interlink: lab ilanswer: nosw mtu=1500: no switch nosw (and not NODE:LINK); its switches and links: interlink lab status ilanswer\n"},
 		{[]string{"lab", "set", "ilanswer", "node1:eth9", "mtu=1500"}, "node node1 has no link eth9; its switches and links: interlink lab status ilanswer\n"},
 		{[]string{"lab", "set", "ilanswer", "ic", "mtu=huge"}, "ic mtu=huge: want an MTU of 68 to 65535; its switches"},
-		{[]string{"lab", "set", "ilanswer", "ic", "speed=1"}, "interlink: lab set: \"speed=1\": unknown setting \"speed\" (mtu, port_mtu, rate) (see 'interlink lab set --help')\n"},
+		{[]string{"lab", "set", "ilanswer", "ic", "speed=1"}, "interlink: lab set: \"speed=1\": unknown setting \"speed\" (mtu, port_mtu, rate, loss) (see 'interlink lab set --help')\n"},
 	} {
 		stderr, stdout, code := run(t, dir, tc.args...)
 		if code != 3 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "invalid topology") {

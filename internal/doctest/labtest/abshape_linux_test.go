@@ -1,0 +1,35 @@
+//go:build linux
+
+package labtest
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestABShape: what ab's noise decides (verdicts, drift, outliers, notes,
+// the table's figures, a "-" for a count 0 in every run) is left out; the
+// metrics, sections and expectations stay.
+func TestABShape(t *testing.T) {
+	a := abShape([]string{
+		"     metric  A median  B median     B/A  95 % CI of B/A      p",
+		"retransmits        11        30  2.412x   0.321..10.545  0.223",
+		"",
+		"secondary metrics: Holm-corrected across 3 (...):",
+		"  retransmits (lower is better): no detectable difference: the 95 % CI -67.9 % to +954.5 % includes 0",
+		"    outliers: run(s) 11 lie far from their arm's median (modified z-score above 3.5)",
+		"expect bits_per_sec: B > A: inconclusive (the 95 % interval of B - A spans -1.40 Gbit/s to +6.60 Gbit/s)",
+	})
+	b := abShape([]string{
+		"     metric  A median  B median     B/A  95 % CI of B/A      p",
+		"retransmits         0         0       -               -      1",
+		"",
+		"secondary metrics: Holm-corrected across 3 (...):",
+		"  retransmits (lower is better): no difference: the same value in every run",
+		"  NOTE: the round trip is mostly the two hosts waking up",
+		"expect bits_per_sec: B > A: holds",
+	})
+	if !slices.Equal(a, b) || len(a) != 6 || a[1] != "retransmits" {
+		t.Errorf("%q\n%q", a, b)
+	}
+}
