@@ -60,6 +60,13 @@ type Split struct {
 	// the round trip's p50. Absent unless both wake-ups are known.
 	WakeP50Ns *int64   `json:"wake_p50_ns,omitempty"`
 	WakeShare *float64 `json:"wake_share,omitempty"`
+	// WakeDominant says the wake-ups are most of the round trip (a share
+	// of WakeDominates or more) and the CPUs did go to sleep (at least
+	// one idle entry per block, where the kernel counts them): the
+	// verdict. On CPUs kept awake (a PM QoS hold, other load) the
+	// wake-up parts are the receive path and the scheduling, which no
+	// idle setting changes.
+	WakeDominant bool `json:"wake_dominant,omitempty"`
 	// AccountedPercent is the four parts' p50s added, as a percentage
 	// of the round trip's p50 (absent unless all four are known).
 	// Unaccounted says why they miss it by more than SplitTolerance.
@@ -128,6 +135,9 @@ func splitOf(s *Summary, client, server *Side) *Split {
 	}
 	sp.idle(s, cs, ss)
 	sp.judge(s.RTT)
+	if sp.IdleEntriesPerBlock != nil && *sp.IdleEntriesPerBlock < 1 {
+		sp.WakeDominant = false
+	}
 	return sp
 }
 
@@ -153,6 +163,7 @@ func (sp *Split) judge(rtt *Latency) {
 		w := sp.RequesterWake.P50 + sp.ResponderWake.P50
 		share := float64(w) / float64(rtt.P50)
 		sp.WakeP50Ns, sp.WakeShare = &w, &share
+		sp.WakeDominant = share >= WakeDominates
 	}
 	sum := int64(0)
 	for _, p := range sp.Parts() {
@@ -207,7 +218,7 @@ func (sp *Split) idle(s *Summary, cs, ss *SideSplit) {
 // WakeVerdict is the one line that says the round trip is mostly the two
 // hosts waking up, or "" when it is not (or the split is not known).
 func (sp *Split) WakeVerdict(rttP50 int64) string {
-	if sp == nil || sp.WakeShare == nil || *sp.WakeShare < WakeDominates {
+	if sp == nil || !sp.WakeDominant || sp.WakeP50Ns == nil {
 		return ""
 	}
 	return fmt.Sprintf("the round trip is mostly the two hosts waking up (%.0f of %.0f us): a network change (MTU, switch, cabling) will barely show here; see check CPU-IDLE",
