@@ -241,13 +241,13 @@ func (sp *Split) IdleNote() string {
 	if sp.IdleEntriesPerBlock == nil {
 		return ""
 	}
-	where := "the two hosts' CPUs"
+	where := fmt.Sprintf("the %d hosts' CPUs", sp.Hosts)
 	if sp.Hosts == 1 {
-		where = "this host's CPUs (both ends)"
+		where = "this host's CPUs (every end on it)"
 	}
 	per := *sp.IdleEntriesPerBlock
 	if per < 1 {
 		return fmt.Sprintf("%s went to sleep in an idle state (not polling) %.2f times per block: they seldom slept, so the wake-ups above are threads being scheduled, not CPUs leaving an idle state", where, per)
 	}
-	return fmt.Sprintf("%s went to sleep in an idle state (not polling) %.2f times per block: the two readers' wake-ups account for up to 2; more are CPUs woken for something else, such as the one taking a NIC's interrupt, whose wake-up lands in network and stacks", where, per)
+	return fmt.Sprintf("%s went to sleep in an idle state (not polling) %.2f times per block: the readers' own wake-ups account for up to 2 (3 on a gc 3-way trip); more are CPUs woken for something else, such as the one taking a NIC's interrupt, whose wake-up lands in network and stacks", where, per)
 }
