@@ -23,9 +23,10 @@ func checkSplit(t *testing.T, what string, f Flow) {
 		}
 	}
 	// One read in SplitEvery at each end carries stamps: the wake-ups are
-	// a sample of about that share of the blocks (the first read of each
-	// end included), never all of them.
-	if w := sp.RequesterWake; w != nil && (w.Count > s.Messages/SplitEvery+1 || w.Count < s.Messages/(3*SplitEvery)) {
+	// a sample of about that share of the blocks, never all of them (a
+	// read that ends at a deadline, with no block, also counts as a read,
+	// so the share of the blocks strays a little either way).
+	if w := sp.RequesterWake; w != nil && (2*w.Count > 3*s.Messages/SplitEvery || w.Count < s.Messages/(3*SplitEvery)) {
 		t.Errorf("%s: %d of %d blocks have the requester's wake-up, want about 1 in %d", what, w.Count, s.Messages, SplitEvery)
 	}
 	// The p50s of the parts need not add up to the round trip's on a
