@@ -27,6 +27,9 @@ type Run struct {
 	// WakeShare is the share of the round trip's p50 that was the two
 	// hosts waking up, from a blocks run's split; absent otherwise.
 	WakeShare *float64 `json:"wake_share,omitempty"`
+	// WakeDominant: the run's own verdict found the wake-ups most of the
+	// round trip, with CPUs that went to sleep.
+	WakeDominant bool `json:"wake_dominant,omitempty"`
 }
 
 // OK reports whether the run counts in the statistics.
@@ -110,7 +113,7 @@ func (r *Runner) Execute(ctx context.Context) (*Result, error) {
 		}
 		if run.Error == "" && !run.Interrupted {
 			run.Metrics, run.Error = extract(res.Metrics, run)
-			run.WakeShare = wakeShare(ParseJSON(run.out))
+			run.WakeShare, run.WakeDominant = wakeShare(ParseJSON(run.out))
 		}
 		res.Runs = append(res.Runs, run.Run)
 		if r.Progress != nil {

@@ -26,31 +26,37 @@ type Wakes struct {
 // wakeShare is the share of the round trip the wake-ups took in a run's
 // JSON document, or nil: bench's first flow's split, or for gc the least
 // share among the pairs' 2-way receive times (as gc's own verdict).
-func wakeShare(doc any) *float64 {
+//
+// dominant says the run's own verdict found the wake-ups most of the round
+// trip with CPUs that did sleep (split's wake_dominant; for gc, the least
+// share's pair).
+func wakeShare(doc any) (share *float64, dominant bool) {
 	if pairs, _ := lookup(doc, []string{"pairs"}).([]any); len(pairs) > 0 {
-		var least *float64
 		for _, p := range pairs {
-			if v, ok := lookup(p, []string{"two_way_split", "wake_share"}).(float64); ok && (least == nil || v < *least) {
-				least = &v
+			if v, ok := lookup(p, []string{"two_way_split", "wake_share"}).(float64); ok && (share == nil || v < *share) {
+				share = &v
+				dominant, _ = lookup(p, []string{"two_way_split", "wake_dominant"}).(bool)
 			}
 		}
-		return least
+		return share, dominant
 	}
 	flows, _ := lookup(doc, []string{"flows"}).([]any)
 	if len(flows) == 0 {
-		return nil
+		return nil, false
 	}
 	v, ok := lookup(flows[0], []string{"summary", "split", "wake_share"}).(float64)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	return &v
+	dominant, _ = lookup(flows[0], []string{"summary", "split", "wake_dominant"}).(bool)
+	return &v, dominant
 }
 
 // wakes summarises the arms' wake-up shares and, when one dominates and a
 // primary metric is a network one (a bench figure), says so.
 func (r *Result) wakes() *Wakes {
 	var share [2][]float64
+	var dominant [2]int
 	names := [2]string{r.A.Name, r.B.Name}
 	for _, run := range r.Runs {
 		if !run.OK() || run.WakeShare == nil {
@@ -59,6 +65,9 @@ func (r *Result) wakes() *Wakes {
 		for arm := range 2 {
 			if run.Arm == names[arm] {
 				share[arm] = append(share[arm], *run.WakeShare)
+				if run.WakeDominant {
+					dominant[arm]++
+				}
 			}
 		}
 	}
@@ -73,7 +82,9 @@ func (r *Result) wakes() *Wakes {
 		}
 		m := stats.Median(share[arm])
 		w.Share[arm] = &m
-		if m >= WakeDominates {
+		// Most of the round trip, in runs whose CPUs did sleep (on CPUs
+		// kept awake the wake-up parts are no idle setting's doing).
+		if m >= WakeDominates && 2*dominant[arm] >= len(share[arm]) {
 			most = append(most, fmt.Sprintf("%s %.0f %%", names[arm], 100*m))
 		}
 	}

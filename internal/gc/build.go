@@ -25,6 +25,7 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 	sums := r.addNodes(spec, nodes, runs, name)
 	r.addPairs(runs, name)
 	r.addTotal(sums)
+	r.idleSplits(runs)
 	r.judge()
 	return r
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/interlink/interlink/internal/counters"
+	"github.com/interlink/interlink/internal/idlestat"
 	"github.com/interlink/interlink/internal/traffic"
 )
 
@@ -29,6 +30,8 @@ type node struct {
 	// pings' datagrams, which the figures per block take out, are all in.
 	before *counters.Snapshot
 	merr   error
+	// idle is the host's cpuidle statistics when the threads started.
+	idle idlestat.Snapshot
 }
 
 // thread is one engine's loop.
@@ -54,6 +57,7 @@ func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer
 	now := time.Now()
 	nd := &node{drained: make(chan struct{})}
 	nd.before, nd.merr = counters.Take()
+	nd.idle = idlestat.Read("/")
 	// Both threads block in the kernel without the runtime's system-call
 	// bookkeeping, which would put a hand-over of the thread's P on every
 	// wake-up: the workload's in a raw slot when one is free (see
@@ -123,6 +127,7 @@ func (nd *node) Stop() *NodeRun {
 	for _, e := range nd.engines() {
 		res.DatagramsOut += e.pktsOut
 	}
+	res.Idle = idlestat.Read("/").Since(nd.idle)
 	if nd.merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/interlink/interlink/internal/idlestat"
 	"github.com/interlink/interlink/internal/latency"
 	"github.com/interlink/interlink/internal/traffic"
 )
@@ -48,7 +49,11 @@ type NodeRun struct {
 	// Netns names the network namespace the node's counters are of (its
 	// inode); nodes of one host with the same one count each other's
 	// packets. Empty from an agent that does not say.
-	Netns    string           `json:"netns,omitempty"`
+	Netns string `json:"netns,omitempty"`
+	// Idle is what the host's CPUs counted in their idle states over the
+	// node's run; nil where the kernel has no cpuidle, or from an agent
+	// from before it.
+	Idle     *idlestat.Delta  `json:"cpu_idle,omitempty"`
 	CPU      traffic.CPU      `json:"cpu"`
 	Counters traffic.Counters `json:"counters"`
 	// OtherPackets are the IP packets of every datagram the node sent

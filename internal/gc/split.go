@@ -124,6 +124,36 @@ func (e *engine) splitBlock(s, hop int, d int64, m *msg) {
 	sh.rest.RecordValue(min(max(d-wake-sw-sk, 0), histHighest))
 }
 
+// idleSplits sets how often the hosts' CPUs went to sleep per block
+// received (each host once, all nodes' hosts known) and, below one, takes
+// the wake-up verdict off every pair: on CPUs kept awake the wake-up parts
+// are the receive path and scheduling, no idle setting's doing.
+func (r *Report) idleSplits(runs []*NodeRun) {
+	if r.Total.Received == 0 {
+		return
+	}
+	var entries int64
+	hosts := map[string]bool{}
+	for _, nr := range runs {
+		if nr == nil || nr.Idle == nil {
+			return
+		}
+		if !hosts[nr.Host] || nr.Host == "" {
+			hosts[nr.Host] = true
+			entries += nr.Idle.SleepEntries
+		}
+	}
+	per := float64(entries) / float64(r.Total.Received)
+	for i := range r.Pairs {
+		for _, sp := range []*traffic.Split{r.Pairs[i].TwoWaySplit, r.Pairs[i].ThreeWaySplit} {
+			if sp != nil {
+				sp.IdleEntriesPerBlock, sp.Hosts = &per, len(hosts)
+				sp.WakeDominant = sp.WakeDominant && per >= 1
+			}
+		}
+	}
+}
+
 // split is pp as the pair's split of the receive times rtt; nil when pp
 // is.
 func (pp *PairParts) split(rtt *latency.Summary) *traffic.Split {

@@ -63,11 +63,15 @@ func (r *Report) writeSplits(w io.Writer) {
 	}
 	if note != nil {
 		fmt.Fprintf(w, "  (%s)\n", note.StampNote())
+		if n := note.IdleNote(); n != "" {
+			fmt.Fprintf(w, "  (%s)\n", n)
+		}
 	}
 }
 
 // wakeVerdict is the first line of the report when the 2-way receive
-// times of every pair split are mostly the hosts waking up; "" otherwise.
+// times of every pair split are mostly the hosts waking up, on CPUs that
+// went to sleep (traffic.Split.WakeDominant); "" otherwise.
 // It quotes the pair where the wake-ups weigh least.
 func (r *Report) wakeVerdict() string {
 	var least *Pair
@@ -77,7 +81,7 @@ func (r *Report) wakeVerdict() string {
 		if sp == nil || p.TwoWay == nil || sp.WakeShare == nil {
 			continue
 		}
-		if *sp.WakeShare < traffic.WakeDominates {
+		if !sp.WakeDominant {
 			return ""
 		}
 		if least == nil || *sp.WakeShare < *least.TwoWaySplit.WakeShare {
@@ -88,6 +92,9 @@ func (r *Report) wakeVerdict() string {
 		return ""
 	}
 	v := least.TwoWaySplit.WakeVerdict(least.TwoWay.P50)
+	if v == "" {
+		return ""
+	}
 	v = strings.Replace(v, "the round trip is", "the 2-way receive times are", 1)
 	return strings.ToUpper(v[:1]) + v[1:] + fmt.Sprintf(" (every pair; the least: %s <- %s)", termtext.Clean(least.Requester), termtext.Clean(least.Server))
 }

@@ -75,6 +75,7 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 			break
 		}
 		r.setDeadline(issuing, busy, oldest)
+		r.split.before(r.resp)
 		n, rerr := pc.ReadBatch(r.resp, unix.MSG_WAITFORONE)
 		r.now = time.Now()
 		if rerr != nil && !isTimeout(rerr) {
@@ -248,7 +249,7 @@ func (r *requester) receive(n int) {
 		}
 		s.busy = false
 		rtt := r.now.Sub(s.sent).Nanoseconds()
-		if r.split != nil {
+		if r.split.on() {
 			r.split.queue(r.split.stamp(&r.resp[i]), r.now.UnixNano(), rtt, &h)
 		}
 		r.hist.RecordValue(rtt)

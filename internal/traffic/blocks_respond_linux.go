@@ -60,6 +60,7 @@ func respondOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 				pc.SetReadDeadline(dl)
 			}
 		}
+		r.split.before(r.reqs)
 		n, rerr := pc.ReadBatch(r.reqs, unix.MSG_WAITFORONE)
 		r.now = time.Now()
 		if rerr != nil && !isTimeout(rerr) {
@@ -131,7 +132,7 @@ func (r *responder) answer(ctx context.Context, n int) {
 		}
 		st.Requests++
 		var at int64
-		if r.split != nil {
+		if r.split.on() {
 			at = r.split.stamp(&r.reqs[i])
 		}
 		h = Header{Kind: KindResponse, Seq: q.Seq, Stamp: q.Stamp, Size: q.Size, Chunks: uint16(r.nchunks)}
@@ -166,7 +167,7 @@ func (r *responder) flush(ctx context.Context) {
 		r.err = r.opt.wait(ctx, bytes)
 	}
 	var sendAt time.Time
-	if r.split != nil && r.k > 0 && r.err == nil {
+	if r.split.on() && r.k > 0 && r.err == nil {
 		sendAt = r.hold()
 	}
 	for sent := 0; sent < r.k && r.err == nil && ctx.Err() == nil; {

@@ -23,6 +23,11 @@ type splitRec struct {
 	// pending are the requester's blocks received but not yet recorded
 	// (record, after the next request is sent).
 	pending []pendingBlock
+	// oobs are the control buffers a sampled read gets; reads counts the
+	// reads, sampled says the last one asked for stamps (see SplitEvery).
+	oobs    [][]byte
+	reads   int
+	sampled bool
 }
 
 // pendingBlock is a completed block waiting to be recorded: its
@@ -66,16 +71,38 @@ func newSplitRec(spec Spec, conn *net.UDPConn) *splitRec {
 	return s
 }
 
-// oob gives each of ms room for a receive stamp (none with the split off:
-// a single datagram is then read with recvfrom, as before the split).
+// oob lays out room for a receive stamp for each of ms, given to them
+// on sampled reads (before).
 func (s *splitRec) oob(ms []ipv4.Message) {
 	if s == nil {
 		return
 	}
+	s.oobs = make([][]byte, len(ms))
 	for i := range ms {
-		ms[i].OOB = make([]byte, oobLen)
+		s.oobs[i] = make([]byte, oobLen)
 	}
 }
+
+// before prepares ms for the next read: with room for stamps on one read
+// in SplitEvery (the first of the run included), without on the others,
+// which then take the kernel's short path. Nothing with the split off.
+func (s *splitRec) before(ms []ipv4.Message) {
+	if s == nil {
+		return
+	}
+	s.sampled = s.reads%SplitEvery == 0
+	s.reads++
+	for i := range ms {
+		if s.sampled {
+			ms[i].OOB = s.oobs[i]
+		} else {
+			ms[i].OOB = nil
+		}
+	}
+}
+
+// on says the split is on and the last read was sampled.
+func (s *splitRec) on() bool { return s != nil && s.sampled }
 
 // stamp is m's kernel receive stamp in ns (0: none).
 func (s *splitRec) stamp(m *ipv4.Message) int64 {

@@ -18,22 +18,24 @@ func checkSplit(t *testing.T, what string, f Flow) {
 		t.Fatalf("%s: no split: %+v", what, s)
 	}
 	for _, p := range sp.Parts() {
-		if p.L == nil || p.L.Count == 0 || p.L.P50 > p.L.P99 {
+		if p.L == nil || p.L.Count == 0 || p.L.P50 > p.L.P99 || p.L.Count > s.Messages {
 			t.Errorf("%s: %s: %+v (missing: %v)", what, p.Name, p.L, sp.Missing)
 		}
 	}
+	// One read in SplitEvery at each end carries stamps: the wake-ups are
+	// a sample of about that share of the blocks, never all of them (a
+	// read that ends at a deadline, with no block, also counts as a read,
+	// so the share of the blocks strays a little either way).
+	if w := sp.RequesterWake; w != nil && (2*w.Count > 3*s.Messages/SplitEvery || w.Count < s.Messages/(3*SplitEvery)) {
+		t.Errorf("%s: %d of %d blocks have the requester's wake-up, want about 1 in %d", what, w.Count, s.Messages, SplitEvery)
+	}
 	// The p50s of the parts need not add up to the round trip's on a
-	// loaded machine (their spread); where they miss by more than 15 %
-	// the report must say why. Their means must add up (below).
+	// loaded machine (their spread, and they are samples: SplitEvery);
+	// where they miss by more than 15 % the report must say why.
 	if a := sp.AccountedPercent; a == nil || (*a < 100*(1-SplitTolerance) || *a > 100*(1+SplitTolerance)) && sp.Unaccounted == "" {
 		t.Errorf("%s: the parts' p50s do not account for the round trip's p50 %v: %v %%, and no reason given", what, time.Duration(s.RTT.P50), a)
 	}
 	if sp.RequesterWake != nil && sp.ResponderWake != nil && sp.ResponderWork != nil && sp.NetworkAndStacks != nil {
-		// The parts add up per block: their means add up to the round
-		// trip's mean, up to the histograms' rounding.
-		if sum := sp.RequesterWake.Mean + sp.ResponderWake.Mean + sp.ResponderWork.Mean + sp.NetworkAndStacks.Mean; sum < 0.97*s.RTT.Mean || sum > 1.03*s.RTT.Mean {
-			t.Errorf("%s: the parts' means add up to %.0f ns, the round trip's mean is %.0f", what, sum, s.RTT.Mean)
-		}
 		t.Logf("%s: rtt p50 %v = requester wake %v + responder wake %v + work %v + network and stacks %v (%.0f %%), idle entries per block %v",
 			what, time.Duration(s.RTT.P50), time.Duration(sp.RequesterWake.P50), time.Duration(sp.ResponderWake.P50),
 			time.Duration(sp.ResponderWork.P50), time.Duration(sp.NetworkAndStacks.P50), *sp.AccountedPercent, deref(sp.IdleEntriesPerBlock))

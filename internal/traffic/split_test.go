@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/idlestat"
 )
 
 func lat(p50, p90, p99 int64) *Latency {
@@ -51,6 +53,21 @@ func TestSplitOf(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "waking up") {
 		t.Errorf("a verdict without the responder's wake-up:\n%s", b.String())
+	}
+	// The CPUs seldom slept (a PM QoS hold, other load): the wake-up
+	// parts are scheduling and the receive path, and no idle setting is
+	// to blame: no verdict. They slept: the verdict.
+	busy := &idlestat.Delta{CPUs: 2, Entries: 200, SleepEntries: 200}
+	slept := &idlestat.Delta{CPUs: 2, Entries: 1800, SleepEntries: 1800}
+	for _, c := range []struct {
+		idle *idlestat.Delta
+		want bool
+	}{{busy, false}, {slept, true}} {
+		sp := splitOf(s, &Side{Split: &SideSplit{Wake: lat(40000, 50000, 90000), Rest: lat(10000, 12000, 20000), Idle: c.idle, Host: "h"}},
+			&Side{Split: &SideSplit{Wake: lat(38000, 48000, 80000), Work: lat(2000, 3000, 5000), Idle: c.idle, Host: "h"}})
+		if got := sp.WakeVerdict(s.RTT.P50) != ""; got != c.want || sp.WakeDominant != c.want {
+			t.Errorf("%d sleep entries per 1000 blocks: verdict %v, want %v (%s)", c.idle.SleepEntries, got, c.want, sp.IdleNote())
+		}
 	}
 	// Off at both ends: no split at all.
 	if splitOf(s, &Side{}, &Side{}) != nil {
