@@ -45,6 +45,15 @@ import (
 // its exit code, into the page in place of what the page showed (a
 // shown output abridged with "..." is left as it is).
 func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
+	RunCluster(t, root, bin, guide, labs, Cluster{})
+}
+
+// RunCluster is Run for a page written for a real cluster, which c plays:
+// its blocks marked "on NODE" run in c's lab (Cluster). A block marked
+// "stopped after Ns" has a last command that runs until stopped (an
+// agent, a watch): it is stopped with SIGINT after N s, and must still be
+// running then.
+func RunCluster(t *testing.T, root, bin, guide string, labs map[string]string, c Cluster) {
 	path := filepath.Join(root, guide)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -53,7 +62,10 @@ func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
 	dir := t.TempDir()
 	rename, renameOut := renamers(labs, dir+"/")
 	r := &runner{bin: bin, dir: dir, rename: rename, renameOut: renameOut, rerun: os.Getenv("INTERLINK_DOCS_RERUN") != "",
-		unrename: unrenamer(labs, dir+"/", filepath.Dir(bin)+"/")}
+		unrename: unrenamer(labs, dir+"/", filepath.Dir(bin)+"/"), cluster: c}
+	if c.Lab != "" {
+		r.upCluster(t)
+	}
 	t.Cleanup(func() {
 		for _, name := range labs {
 			exec.Command(bin, "lab", "down", name).Run()
@@ -82,6 +94,11 @@ type runner struct {
 	rerun             bool                // write what ran into the page
 	unrename          func(string) string // printed output in the page's names
 	edits             []edit
+	cluster           Cluster
+	upper             string // the test's /etc: the overlay's upper directory
+	holder            int    // the process holding the mount namespace of the test's /etc
+	agentsUp          bool
+	scripts           int // scripts written, for their names
 }
 
 // A step is one command of a block, with the exit code the page shows
@@ -117,23 +134,44 @@ func steps(blk doctest.Block) []step {
 // what they printed). It returns how many ran.
 func (r *runner) block(t *testing.T, blk doctest.Block) int {
 	st := steps(blk)
+	node, stop, err := placement(blk.Reason)
+	if err != nil {
+		t.Errorf("%s:%d: %v", blk.File, blk.Line, err)
+		return 0
+	}
+	if node != "" && r.cluster.Lab == "" {
+		t.Errorf("%s:%d: a block on node %s, and the test plays no cluster (RunCluster)", blk.File, blk.Line, node)
+		return 0
+	}
+	if node != "" && stop == 0 {
+		r.startAgents(t)
+	}
 	var b strings.Builder
-	for _, s := range st {
+	for i, s := range st {
 		script := r.rename(s.c.Script())
 		switch {
 		case r.rerun:
 		case isAB(s.c.Text):
 			script = abRuns.ReplaceAllString(benchTime.ReplaceAllString(script, "${1}1s"), "--runs 4")
 			script = abWarmup.ReplaceAllString(script, "--warmup 0")
-		case blk.Shell():
+		case blk.Shell() || isBench(s.c.Text):
+			// a console block's bench too: its shape (benchShape) has
+			// no interval lines, the only lines --time changes
 			script = benchTime.ReplaceAllString(script, "${1}1s")
 			if strings.Contains(script, "interlink storm ") {
 				script = stormClients.ReplaceAllString(script, "--clients 60")
 			}
 		}
+		if stop > 0 && i == len(st)-1 {
+			script = fmt.Sprintf("timeout -s INT -k 10s %s bash %s", stop, r.script(t, script))
+		}
 		b.WriteString(script + "\necho \"@@exit $?\"\n")
 	}
-	out, code := bash(t, r.bin, r.dir, b.String())
+	whole := b.String()
+	if node != "" {
+		whole = r.onNode(node, r.script(t, whole))
+	}
+	out, code := bash(t, r.bin, r.dir, whole)
 	parts := strings.Split(out, "@@exit ")
 	for i, s := range st {
 		if i+1 >= len(parts) {
@@ -147,6 +185,14 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		rcText, _, _ := strings.Cut(parts[i+1], "\n")
 		rc, _ := strconv.Atoi(rcText)
 		t.Logf("%s: exit %d\n%s", s.c, rc, text)
+		if stop > 0 && i == len(st)-1 {
+			// timeout's 124: it was still running when stopped, as the page
+			// says it runs
+			if rc != 124 {
+				t.Errorf("%s: exited %d before it was stopped after %s:\n%s", s.c, rc, stop, text)
+			}
+			continue
+		}
 		if r.rerun {
 			if !s.haveWant && (rc == 3 || rc == 126 || rc == 127) {
 				t.Errorf("%s: exits %d:\n%s", s.c, rc, text)
@@ -157,6 +203,17 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		s.check(t, rc, text, r.renameOut)
 	}
 	return len(st)
+}
+
+// script writes text to a new file in the test's directory and returns
+// its path.
+func (r *runner) script(t *testing.T, text string) string {
+	r.scripts++
+	f := filepath.Join(r.dir, fmt.Sprintf(".block%d.sh", r.scripts))
+	if err := os.WriteFile(f, []byte(text+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // An edit replaces n lines of a page from line (1-based) with text.
@@ -227,8 +284,11 @@ func (s step) check(t *testing.T, code int, out string, renameOut func(string) s
 	for i, l := range s.c.Out {
 		shown[i] = renameOut(l)
 	}
-	if ab {
+	switch {
+	case ab:
 		shown, out = abShape(shown), strings.Join(abShape(strings.Split(out, "\n")), "\n")
+	case isBench(s.c.Text):
+		shown, out = benchShape(shown), strings.Join(benchShape(strings.Split(out, "\n")), "\n")
 	}
 	if err := doctest.MatchShape(shown, out); err != nil {
 		t.Errorf("%s: the page shows output of another shape than the command prints: %v", s.c, err)
@@ -250,6 +310,34 @@ var (
 )
 
 func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
+
+// isBench says whether cmd runs interlink bench, directly or in a lab node.
+func isBench(cmd string) bool { return benchCmd.MatchString(cmd) && !isAB(cmd) }
+
+var (
+	benchCmd = regexp.MustCompile(`(^|\s)interlink bench\b`)
+	// benchNoise: a bench's interval lines (how many depends on --time and
+	// the machine's stalls) and its verdict that the round trip is mostly
+	// the hosts waking up (printed or not by the machine's load).
+	benchNoise = regexp.MustCompile(`^(\[\w+\]\s|The round trip is mostly the two hosts waking up)`)
+	// benchIdle: what the idle line concludes depends on how often the
+	// CPUs slept, which the machine's load decides.
+	benchIdle = regexp.MustCompile(`(times per block): .*$`)
+)
+
+// benchShape is a bench report without what the machine's load decides:
+// the interval lines and the wake-up verdict left out, the idle note cut
+// after its figure.
+func benchShape(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if benchNoise.MatchString(l) {
+			continue
+		}
+		out = append(out, benchIdle.ReplaceAllString(l, "$1: CONCLUSION"))
+	}
+	return out
+}
 
 // abShape is an ab report without what its noise decides: each verdict
 // cut to its metric; drift, outlier and note lines (a note on how much of
@@ -289,9 +377,11 @@ func renamers(labs map[string]string, tmp string) (func(string) string, func(str
 		up := regexp.MustCompile(`\blab up ` + q + `\b`)
 		demo := regexp.MustCompile(`\blab demo\b`)
 		other := regexp.MustCompile(`\blab (exec|set|down|status) ` + q + `\b`)
+		named := regexp.MustCompile(`\blab demo\b[^\n]*?--name ` + q + `\b`)
 		rules = append(rules,
 			rule{up, func(m string) string { return m + " --name " + name }},
 			rule{other, func(m string) string { return strings.TrimSuffix(m, page) + name }},
+			rule{named, func(m string) string { return strings.TrimSuffix(m, page) + name }},
 		)
 		if page == "demo" {
 			rules = append(rules, rule{demo, func(m string) string { return m + " --name " + name }})
