@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ type Cluster struct {
 	Token bool
 	// Agents are the nodes that run 'interlink agent --token-file
 	// /etc/interlink/token' as the packaged unit does, started before the
-	// first "on NODE" block that is not stopped, once the token exists.
+	// first "on NODE" block that does not start an agent itself, once the
+	// token exists.
 	Agents []string
 }
 
@@ -68,7 +70,11 @@ func (r *runner) upCluster(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command(r.bin, "lab", "down", c.Lab).Run() })
 	for name, text := range c.Files {
-		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(text), 0o644); err != nil {
+		f := filepath.Join(r.dir, name)
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,8 +112,8 @@ func (r *runner) upCluster(t *testing.T) {
 // onNode returns the command line that runs file (a script in the test's
 // directory) in node of the cluster's lab, in the test's /etc.
 func (r *runner) onNode(node, file string) string {
-	return fmt.Sprintf("nsenter --mount=/proc/%d/ns/mnt -- sh -c 'cd %s && exec %s lab exec %s %s -- bash %s'",
-		r.holder, r.dir, r.bin, r.cluster.Lab, node, file)
+	return fmt.Sprintf("XDG_DATA_HOME=%s/.data nsenter --mount=/proc/%d/ns/mnt -- sh -c 'cd %s && exec %s lab exec %s %s -- bash %s'",
+		r.dir, r.holder, r.dir, r.bin, r.cluster.Lab, node, file)
 }
 
 // startAgents starts the cluster's agents, as the packaged unit would,
@@ -121,9 +127,12 @@ func (r *runner) startAgents(t *testing.T) {
 		return
 	}
 	r.agentsUp = true
+	var logs []string
 	for i, node := range r.cluster.Agents {
 		file := filepath.Join(r.dir, ".agent"+strconv.Itoa(i)+".sh")
-		script := "exec interlink agent --token-file /etc/interlink/token >" + filepath.Join(r.dir, ".agent-"+node+".log") + " 2>&1\n"
+		log := filepath.Join(r.dir, ".agent-"+node+".log")
+		logs = append(logs, log)
+		script := "exec interlink agent --listen 0.0.0.0 --token-file /etc/interlink/token >" + log + " 2>&1\n"
 		if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -135,5 +144,23 @@ func (r *runner) startAgents(t *testing.T) {
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	}
-	time.Sleep(500 * time.Millisecond) // the agents listening
+	for _, log := range logs {
+		waitListening(t, log)
+	}
+}
+
+// waitListening waits until the agent whose output goes to log says it
+// listens.
+func waitListening(t *testing.T, log string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(log)
+		switch {
+		case strings.Contains(string(b), "listening on"):
+			return
+		case time.Now().After(deadline):
+			t.Fatalf("the cluster's agent (%s) did not start listening within 30s:\n%s", log, b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

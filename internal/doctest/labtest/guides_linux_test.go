@@ -3,6 +3,7 @@
 package labtest
 
 import (
+	"os"
 	"testing"
 
 	"github.com/interlink/interlink/internal/testlab"
@@ -55,4 +56,41 @@ func TestHostInTheRoundTripGuide(t *testing.T) {
 // PostgreSQL, straight and through the gate.
 func TestLogonStormGuide(t *testing.T) {
 	run(t, "docs/guides/logon-storm.md", map[string]string{"pg": "td-storm"})
+}
+
+// tourTopology is the cluster the README's tour lines were written for:
+// node1..node3 on an interconnect 192.168.10.0/24 at MTU 9000, node1's
+// interface named bond1, node3's switch port left at 1500 (the matrix the
+// README shows).
+const tourTopology = `name: tour
+switches:
+  ic: {mtu: 9000}
+nodes:
+  node1:
+    links:
+      - {name: bond1, switch: ic, address: 192.168.10.1/24}
+  node2:
+    links:
+      - {name: eth1, switch: ic, address: 192.168.10.2/24}
+  node3:
+    links:
+      - {name: eth1, switch: ic, address: 192.168.10.3/24, port_mtu: 1500}
+`
+
+// TestREADMETour runs the README's tour lines on node1 of a lab that
+// plays the cluster they were written for: agents on every node with the
+// token in /etc/interlink (the test's own /etc), the nodes file, two AWR
+// reports of a real RAC (before and after jumbo frames).
+func TestREADMETour(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"nodes": "node1 192.168.10.1 192.168.10.1\nnode2 192.168.10.2 192.168.10.2\nnode3 192.168.10.3 192.168.10.3\n"}
+	for name, src := range map[string]string{"before/awrrpt_1_100_101.txt": "11.2.0.3-awrrpt-rac-mtu1500.txt", "after/awrrpt_1_200_201.txt": "11.2.0.3-awrrpt-rac-mtu9000.txt"} {
+		b, err := os.ReadFile("../../awr/testdata/" + src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
+	}
+	RunCluster(t, "../../..", bin, "README.md", nil, Cluster{Lab: "td-tour", Topology: tourTopology, Files: files,
+		Token: true, Agents: []string{"node1", "node2", "node3"}})
 }
