@@ -94,3 +94,34 @@ func TestREADMETour(t *testing.T) {
 	RunCluster(t, "../../..", bin, "README.md", nil, Cluster{Lab: "td-tour", Topology: tourTopology, Files: files,
 		Token: true, Agents: []string{"node1", "node2", "node3"}})
 }
+
+// racTopology is the cluster the real cluster guide was written for:
+// rac1 and rac2 with their management addresses (192.0.2.11, .12) and two
+// interconnect networks at MTU 9000 (10.0.0.0/24, 10.0.1.0/24).
+const racTopology = `name: rac
+switches:
+  pub: {mtu: 1500}
+  ic0: {mtu: 9000}
+  ic1: {mtu: 9000}
+nodes:
+  rac1:
+    links:
+      - {name: eth0, switch: pub, address: 192.0.2.11/24}
+      - {name: eth1, switch: ic0, address: 10.0.0.1/24}
+      - {name: eth2, switch: ic1, address: 10.0.1.1/24}
+  rac2:
+    links:
+      - {name: eth0, switch: pub, address: 192.0.2.12/24}
+      - {name: eth1, switch: ic0, address: 10.0.0.2/24}
+      - {name: eth2, switch: ic1, address: 10.0.1.2/24}
+`
+
+// TestRealClusterGuide runs the real cluster guide on rac1 of a lab that
+// plays its cluster: the token written into the test's own /etc, the
+// agent by hand (stopped), agents on both nodes as the packaged unit runs
+// them, watch (stopped) and the mesh with its history and diff.
+func TestRealClusterGuide(t *testing.T) {
+	t.Parallel()
+	RunCluster(t, "../../..", bin, "docs/guides/real-cluster.md", nil, Cluster{Lab: "td-rac", Topology: racTopology,
+		Agents: []string{"rac1", "rac2"}})
+}
