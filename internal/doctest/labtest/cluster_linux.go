@@ -35,6 +35,10 @@ type Cluster struct {
 	// first "on NODE" block that does not start an agent itself, once the
 	// token exists.
 	Agents []string
+	// Setup are commands run on the host before the first block, in the
+	// page's lab names, for what the page assumes done before it (the lab
+	// demo kept up); each must exit 0.
+	Setup []string
 }
 
 // onRE reads a lab marker's argument: "on NODE", "stopped after 2s",
@@ -107,6 +111,11 @@ func (r *runner) upCluster(t *testing.T) {
 		t.Fatalf("the test's /etc: the overlay did not mount")
 	}
 	r.holder = hold.Process.Pid
+	for _, cmd := range c.Setup {
+		if out, code := bash(t, r.bin, r.dir, r.rename(cmd)); code != 0 {
+			t.Fatalf("setup %s: exit %d\n%s", cmd, code, out)
+		}
+	}
 }
 
 // onNode returns the command line that runs file (a script in the test's

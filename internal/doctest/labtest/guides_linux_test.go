@@ -26,10 +26,29 @@ func run(t *testing.T, guide string, labs map[string]string) {
 // TestJumboFramesGuide runs the jumbo frames guide in its demo lab: the
 // demo kept up, pmtu to the blackholed and the healthy node, ping and
 // tracepath in the blackhole lab, the mesh, the port fixed and the mesh
-// again, the blocks bench on both networks.
+// again, the blocks bench on both networks; and its forms for a real node
+// (check, the token, the agent, pmtu) on node1 of a pair of lab nodes that
+// plays them.
 func TestJumboFramesGuide(t *testing.T) {
-	run(t, "docs/guides/jumbo-frames.md", map[string]string{"demo": "td-jumbo", "blackhole": "td-jumbo-bh"})
+	t.Parallel()
+	RunCluster(t, "../../..", bin, "docs/guides/jumbo-frames.md", map[string]string{"demo": "td-jumbo", "blackhole": "td-jumbo-bh"},
+		Cluster{Lab: "td-jumbo-real", Topology: pairTopology, Agents: []string{"node1", "node2"}})
 }
+
+// pairTopology is the two real nodes the jumbo frames guide's forms for a
+// real node were written for: node1 and node2, eth1 on 192.168.10.0/24 at
+// MTU 9000.
+const pairTopology = `name: pair
+switches:
+  ic: {mtu: 9000}
+nodes:
+  node1:
+    links:
+      - {name: eth1, switch: ic, address: 192.168.10.1/24}
+  node2:
+    links:
+      - {name: eth1, switch: ic, address: 192.168.10.2/24}
+`
 
 // TestNFSGuideDirectNFS proves the Direct NFS paths of the NFS guide's
 // oranfstab in the dnfs lab, and compares its two option sets with ab
@@ -80,7 +99,9 @@ nodes:
 // TestREADMETour runs the README's tour lines on node1 of a lab that
 // plays the cluster they were written for: agents on every node with the
 // token in /etc/interlink (the test's own /etc), the nodes file, two AWR
-// reports of a real RAC (before and after jumbo frames).
+// reports of a real RAC (before and after jumbo frames); the lab demo kept
+// up (make demo, the README's first line) for the ab line, and the galera
+// lab.
 func TestREADMETour(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{"nodes": "node1 192.168.10.1 192.168.10.1\nnode2 192.168.10.2 192.168.10.2\nnode3 192.168.10.3 192.168.10.3\n"}
@@ -91,8 +112,9 @@ func TestREADMETour(t *testing.T) {
 		}
 		files[name] = string(b)
 	}
-	RunCluster(t, "../../..", bin, "README.md", nil, Cluster{Lab: "td-tour", Topology: tourTopology, Files: files,
-		Token: true, Agents: []string{"node1", "node2", "node3"}})
+	RunCluster(t, "../../..", bin, "README.md", map[string]string{"demo": "td-tour-demo", "galera": "td-tour-galera"},
+		Cluster{Lab: "td-tour", Topology: tourTopology, Files: files, Token: true, Agents: []string{"node1", "node2", "node3"},
+			Setup: []string{"interlink lab demo --keep --time 1s >/dev/null"}})
 }
 
 // racTopology is the cluster the real cluster guide was written for:
