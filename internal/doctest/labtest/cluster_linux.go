@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,13 +31,15 @@ type Cluster struct {
 	Token bool
 	// Agents are the nodes that run 'interlink agent --token-file
 	// /etc/interlink/token' as the packaged unit does, started before the
-	// first "on NODE" block that does not start an agent itself, once the
-	// token exists.
+	// first "on NODE" block that uses that token and does not start an
+	// agent itself, once the token exists.
 	Agents []string
 	// Setup are commands run on the host before the first block, in the
 	// page's lab names, for what the page assumes done before it (the lab
 	// demo kept up); each must exit 0.
 	Setup []string
+	// SSH, when set, runs sshd on the nodes for the page's account.
+	SSH *SSH
 }
 
 // onRE reads a lab marker's argument: "on NODE", "stopped after 2s",
@@ -111,6 +112,9 @@ func (r *runner) upCluster(t *testing.T) {
 		t.Fatalf("the test's /etc: the overlay did not mount")
 	}
 	r.holder = hold.Process.Pid
+	if c.SSH != nil {
+		r.upSSH(t)
+	}
 	for _, cmd := range c.Setup {
 		if out, code := bash(t, r.bin, r.dir, r.rename(cmd)); code != 0 {
 			t.Fatalf("setup %s: exit %d\n%s", cmd, code, out)
@@ -121,7 +125,11 @@ func (r *runner) upCluster(t *testing.T) {
 // onNode returns the command line that runs file (a script in the test's
 // directory) in node of the cluster's lab, in the test's /etc.
 func (r *runner) onNode(node, file string) string {
-	return fmt.Sprintf("XDG_DATA_HOME=%s/.data nsenter --mount=/proc/%d/ns/mnt -- sh -c 'cd %s && exec %s lab exec %s %s -- bash %s'",
+	env := ""
+	if r.home != "" {
+		env = "HOME=" + r.home + " "
+	}
+	return fmt.Sprintf(env+"XDG_DATA_HOME=%s/.data nsenter --mount=/proc/%d/ns/mnt -- sh -c 'cd %s && exec %s lab exec %s %s -- bash %s'",
 		r.dir, r.holder, r.dir, r.bin, r.cluster.Lab, node, file)
 }
 
@@ -137,38 +145,26 @@ func (r *runner) startAgents(t *testing.T) {
 	}
 	r.agentsUp = true
 	var logs []string
-	for i, node := range r.cluster.Agents {
-		file := filepath.Join(r.dir, ".agent"+strconv.Itoa(i)+".sh")
+	for _, node := range r.cluster.Agents {
 		log := filepath.Join(r.dir, ".agent-"+node+".log")
 		logs = append(logs, log)
-		script := "exec interlink agent --listen 0.0.0.0 --token-file /etc/interlink/token >" + log + " 2>&1\n"
-		if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("sh", "-c", r.onNode(node, file))
-		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(r.bin)+":"+os.Getenv("PATH"))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		r.daemon(t, node, "exec interlink agent --listen 0.0.0.0 --token-file /etc/interlink/token >"+log+" 2>&1\n")
 	}
 	for _, log := range logs {
-		waitListening(t, log)
+		waitFor(t, log, "listening on")
 	}
 }
 
-// waitListening waits until the agent whose output goes to log says it
-// listens.
-func waitListening(t *testing.T, log string) {
+// waitFor waits until the daemon whose output goes to log says ready.
+func waitFor(t *testing.T, log, ready string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, _ := os.ReadFile(log)
 		switch {
-		case strings.Contains(string(b), "listening on"):
+		case strings.Contains(string(b), ready):
 			return
 		case time.Now().After(deadline):
-			t.Fatalf("the cluster's agent (%s) did not start listening within 30s:\n%s", log, b)
+			t.Fatalf("the cluster's daemon (%s) did not say %q within 30s:\n%s", log, ready, b)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -119,7 +119,9 @@ func TestREADMETour(t *testing.T) {
 
 // racTopology is the cluster the real cluster guide was written for:
 // rac1 and rac2 with their management addresses (192.0.2.11, .12) and two
-// interconnect networks at MTU 9000 (10.0.0.0/24, 10.0.1.0/24).
+// interconnect networks at MTU 9000 (10.0.0.0/24, 10.0.1.0/24), sshd
+// on both for the oracle account; ops (192.0.2.9) is the host cluster
+// runs from.
 const racTopology = `name: rac
 switches:
   pub: {mtu: 1500}
@@ -136,6 +138,9 @@ nodes:
       - {name: eth0, switch: pub, address: 192.0.2.12/24}
       - {name: eth1, switch: ic0, address: 10.0.0.2/24}
       - {name: eth2, switch: ic1, address: 10.0.1.2/24}
+  ops:
+    links:
+      - {name: eth0, switch: pub, address: 192.0.2.9/24}
 `
 
 // TestRealClusterGuide runs the real cluster guide on rac1 of a lab that
@@ -145,5 +150,5 @@ nodes:
 func TestRealClusterGuide(t *testing.T) {
 	t.Parallel()
 	RunCluster(t, "../../..", bin, "docs/guides/real-cluster.md", nil, Cluster{Lab: "td-rac", Topology: racTopology,
-		Agents: []string{"rac1", "rac2"}})
+		Agents: []string{"rac1", "rac2"}, SSH: &SSH{User: "oracle", Nodes: map[string]string{"rac1": "192.0.2.11", "rac2": "192.0.2.12"}}})
 }
