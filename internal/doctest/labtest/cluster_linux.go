@@ -31,8 +31,8 @@ type Cluster struct {
 	Token bool
 	// Agents are the nodes that run 'interlink agent --token-file
 	// /etc/interlink/token' as the packaged unit does, started before the
-	// first "on NODE" block that uses that token and does not start an
-	// agent itself, once the token exists.
+	// first "on NODE" block that does not start an agent itself, once the
+	// token exists.
 	Agents []string
 	// Setup are commands run on the host before the first block, in the
 	// page's lab names, for what the page assumes done before it (the lab

@@ -84,16 +84,30 @@ func TestLogonStormGuide(t *testing.T) {
 const tourTopology = `name: tour
 switches:
   ic: {mtu: 9000}
+  pub: {mtu: 1500}
 nodes:
   node1:
     links:
       - {name: bond1, switch: ic, address: 192.168.10.1/24}
+      - {name: eth0, switch: pub, address: 192.0.2.1/24}
   node2:
     links:
       - {name: eth1, switch: ic, address: 192.168.10.2/24}
+      - {name: eth0, switch: pub, address: 192.0.2.2/24}
   node3:
     links:
       - {name: eth1, switch: ic, address: 192.168.10.3/24, port_mtu: 1500}
+      - {name: eth0, switch: pub, address: 192.0.2.3/24}
+`
+
+// tourInventory is the Ansible inventory of the tour's cluster line, as
+// the real cluster guide writes one.
+const tourInventory = `[rac]
+node1 ansible_host=192.0.2.1 interconnect=192.168.10.1
+node2 ansible_host=192.0.2.2 interconnect=192.168.10.2
+node3 ansible_host=192.0.2.3 interconnect=192.168.10.3
+[rac:vars]
+ansible_user=oracle
 `
 
 // TestREADMETour runs the README's tour lines on node1 of a lab that
@@ -104,7 +118,8 @@ nodes:
 // lab.
 func TestREADMETour(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{"nodes": "node1 192.168.10.1 192.168.10.1\nnode2 192.168.10.2 192.168.10.2\nnode3 192.168.10.3 192.168.10.3\n"}
+	files := map[string]string{"nodes": "node1 192.168.10.1 192.168.10.1\nnode2 192.168.10.2 192.168.10.2\nnode3 192.168.10.3 192.168.10.3\n",
+		"hosts.ini": tourInventory}
 	for name, src := range map[string]string{"before/awrrpt_1_100_101.txt": "11.2.0.3-awrrpt-rac-mtu1500.txt", "after/awrrpt_1_200_201.txt": "11.2.0.3-awrrpt-rac-mtu9000.txt"} {
 		b, err := os.ReadFile("../../awr/testdata/" + src)
 		if err != nil {
@@ -114,7 +129,8 @@ func TestREADMETour(t *testing.T) {
 	}
 	RunCluster(t, "../../..", bin, "README.md", map[string]string{"demo": "td-tour-demo", "galera": "td-tour-galera"},
 		Cluster{Lab: "td-tour", Topology: tourTopology, Files: files, Token: true, Agents: []string{"node1", "node2", "node3"},
-			Setup: []string{"interlink lab demo --keep --time 1s >/dev/null"}})
+			Setup: []string{"interlink lab demo --keep --time 1s >/dev/null"},
+			SSH:   &SSH{User: "oracle", Nodes: map[string]string{"node1": "192.0.2.1", "node2": "192.0.2.2", "node3": "192.0.2.3"}}})
 }
 
 // racTopology is the cluster the real cluster guide was written for:

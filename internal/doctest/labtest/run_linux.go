@@ -144,8 +144,8 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		t.Errorf("%s:%d: a block on node %s, and the test plays no cluster (RunCluster)", blk.File, blk.Line, node)
 		return 0
 	}
-	if text := strings.Join(blk.Lines, "\n"); node != "" && strings.Contains(text, "--token-file /etc/interlink/token") && !strings.Contains(text, "interlink agent ") {
-		r.startAgents(t) // for a block that uses them, unless it starts an agent itself
+	if node != "" && !strings.Contains(strings.Join(blk.Lines, "\n"), "interlink agent ") {
+		r.startAgents(t) // unless the block starts an agent itself
 	}
 	var b strings.Builder
 	for i, s := range st {

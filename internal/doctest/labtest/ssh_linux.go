@@ -34,11 +34,11 @@ func (r *runner) upSSH(t *testing.T) {
 	if _, err := os.Stat(testlab.SSHDBinary); err != nil {
 		t.Fatalf("the cluster's nodes run OpenSSH's sshd: %v; install it: apt-get install openssh-server", err)
 	}
-	if _, err := os.Stat("/run/sshd"); err != nil { // sshd's privilege separation directory
-		if err := os.Mkdir("/run/sshd", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Remove("/run/sshd") })
+	// sshd's privilege separation directory (the one openssh-server's
+	// unit makes), left in place: tests that run at once share it, and
+	// sshd needs it for every connection
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
 	}
 	// the account's home, its authorized_keys and its sessions' TMPDIR,
 	// where it can reach them (the test's directory is root's alone)
