@@ -127,7 +127,7 @@ func TestREADMETour(t *testing.T) {
 		}
 		files[name] = string(b)
 	}
-	RunCluster(t, "../../..", bin, "README.md", map[string]string{"demo": "td-tour-demo", "galera": "td-tour-galera"},
+	RunCluster(t, "../../..", bin, "README.md", map[string]string{"demo": "td-tour-demo", "galera": "td-tour-galera", "replica": "td-tour-replica"},
 		Cluster{Lab: "td-tour", Topology: tourTopology, Files: files, Token: true, Agents: []string{"node1", "node2", "node3"},
 			Setup: []string{"interlink lab demo --keep --time 1s >/dev/null"},
 			SSH:   &SSH{User: "oracle", Nodes: map[string]string{"node1": "192.0.2.1", "node2": "192.0.2.2", "node3": "192.0.2.3"}}})

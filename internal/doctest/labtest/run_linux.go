@@ -387,6 +387,9 @@ func renamers(labs map[string]string, tmp string) (func(string) string, func(str
 		if page == "demo" {
 			rules = append(rules, rule{demo, func(m string) string { return m + " --name " + name }})
 		}
+		if page == "replica" { // lab replica names its lab "replica"
+			rules = append(rules, rule{regexp.MustCompile(`\blab replica\b`), func(m string) string { return "lab replica --name " + name }})
+		}
 		out = append(out, "lab "+page+":", "lab "+name+":", "il-"+page, "il-"+name, "labs/"+page+".d/", "labs/"+name+".d/",
 			"lab exec "+page+" ", "lab exec "+name+" ", "lab set "+page+" ", "lab set "+name+" ")
 	}
