@@ -60,10 +60,11 @@ func placement(reason string) (node string, stop time.Duration, err error) {
 	return m[1], stop, nil
 }
 
-// etc brings the cluster's lab up and makes the test's /etc: a process
-// that holds a mount namespace of its own where /etc is an overlay whose
-// upper directory is the test's. Blocks and agents join that namespace
-// (nsenter), so they share one /etc. It returns the holder's PID.
+// upCluster brings the cluster's lab up, writes the page's files and
+// makes the test's /etc: a process that holds a mount namespace of its
+// own where /etc is an overlay whose upper directory is the test's.
+// Blocks, agents and sshd join that namespace (nsenter), so they share one
+// /etc. Then sshd and the setup commands.
 func (r *runner) upCluster(t *testing.T) {
 	c := r.cluster
 	topo := filepath.Join(r.dir, ".cluster.yaml")

@@ -64,9 +64,11 @@ func TestProveAChangeGuide(t *testing.T) {
 	run(t, "docs/guides/prove-a-change.md", map[string]string{"demo": "td-ab"})
 }
 
-// TestHostInTheRoundTripGuide brings the guide's demo lab up (its agents
-// allowing CPU latency holds) and down; its measurements are shown, not
-// rerun: their verdicts depend on the machine's load.
+// TestHostInTheRoundTripGuide runs the guide in its demo lab (its agents
+// allowing CPU latency holds): the split, the same with the hosts kept
+// awake, and the three ab experiments, shortened; what the machine's load
+// decides (verdicts, intervals, the idle line's conclusion) is left out of
+// the comparison (abShape, benchShape).
 func TestHostInTheRoundTripGuide(t *testing.T) {
 	run(t, "docs/guides/host-in-the-round-trip.md", map[string]string{"hostrt": "td-hostrt"})
 }

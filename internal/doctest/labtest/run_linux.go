@@ -36,9 +36,10 @@ import (
 // drift and outliers too, so abShape leaves them out); any other command
 // must not exit 3 (UNKNOWN), 126 or 127 (not run). What a run costs is
 // cut where it does not change what the page shows: a bench or demo of an
-// sh block runs 1 s, an ab 4 runs per arm of 1 s without warm-up, a
-// storm of an sh block
-// 60 clients.
+// sh block runs 1 s (a bench without --time, and cluster's --bench, too),
+// as a console block's bench does (its shape has no interval lines), an
+// ab 4 runs per arm of 1 s without warm-up, a storm of an sh block 60
+// clients.
 //
 // With $INTERLINK_DOCS_RERUN set (make docs RERUN=1), Run runs every
 // command as the page has it, uncut, and writes what each printed, and
@@ -158,7 +159,7 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		case blk.Shell() || isBench(s.c.Text):
 			// a console block's bench too: its shape (benchShape) has
 			// no interval lines, the only lines --time changes
-			script = benchTime.ReplaceAllString(script, "${1}1s")
+			script = shorten(benchTime.ReplaceAllString(script, "${1}1s"))
 			if strings.Contains(script, "interlink storm ") {
 				script = stormClients.ReplaceAllString(script, "--clients 60")
 			}
@@ -301,67 +302,6 @@ var stormClients = regexp.MustCompile(`--clients [0-9]+`)
 // benchTime matches the --time of an interlink bench or lab demo command
 // line.
 var benchTime = regexp.MustCompile(`(\binterlink (?:bench|lab demo)\b[^\n]*?--time )[0-9]+s\b`)
-
-var (
-	abRuns   = regexp.MustCompile(`--runs [0-9]+`)
-	abWarmup = regexp.MustCompile(`--warmup [0-9]+`)
-	// abVerdict: a metric's verdict line and an --expect's.
-	abVerdict = regexp.MustCompile(`^(\s+\S+ \((?:higher|lower) is better\)|expect .*?): .*$`)
-	abNoise   = regexp.MustCompile(`^\s+(drift|outliers|NOTE): `)
-)
-
-func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
-
-// isBench says whether cmd runs interlink bench, directly or in a lab node.
-func isBench(cmd string) bool { return benchCmd.MatchString(cmd) && !isAB(cmd) }
-
-var (
-	benchCmd = regexp.MustCompile(`(^|\s)interlink bench\b`)
-	// benchNoise: a bench's interval lines (how many depends on --time and
-	// the machine's stalls) and its verdict that the round trip is mostly
-	// the hosts waking up (printed or not by the machine's load).
-	benchNoise = regexp.MustCompile(`^(\[\w+\]\s|The round trip is mostly the two hosts waking up)`)
-	// benchIdle: what the idle line concludes depends on how often the
-	// CPUs slept, which the machine's load decides.
-	benchIdle = regexp.MustCompile(`(times per block): .*$`)
-)
-
-// benchShape is a bench report without what the machine's load decides:
-// the interval lines and the wake-up verdict left out, the idle note cut
-// after its figure.
-func benchShape(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		if benchNoise.MatchString(l) {
-			continue
-		}
-		out = append(out, benchIdle.ReplaceAllString(l, "$1: CONCLUSION"))
-	}
-	return out
-}
-
-// abShape is an ab report without what its noise decides: each verdict
-// cut to its metric; drift, outlier and note lines (a note on how much of
-// the round trip was the hosts waking up) left out; each row of the table
-// cut to its metric (a count that was 0 in every run has "-" for B/A).
-func abShape(lines []string) []string {
-	var out []string
-	table := false
-	for _, l := range lines {
-		switch {
-		case strings.Contains(l, "CI of B/A"):
-			table = true
-		case strings.TrimSpace(l) == "":
-			table = false
-		case table:
-			l = strings.Fields(l)[0]
-		case abNoise.MatchString(l):
-			continue
-		}
-		out = append(out, abVerdict.ReplaceAllString(l, "$1: VERDICT"))
-	}
-	return out
-}
 
 // renamers returns a function that moves a command line from the page's
 // lab names to the test's, and the page's /tmp/ into the test's
