@@ -29,17 +29,21 @@ var (
 	// benchIdle: what the idle line concludes depends on how often the
 	// CPUs slept, which the machine's load decides.
 	benchIdle = regexp.MustCompile(`(times per block): .*$`)
+	// benchAccounted: why the parts' p50s miss the round trip's, said
+	// only when they do, which the run's spread decides.
+	benchAccounted = regexp.MustCompile(`(of the round trip's p50 \([^)]*\)): .*$`)
 )
 
 // benchShape is a bench report without what the machine's load decides:
-// the interval lines and the wake-up verdict left out, the idle note cut
-// after its figure.
+// the interval lines and the wake-up verdict left out, the idle note and
+// the split's sum cut after their figures.
 func benchShape(lines []string) []string {
 	var out []string
 	for _, l := range lines {
 		if benchNoise.MatchString(l) {
 			continue
 		}
+		l = benchAccounted.ReplaceAllString(l, "$1")
 		out = append(out, benchIdle.ReplaceAllString(l, "$1: CONCLUSION"))
 	}
 	return out
