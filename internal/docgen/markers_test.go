@@ -29,7 +29,7 @@ var guideRunners = []string{"internal/doctest/labtest/guides_linux_test.go", "in
 // internal/doctest/labtest or vmguide, which must name the guide),
 // "output" (run in-process by TestDocOutputs), or "skip: REASON". A block
 // of a session without a language (prompts "$ " or "# ") must say it is
-// one (console). It logs how many blocks are skipped, per page.
+// one (console). Fewer than 10 % of the blocks may be skipped.
 func TestGuideBlocksMarked(t *testing.T) {
 	var runners strings.Builder
 	for _, r := range guideRunners {
@@ -69,5 +69,14 @@ func TestGuideBlocksMarked(t *testing.T) {
 		skipped += s
 		perPage = append(perPage, fmt.Sprintf("%s %d/%d", f, s, n))
 	}
-	t.Logf("%d of %d command blocks skipped (%.0f %%): %s", skipped, total, 100*float64(skipped)/float64(max(total, 1)), strings.Join(perPage, ", "))
+	msg := fmt.Sprintf("%d of %d command blocks skipped (%.1f %%): %s", skipped, total, 100*float64(skipped)/float64(max(total, 1)), strings.Join(perPage, ", "))
+	if skipped*100 >= maxSkippedPercent*total {
+		t.Errorf("%s; fewer than %d %% may be: run a block on a lab node that plays the real one (<!-- doctest: lab: on NODE -->, internal/doctest/labtest.RunCluster)", msg, maxSkippedPercent)
+		return
+	}
+	t.Log(msg)
 }
+
+// maxSkippedPercent: fewer than this share of the marked pages' command
+// blocks may be skipped.
+const maxSkippedPercent = 10

@@ -9,7 +9,14 @@
 // Markers: a line "<!-- doctest: WORD -->" right before a fence marks the
 // block: "output" (run in-process and compared, no lab), "lab" (run in a
 // namespace lab by internal/doctest/labtest), "skip: REASON" (not run,
-// its command lines not checked; the reason says why).
+// its command lines not checked; the reason says why). A lab block can
+// say where and how long it runs (labtest reads it): "lab: on NODE" runs
+// it in node NODE of the lab that plays the real cluster the page was
+// written for, in a /etc of the test's own; "lab: stopped after 2s" (also
+// "on NODE, stopped after 2s") stops its last command, which runs until
+// stopped (an agent, watch, gate), with SIGINT after 2 s, and it must still
+// be running then. Fewer than 10 % of the README's and the guides' command
+// blocks may be skipped (docgen's TestGuideBlocksMarked).
 package doctest
 
 import (

@@ -114,7 +114,7 @@ func TestMatchShape(t *testing.T) {
 	if err := MatchShape([]string{"  blocks_per_sec   32251/s   35831/s  1.114x    0.417..1.424     0.31"}, "  blocks_per_sec  9/s  10/s  0.9x  0.1..12.5  0.00216\n"); err != nil {
 		t.Errorf("ratios: %v", err)
 	}
-	if err := MatchShape([]string{"interlink check: vm, kernel 6.18.44-fc-v595", "root /, 2026-11-28T13:48:42Z", "removed /tmp/x.XXfFzN3t", "slowest node node2: 2 pairs"}, "interlink check: vm, kernel 6.1.0-56-amd64\nroot /, 2027-01-02T03:04:05Z\nremoved /tmp/x.XXab12cd\nslowest node node3: 2 pairs\n"); err != nil {
+	if err := MatchShape([]string{"interlink check: vm, kernel 6.18.44-fc-v595", "root /, 2026-11-28T13:48:42Z", "removed /tmp/x.XXfFzN3t", "slowest node node2: 2 pairs", "interlink bench 198.18.10.2:7471 (interlink 0.1.0~dev.20261128.610bbd59): blocks"}, "interlink check: vm, kernel 6.1.0-56-amd64\nroot /, 2027-01-02T03:04:05Z\nremoved /tmp/x.XXab12cd\nslowest node node3: 2 pairs\ninterlink bench 198.18.10.2:7471 (interlink 0.2.0~dev.20270101.abcdef12): blocks\n"); err != nil {
 		t.Errorf("kernel releases: %v", err)
 	}
 	if err := MatchShape([]string{"forward  path MTU 1500  ok", "...", "  node1   -  1500!"}, printed); err == nil {

@@ -30,12 +30,18 @@ var tmpRE = regexp.MustCompile(`/tmp/\S+`)
 // picks.
 var slowestRE = regexp.MustCompile(`slowest node \S+`)
 
+// versionRE matches the version a result names its tool by ("(interlink
+// 0.1.0~dev.20261128.610bbd59)"), which differs from build to build.
+var versionRE = regexp.MustCompile(`\(interlink [^)\s]+\)`)
+
 // shapeLine reduces a line to its shape: every time TIME, measurement N,
-// kernel release KERNEL, path under /tmp TMP and mesh's slowest node,
+// kernel release KERNEL, path under /tmp TMP, interlink's version,
+// mesh's slowest node,
 // runs of blanks one blank (columns widen with their numbers).
 func shapeLine(s string) string {
 	s = slowestRE.ReplaceAllString(timeRE.ReplaceAllString(s, "TIME"), "slowest node NODE")
 	s = tmpRE.ReplaceAllString(kernelRE.ReplaceAllString(s, "KERNEL"), "TMP")
+	s = versionRE.ReplaceAllString(s, "(interlink VERSION)")
 	return strings.Join(strings.Fields(numberRE.ReplaceAllString(s, "N")), " ")
 }
 

@@ -36,15 +36,25 @@ import (
 // drift and outliers too, so abShape leaves them out); any other command
 // must not exit 3 (UNKNOWN), 126 or 127 (not run). What a run costs is
 // cut where it does not change what the page shows: a bench or demo of an
-// sh block runs 1 s, an ab 4 runs per arm of 1 s without warm-up, a
-// storm of an sh block
-// 60 clients.
+// sh block runs 1 s (a bench without --time, and cluster's --bench, too),
+// as a console block's bench does (its shape has no interval lines), an
+// ab 4 runs per arm of 1 s without warm-up, a storm of an sh block 60
+// clients.
 //
 // With $INTERLINK_DOCS_RERUN set (make docs RERUN=1), Run runs every
 // command as the page has it, uncut, and writes what each printed, and
 // its exit code, into the page in place of what the page showed (a
 // shown output abridged with "..." is left as it is).
 func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
+	RunCluster(t, root, bin, guide, labs, Cluster{})
+}
+
+// RunCluster is Run for a page written for a real cluster, which c plays:
+// its blocks marked "on NODE" run in c's lab (Cluster). A block marked
+// "stopped after Ns" has a last command that runs until stopped (an
+// agent, a watch): it is stopped with SIGINT after N s, and must still be
+// running then.
+func RunCluster(t *testing.T, root, bin, guide string, labs map[string]string, c Cluster) {
 	path := filepath.Join(root, guide)
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -53,7 +63,10 @@ func Run(t *testing.T, root, bin, guide string, labs map[string]string) {
 	dir := t.TempDir()
 	rename, renameOut := renamers(labs, dir+"/")
 	r := &runner{bin: bin, dir: dir, rename: rename, renameOut: renameOut, rerun: os.Getenv("INTERLINK_DOCS_RERUN") != "",
-		unrename: unrenamer(labs, dir+"/", filepath.Dir(bin)+"/")}
+		unrename: unrenamer(labs, dir+"/", filepath.Dir(bin)+"/"), cluster: c}
+	if c.Lab != "" {
+		r.upCluster(t)
+	}
 	t.Cleanup(func() {
 		for _, name := range labs {
 			exec.Command(bin, "lab", "down", name).Run()
@@ -82,6 +95,12 @@ type runner struct {
 	rerun             bool                // write what ran into the page
 	unrename          func(string) string // printed output in the page's names
 	edits             []edit
+	cluster           Cluster
+	upper             string // the test's /etc: the overlay's upper directory
+	holder            int    // the process holding the mount namespace of the test's /etc
+	agentsUp          bool
+	home              string // the reader's HOME on the cluster's nodes ("": the test's own)
+	scripts           int    // scripts written, for their names
 }
 
 // A step is one command of a block, with the exit code the page shows
@@ -117,23 +136,44 @@ func steps(blk doctest.Block) []step {
 // what they printed). It returns how many ran.
 func (r *runner) block(t *testing.T, blk doctest.Block) int {
 	st := steps(blk)
+	node, stop, err := placement(blk.Reason)
+	if err != nil {
+		t.Errorf("%s:%d: %v", blk.File, blk.Line, err)
+		return 0
+	}
+	if node != "" && r.cluster.Lab == "" {
+		t.Errorf("%s:%d: a block on node %s, and the test plays no cluster (RunCluster)", blk.File, blk.Line, node)
+		return 0
+	}
+	if node != "" && !strings.Contains(strings.Join(blk.Lines, "\n"), "interlink agent ") {
+		r.startAgents(t) // unless the block starts an agent itself
+	}
 	var b strings.Builder
-	for _, s := range st {
+	for i, s := range st {
 		script := r.rename(s.c.Script())
 		switch {
 		case r.rerun:
 		case isAB(s.c.Text):
 			script = abRuns.ReplaceAllString(benchTime.ReplaceAllString(script, "${1}1s"), "--runs 4")
 			script = abWarmup.ReplaceAllString(script, "--warmup 0")
-		case blk.Shell():
-			script = benchTime.ReplaceAllString(script, "${1}1s")
+		case blk.Shell() || isBench(s.c.Text):
+			// a console block's bench too: its shape (benchShape) has
+			// no interval lines, the only lines --time changes
+			script = shorten(benchTime.ReplaceAllString(script, "${1}1s"))
 			if strings.Contains(script, "interlink storm ") {
 				script = stormClients.ReplaceAllString(script, "--clients 60")
 			}
 		}
+		if stop > 0 && i == len(st)-1 {
+			script = fmt.Sprintf("timeout -s INT -k 10s %s bash %s", stop, r.script(t, script))
+		}
 		b.WriteString(script + "\necho \"@@exit $?\"\n")
 	}
-	out, code := bash(t, r.bin, r.dir, b.String())
+	whole := b.String()
+	if node != "" {
+		whole = r.onNode(node, r.script(t, whole))
+	}
+	out, code := bash(t, r.bin, r.dir, whole)
 	parts := strings.Split(out, "@@exit ")
 	for i, s := range st {
 		if i+1 >= len(parts) {
@@ -147,6 +187,14 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		rcText, _, _ := strings.Cut(parts[i+1], "\n")
 		rc, _ := strconv.Atoi(rcText)
 		t.Logf("%s: exit %d\n%s", s.c, rc, text)
+		if stop > 0 && i == len(st)-1 {
+			// timeout's 124: it was still running when stopped, as the page
+			// says it runs
+			if rc != 124 {
+				t.Errorf("%s: exited %d before it was stopped after %s:\n%s", s.c, rc, stop, text)
+			}
+			continue
+		}
 		if r.rerun {
 			if !s.haveWant && (rc == 3 || rc == 126 || rc == 127) {
 				t.Errorf("%s: exits %d:\n%s", s.c, rc, text)
@@ -157,6 +205,17 @@ func (r *runner) block(t *testing.T, blk doctest.Block) int {
 		s.check(t, rc, text, r.renameOut)
 	}
 	return len(st)
+}
+
+// script writes text to a new file in the test's directory and returns
+// its path.
+func (r *runner) script(t *testing.T, text string) string {
+	r.scripts++
+	f := filepath.Join(r.dir, fmt.Sprintf(".block%d.sh", r.scripts))
+	if err := os.WriteFile(f, []byte(text+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // An edit replaces n lines of a page from line (1-based) with text.
@@ -227,8 +286,11 @@ func (s step) check(t *testing.T, code int, out string, renameOut func(string) s
 	for i, l := range s.c.Out {
 		shown[i] = renameOut(l)
 	}
-	if ab {
+	switch {
+	case ab:
 		shown, out = abShape(shown), strings.Join(abShape(strings.Split(out, "\n")), "\n")
+	case isBench(s.c.Text):
+		shown, out = benchShape(shown), strings.Join(benchShape(strings.Split(out, "\n")), "\n")
 	}
 	if err := doctest.MatchShape(shown, out); err != nil {
 		t.Errorf("%s: the page shows output of another shape than the command prints: %v", s.c, err)
@@ -240,39 +302,6 @@ var stormClients = regexp.MustCompile(`--clients [0-9]+`)
 // benchTime matches the --time of an interlink bench or lab demo command
 // line.
 var benchTime = regexp.MustCompile(`(\binterlink (?:bench|lab demo)\b[^\n]*?--time )[0-9]+s\b`)
-
-var (
-	abRuns   = regexp.MustCompile(`--runs [0-9]+`)
-	abWarmup = regexp.MustCompile(`--warmup [0-9]+`)
-	// abVerdict: a metric's verdict line and an --expect's.
-	abVerdict = regexp.MustCompile(`^(\s+\S+ \((?:higher|lower) is better\)|expect .*?): .*$`)
-	abNoise   = regexp.MustCompile(`^\s+(drift|outliers|NOTE): `)
-)
-
-func isAB(cmd string) bool { return strings.HasPrefix(cmd, "interlink ab ") }
-
-// abShape is an ab report without what its noise decides: each verdict
-// cut to its metric; drift, outlier and note lines (a note on how much of
-// the round trip was the hosts waking up) left out; each row of the table
-// cut to its metric (a count that was 0 in every run has "-" for B/A).
-func abShape(lines []string) []string {
-	var out []string
-	table := false
-	for _, l := range lines {
-		switch {
-		case strings.Contains(l, "CI of B/A"):
-			table = true
-		case strings.TrimSpace(l) == "":
-			table = false
-		case table:
-			l = strings.Fields(l)[0]
-		case abNoise.MatchString(l):
-			continue
-		}
-		out = append(out, abVerdict.ReplaceAllString(l, "$1: VERDICT"))
-	}
-	return out
-}
 
 // renamers returns a function that moves a command line from the page's
 // lab names to the test's, and the page's /tmp/ into the test's
@@ -289,12 +318,17 @@ func renamers(labs map[string]string, tmp string) (func(string) string, func(str
 		up := regexp.MustCompile(`\blab up ` + q + `\b`)
 		demo := regexp.MustCompile(`\blab demo\b`)
 		other := regexp.MustCompile(`\blab (exec|set|down|status) ` + q + `\b`)
+		named := regexp.MustCompile(`\blab demo\b[^\n]*?--name ` + q + `\b`)
 		rules = append(rules,
 			rule{up, func(m string) string { return m + " --name " + name }},
 			rule{other, func(m string) string { return strings.TrimSuffix(m, page) + name }},
+			rule{named, func(m string) string { return strings.TrimSuffix(m, page) + name }},
 		)
 		if page == "demo" {
 			rules = append(rules, rule{demo, func(m string) string { return m + " --name " + name }})
+		}
+		if page == "replica" { // lab replica names its lab "replica"
+			rules = append(rules, rule{regexp.MustCompile(`\blab replica\b`), func(m string) string { return "lab replica --name " + name }})
 		}
 		out = append(out, "lab "+page+":", "lab "+name+":", "il-"+page, "il-"+name, "labs/"+page+".d/", "labs/"+name+".d/",
 			"lab exec "+page+" ", "lab exec "+name+" ", "lab set "+page+" ", "lab set "+name+" ")
