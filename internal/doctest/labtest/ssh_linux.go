@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/interlink/interlink/internal/testlab"
+	"github.com/interlink/interlink/internal/labuptest"
 )
 
 // SSH is the SSH a page's cluster runs: OpenSSH's sshd on each node, the
@@ -31,7 +31,7 @@ const sshUID = 54321
 // the nodes (stopped by PID when the test ends, and by lab down).
 func (r *runner) upSSH(t *testing.T) {
 	s := r.cluster.SSH
-	if _, err := os.Stat(testlab.SSHDBinary); err != nil {
+	if _, err := os.Stat(labuptest.SSHDBinary); err != nil {
 		t.Fatalf("the cluster's nodes run OpenSSH's sshd: %v; install it: apt-get install openssh-server", err)
 	}
 	// sshd's privilege separation directory (the one openssh-server's
@@ -47,7 +47,7 @@ func (r *runner) upSSH(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(user) })
-	hostKey, key := testlab.NewKey(t), testlab.NewKey(t)
+	hostKey, key := labuptest.NewKey(t), labuptest.NewKey(t)
 	r.home = filepath.Join(r.dir, ".home")
 	var known strings.Builder
 	for _, addr := range s.Nodes {
@@ -90,7 +90,7 @@ func (r *runner) upSSH(t *testing.T) {
 			t.Fatal(err)
 		}
 		log := filepath.Join(r.dir, ".sshd", node+".log")
-		r.daemon(t, node, fmt.Sprintf("exec %s -D -e -f %s >%s 2>&1\n", testlab.SSHDBinary, conf, log))
+		r.daemon(t, node, fmt.Sprintf("exec %s -D -e -f %s >%s 2>&1\n", labuptest.SSHDBinary, conf, log))
 		waitFor(t, log, "Server listening")
 	}
 }
