@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/interlink/interlink/internal/bintest"
+	"github.com/interlink/interlink/internal/buftest"
 )
 
 // startAgentProc runs `interlink agent --allow-cpu-latency` on loopback
@@ -79,7 +80,7 @@ func TestKilledEndsRelease(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
 		t.Run("bench "+sig.String(), func(t *testing.T) {
 			ag, addr := startAgentProc(t, bin, tok)
-			var out strings.Builder
+			var out buftest.Buffer
 			b := exec.Command(bin, "bench", addr, "--token-file", tok, "--mode", "blocks", "--time", "60s",
 				"--self-test=false", "--cpu-latency", "7")
 			b.Stdout, b.Stderr = &out, &out
@@ -91,10 +92,11 @@ func TestKilledEndsRelease(t *testing.T) {
 				t.Fatalf("aggregate %d us with bench --cpu-latency 7 running: %s", v, out.String())
 			}
 			// The agent's hold is taken before the run starts: the signal
-			// comes once the agent holds the device open.
-			for deadline := time.Now().Add(60 * time.Second); !holdsOpen(ag.Process.Pid); time.Sleep(10 * time.Millisecond) { // only against a hang
+			// comes once the agent holds the device open and bench has said
+			// so (it prints the holds as the run starts).
+			for deadline := time.Now().Add(60 * time.Second); !holdsOpen(ag.Process.Pid) || !strings.Contains(out.String(), "peer "+addr+": held"); time.Sleep(10 * time.Millisecond) { // only against a hang
 				if time.Now().After(deadline) {
-					t.Fatalf("the agent never opened %s for bench --cpu-latency 7", Path)
+					t.Fatalf("the agent never opened %s for bench --cpu-latency 7, or bench never said so:\n%s", Path, out.String())
 				}
 			}
 			b.Process.Signal(sig)
