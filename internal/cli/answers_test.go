@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
+
+	"github.com/interlink/interlink/internal/roottest"
 )
 
 // TestAnswersToMistakes: the common mistakes get one line that names the
@@ -22,6 +25,10 @@ func TestAnswersToMistakes(t *testing.T) {
 		{[]string{"mseh", "--nodes", "x"}, "interlink: unknown command \"mseh\" (did you mean mesh?); run 'interlink --help'\n"},
 		{[]string{"--json", "mseh"}, "interlink: unknown command \"mseh\" (did you mean mesh?); run 'interlink --help'\n"},
 	} {
+		if strings.Contains(tc.want, "no such lab") && os.Geteuid() != 0 {
+			// Looking for the lab needs root (CAP_NET_ADMIN) first.
+			roottest.Require(t, "lab exec, set and status look for the lab as root")
+		}
 		out, errOut, code := mainOutput(tc.args...)
 		if code != ExitUnknown || out != "" || errOut != tc.want {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 3 and %q", tc.args, code, out, errOut, tc.want)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/bintest"
 	"github.com/interlink/interlink/internal/labuptest"
 	"github.com/interlink/interlink/internal/rules"
@@ -76,9 +78,7 @@ func TestCheckLiveHaltpollPolling(t *testing.T) {
 	if err != nil {
 		t.Skipf("no haltpoll governor parameters here: %v", err)
 	}
-	if os.Geteuid() != 0 {
-		t.Fatal("TestCheckLiveHaltpollPolling needs root (a bind mount in a mount namespace of its own); run the tests as root")
-	}
+	roottest.Require(t, "a bind mount in a mount namespace of its own")
 	labuptest.SkipShort(t)
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {

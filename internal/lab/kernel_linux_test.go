@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -180,9 +182,7 @@ func noPortClassifier(t *testing.T) {
 // TestPortClassifierProbe: this machine's kernel loads the classifier
 // (the real probe, not the seam).
 func TestPortClassifierProbe(t *testing.T) {
-	if err := CheckPrivilege(); err != nil {
-		t.Fatalf("loading a BPF program needs root: %v", err)
-	}
+	roottest.Require(t, "it loads a BPF program")
 	if err := portProbe(); err != nil {
 		t.Fatalf("the classifier does not load here: %v", err)
 	}

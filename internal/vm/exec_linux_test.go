@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/vm/channel"
 	"github.com/interlink/interlink/internal/vm/guest"
 )
@@ -88,6 +90,8 @@ func TestOlderGuest(t *testing.T) {
 // holding its output (sh -c 'sleep 60 & echo $!') returns when it exits,
 // with what it wrote: the child is still there after Exec returned.
 func TestExecBackground(t *testing.T) {
+	// The guest's command server runs commands as a guest's root does.
+	roottest.Require(t, "the guest's command server sets the commands' credentials")
 	sock := guestOnSocket(t, guest.NewServer(nil, guest.NewServices(), false), ChannelFile)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

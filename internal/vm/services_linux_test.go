@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interlink/interlink/internal/roottest"
+
 	"github.com/interlink/interlink/internal/vm/channel"
 	"github.com/interlink/interlink/internal/vm/guest"
 )
@@ -154,6 +156,7 @@ func TestServicesNotAnswering(t *testing.T) {
 // answered at once; a command sent on the status channel is refused with
 // one clear error.
 func TestStatusChannel(t *testing.T) {
+	roottest.Require(t, "the guest's command server sets the commands' credentials")
 	svcs := guest.NewServices()
 	agent := startTracked(t, svcs, channel.ServiceAgent)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
