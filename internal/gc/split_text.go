@@ -19,6 +19,29 @@ func usOrNA(l *traffic.Latency) string {
 	return fmt.Sprintf("%.1f", float64(l.P50)/1e3)
 }
 
+// SplitRow is one pair's receive time of one kind (2-way or 3-way) with
+// its split, as the text and HTML renderers list them.
+type SplitRow struct {
+	Requester, Server, Hops string
+	Split                   *traffic.Split
+	RTT                     *traffic.Latency
+}
+
+// SplitRows lists every pair's split receive times, 2-way then 3-way per
+// pair; a receive time without a split (or a split without one) is left
+// out.
+func (r *Report) SplitRows() []SplitRow {
+	var out []SplitRow
+	for _, p := range r.Pairs {
+		for _, e := range []SplitRow{{p.Requester, p.Server, "2-way", p.TwoWaySplit, p.TwoWay}, {p.Requester, p.Server, "3-way", p.ThreeWaySplit, p.ThreeWay}} {
+			if e.Split != nil && e.RTT != nil {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
 // writeSplits writes every pair's receive times split into their parts
 // (p50s), how far they account for the receive time, and what the stamps
 // cannot see.
@@ -35,27 +58,18 @@ func (r *Report) writeSplits(w io.Writer) {
 	row(tw, "requester", "server", "hops", "receive p50", "requester wake", "server wake", "server work", "network and stacks", "accounted")
 	var note *traffic.Split
 	why := ""
-	for _, p := range r.Pairs {
-		for _, e := range []struct {
-			hops string
-			sp   *traffic.Split
-			rtt  *traffic.Latency
-		}{{"2-way", p.TwoWaySplit, p.TwoWay}, {"3-way", p.ThreeWaySplit, p.ThreeWay}} {
-			if e.sp == nil || e.rtt == nil {
-				continue
+	for _, e := range r.SplitRows() {
+		note = e.Split
+		acc := units.NotAvailable
+		if e.Split.AccountedPercent != nil {
+			acc = units.FormatPercent(*e.Split.AccountedPercent, 0) + " %"
+			if e.Split.Unaccounted != "" {
+				acc += "*"
+				why = e.Split.Unaccounted
 			}
-			note = e.sp
-			acc := units.NotAvailable
-			if e.sp.AccountedPercent != nil {
-				acc = units.FormatPercent(*e.sp.AccountedPercent, 0) + " %"
-				if e.sp.Unaccounted != "" {
-					acc += "*"
-					why = e.sp.Unaccounted
-				}
-			}
-			row(tw, termtext.Clean(p.Requester), termtext.Clean(p.Server), e.hops, usOrNA(e.rtt), usOrNA(e.sp.RequesterWake), usOrNA(e.sp.ResponderWake),
-				usOrNA(e.sp.ResponderWork), usOrNA(e.sp.NetworkAndStacks), acc)
 		}
+		row(tw, termtext.Clean(e.Requester), termtext.Clean(e.Server), e.Hops, usOrNA(e.RTT), usOrNA(e.Split.RequesterWake), usOrNA(e.Split.ResponderWake),
+			usOrNA(e.Split.ResponderWork), usOrNA(e.Split.NetworkAndStacks), acc)
 	}
 	tw.Flush()
 	if why != "" {

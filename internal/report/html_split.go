@@ -61,30 +61,21 @@ func splitSection(s *section, flows []traffic.Flow) {
 func gcSplitSection(s *section, r *gc.Report) {
 	t := &table{Head: []string{"requester", "server", "hops", "receive p50", "requester wake-up", "server wake-up", "server work", "network and stacks", "accounted"}}
 	var last *traffic.Split
-	for _, p := range r.Pairs {
-		for _, e := range []struct {
-			hops string
-			sp   *traffic.Split
-			rtt  *traffic.Latency
-		}{{"2-way", p.TwoWaySplit, p.TwoWay}, {"3-way", p.ThreeWaySplit, p.ThreeWay}} {
-			if e.sp == nil || e.rtt == nil {
-				continue
+	for _, e := range r.SplitRows() {
+		last = e.Split
+		r := []cell{{Text: e.Requester}, {Text: e.Server}, {Text: e.Hops}, {Text: usText(float64(e.RTT.P50)), Class: "num"}}
+		for _, part := range e.Split.Parts() {
+			v := units.NotAvailable
+			if part.L != nil {
+				v = usText(float64(part.L.P50))
 			}
-			last = e.sp
-			r := []cell{{Text: p.Requester}, {Text: p.Server}, {Text: e.hops}, {Text: usText(float64(e.rtt.P50)), Class: "num"}}
-			for _, part := range e.sp.Parts() {
-				v := units.NotAvailable
-				if part.L != nil {
-					v = usText(float64(part.L.P50))
-				}
-				r = append(r, cell{Text: v, Class: "num"})
-			}
-			acc := units.NotAvailable
-			if e.sp.AccountedPercent != nil {
-				acc = units.FormatPercent(*e.sp.AccountedPercent, 0) + " %"
-			}
-			t.Rows = append(t.Rows, append(r, cell{Text: acc, Class: "num"}))
+			r = append(r, cell{Text: v, Class: "num"})
 		}
+		acc := units.NotAvailable
+		if e.Split.AccountedPercent != nil {
+			acc = units.FormatPercent(*e.Split.AccountedPercent, 0) + " %"
+		}
+		t.Rows = append(t.Rows, append(r, cell{Text: acc, Class: "num"}))
 	}
 	if last == nil {
 		return
