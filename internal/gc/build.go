@@ -26,6 +26,7 @@ func Build(spec Spec, start time.Time, nodes []Named, runs []*NodeRun, unreachab
 	r.addPairs(runs, name)
 	r.addTotal(sums)
 	r.idleSplits(runs)
+	r.receivePaths(runs)
 	r.judge()
 	return r
 }

@@ -110,7 +110,11 @@ type engine struct {
 	// stamp of the datagram being handled (0: none), readAt when its
 	// batch was read (ns, the stamps' clock); curHold the hold that the
 	// forwards and blocks being emitted carry.
-	splits  [][2]*splitHists
+	splits [][2]*splitHists
+	// awake is the node's receive path with its reader awake, ns, of a
+	// request's or forward's datagram [0] and a block's [1]
+	// (traffic.ReceivePathAwake), taken out of its wake-ups; 0: unknown.
+	awake   [2]int64
 	rx      int64
 	readAt  int64
 	curHold hold

@@ -32,6 +32,8 @@ type node struct {
 	merr   error
 	// idle is the host's cpuidle statistics when the threads started.
 	idle idlestat.Snapshot
+	// awake is the node's receive paths awake (nil: the split is off).
+	awake *ReceivePaths
 }
 
 // thread is one engine's loop.
@@ -56,6 +58,10 @@ func hardStop(s Spec) time.Duration { return setupTimeout + s.Duration + Grace(s
 func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer, s, ps *sock, mtu int, seed uint64, wait func(context.Context, int) error) *node {
 	now := time.Now()
 	nd := &node{drained: make(chan struct{})}
+	if !spec.NoSplit {
+		// Before the counters: its datagrams are not the run's.
+		nd.awake = measureAwake(spec.Request, max(Chunks(spec.Block)[0], spec.Request, PingLarge, HeaderLen))
+	}
 	nd.before, nd.merr = counters.Take()
 	nd.idle = idlestat.Read("/")
 	// Both threads block in the kernel without the runtime's system-call
@@ -64,10 +70,12 @@ func startNode(ctx context.Context, spec Spec, self int, peers, pingPeers []Peer
 	// traffic.TakeRawSlot), the pings' always, with a P of its own (it
 	// sleeps between pings; its round trips are what it measures).
 	s.takeSlot()
+	work := newEngine(workSpec(spec), self, peers, mtu, seed, now)
 	if !spec.NoSplit {
 		s.enableStamps()
+		work.awake = [2]int64{nd.awake.RequestNs, nd.awake.BlockNs}
 	}
-	nd.work = startThread(ctx, newEngine(workSpec(spec), self, peers, mtu, seed, now), s, wait)
+	nd.work = startThread(ctx, work, s, wait)
 	threads := []*thread{nd.work}
 	if spec.NoPing {
 		ps.close()
@@ -128,6 +136,7 @@ func (nd *node) Stop() *NodeRun {
 		res.DatagramsOut += e.pktsOut
 	}
 	res.Idle = idlestat.Read("/").Since(nd.idle)
+	res.ReceivePath = nd.awake
 	if nd.merr == nil {
 		if after, err := counters.Take(); err == nil {
 			res.Counters, res.CPU.SoftIRQNs = traffic.DeltaCounters(nd.before, after)
@@ -227,4 +236,21 @@ func (th *thread) loop(ctx context.Context) *NodeRun {
 		res.Error = "stopped at its own deadline: the run was never collected"
 	}
 	return res
+}
+
+// measureAwake measures the node's receive paths awake for requests of
+// request bytes and blocks' datagrams of block bytes.
+func measureAwake(request, block int) *ReceivePaths {
+	rp := &ReceivePaths{}
+	for _, m := range []struct {
+		size int
+		ns   *int64
+	}{{request, &rp.RequestNs}, {block, &rp.BlockNs}} {
+		d, err := traffic.ReceivePathAwake(m.size)
+		if err != nil {
+			return &ReceivePaths{Err: err.Error()}
+		}
+		*m.ns = d.Nanoseconds()
+	}
+	return rp
 }

@@ -53,9 +53,13 @@ type NodeRun struct {
 	// Idle is what the host's CPUs counted in their idle states over the
 	// node's run; nil where the kernel has no cpuidle, or from an agent
 	// from before it.
-	Idle     *idlestat.Delta  `json:"cpu_idle,omitempty"`
-	CPU      traffic.CPU      `json:"cpu"`
-	Counters traffic.Counters `json:"counters"`
+	Idle *idlestat.Delta `json:"cpu_idle,omitempty"`
+	// ReceivePath is the node's receive paths with its reader awake,
+	// taken out of its wake-ups (split.go); nil with the split off, or
+	// from an agent from before it.
+	ReceivePath *ReceivePaths    `json:"receive_path_awake,omitempty"`
+	CPU         traffic.CPU      `json:"cpu"`
+	Counters    traffic.Counters `json:"counters"`
 	// OtherPackets are the IP packets of every datagram the node sent
 	// that was not a block (requests, forwards, pings, ...), from their
 	// sizes and the MTU; BlocksServed and ChunksServed what it shipped.

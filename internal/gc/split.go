@@ -32,6 +32,16 @@ type PairParts struct {
 	Unheld int64 `json:"unheld,omitempty"`
 }
 
+// ReceivePaths are a node's receive paths with its reader awake (see
+// traffic.ReceivePathAwake), ns, taken out of its wake-ups and so counted
+// in network and stacks: of a request's (or forward's) datagram and of a
+// block's. Err says why they were not measured (both 0).
+type ReceivePaths struct {
+	RequestNs int64  `json:"request_ns,omitempty"`
+	BlockNs   int64  `json:"block_ns,omitempty"`
+	Err       string `json:"error,omitempty"`
+}
+
 // splitHists are one server's and hop count's parts at the requester.
 type splitHists struct {
 	reqWake, srvWake, srvWork, rest *hdrhistogram.Histogram
@@ -95,7 +105,7 @@ func (e *engine) stampHeld(outs []outMsg) {
 			continue
 		}
 		m.Flags |= flagHeld
-		m.Stamp = heldStamp(h.prevWake+h.readAt-h.rx, h.prevWork+now-h.readAt)
+		m.Stamp = heldStamp(h.prevWake+max(h.readAt-h.rx-e.awake[0], 0), h.prevWork+now-h.readAt)
 		m.put(b)
 	}
 }
@@ -112,7 +122,7 @@ func (e *engine) splitBlock(s, hop int, d int64, m *msg) {
 		sh = &splitHists{reqWake: newHist(), srvWake: newHist(), srvWork: newHist(), rest: newHist()}
 		e.splits[s][hop] = sh
 	}
-	wake := e.readAt - e.rx
+	wake := max(e.readAt-e.rx-e.awake[1], 0)
 	sh.reqWake.RecordValue(min(wake, histHighest))
 	if m.Flags&flagHeld == 0 {
 		sh.unheld++
@@ -149,6 +159,40 @@ func (r *Report) idleSplits(runs []*NodeRun) {
 			if sp != nil {
 				sp.IdleEntriesPerBlock, sp.Hosts = &per, len(hosts)
 				sp.WakeDominant = sp.WakeDominant && per >= 1
+			}
+		}
+	}
+}
+
+// receivePaths gives each pair's splits the receive paths awake of the
+// nodes that measured them: the requester's (of a block) on both, the
+// server's (of a request) on the 2-way one; a 3-way trip's server parts
+// are two nodes', which vary from block to block.
+func (r *Report) receivePaths(runs []*NodeRun) {
+	byName := map[string]*ReceivePaths{}
+	for i, nr := range runs {
+		if nr != nil && nr.ReceivePath != nil && nr.ReceivePath.Err == "" && i < len(r.Nodes) {
+			byName[r.Nodes[i].Name] = nr.ReceivePath
+		}
+	}
+	ns := func(v int64) *int64 {
+		if v <= 0 {
+			return nil
+		}
+		return &v
+	}
+	for i := range r.Pairs {
+		p := &r.Pairs[i]
+		req, srv := byName[p.Requester], byName[p.Server]
+		for hop, sp := range []*traffic.Split{p.TwoWaySplit, p.ThreeWaySplit} {
+			if sp == nil {
+				continue
+			}
+			if req != nil {
+				sp.RequesterReceivePath = ns(req.BlockNs)
+			}
+			if srv != nil && hop == 0 {
+				sp.ResponderReceivePath = ns(srv.RequestNs)
 			}
 		}
 	}

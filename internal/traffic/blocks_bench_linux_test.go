@@ -17,11 +17,19 @@ import (
 // figures are the custom metrics: round trip (p50), blocks a second, CPU
 // per block at each end and heap allocations per block (the whole
 // process's during the run, setup included, over the blocks completed:
-// well under 1 when the loops allocate nothing per block).
+// well under 1 when the loops allocate nothing per block). The nosplit
+// case is the first without the round trip's split: what the split costs.
 func BenchmarkLoopbackBlocks(b *testing.B) {
-	for _, c := range []struct{ block, outstanding int }{{8 << 10, 1}, {8 << 10, 8}, {1 << 20, 2}} {
-		b.Run(fmt.Sprintf("%dKiB-x%d", c.block>>10, c.outstanding), func(b *testing.B) {
-			spec := Spec{Mode: ModeBlocks, Duration: 200 * time.Millisecond, Block: c.block, Outstanding: c.outstanding}
+	for _, c := range []struct {
+		block, outstanding int
+		nosplit            bool
+	}{{8 << 10, 1, false}, {8 << 10, 1, true}, {8 << 10, 8, false}, {1 << 20, 2, false}} {
+		name := fmt.Sprintf("%dKiB-x%d", c.block>>10, c.outstanding)
+		if c.nosplit {
+			name += "-nosplit"
+		}
+		b.Run(name, func(b *testing.B) {
+			spec := Spec{Mode: ModeBlocks, Duration: 200 * time.Millisecond, Block: c.block, Outstanding: c.outstanding, NoSplit: c.nosplit}
 			var blocks, mallocs, p50 int64
 			var reqCPU, respCPU float64
 			var ms runtime.MemStats

@@ -23,8 +23,9 @@ const slotBits = 10
 // network namespace.
 func Request(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleRequester, Intervals: []Interval{}, Blocks: &BlockStats{}}
+	aw := opt.awakeOr(spec, requesterDatagram)
 	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
-		return blocksRequest(ctx, spec, conn, side, opt)
+		return blocksRequest(ctx, spec, conn, side, opt, aw)
 	})
 }
 
@@ -34,10 +35,21 @@ func Request(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Si
 // plus grace. Call it on a thread in the responder's network namespace.
 func Respond(ctx context.Context, spec Spec, conn *net.UDPConn, opt Options) *Side {
 	side := &Side{Role: RoleResponder, Intervals: []Interval{}, Blocks: &BlockStats{}}
+	aw := opt.awakeOr(spec, responderDatagram)
 	return runEnd(ctx, spec, conn, side, opt, func(spec Spec) (time.Duration, error) {
-		return blocksRespond(ctx, spec, conn, side, opt)
+		return blocksRespond(ctx, spec, conn, side, opt, aw)
 	})
 }
+
+// requesterDatagram is the size of the datagrams a requester of spec
+// reads (a block's first chunk; the guard's few bytes left out) and
+// responderDatagram a responder's (a request).
+func requesterDatagram(spec Spec) int {
+	_, sizes := chunking(spec.Block, 0)
+	return sizes[0]
+}
+
+func responderDatagram(spec Spec) int { return max(spec.Request, HeaderLen) }
 
 // blocksEnd is what both ends of a blocks run share in their loops.
 type blocksEnd struct {

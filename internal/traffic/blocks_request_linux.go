@@ -25,17 +25,21 @@ type requester struct {
 	ivHist *hdrhistogram.Histogram // the open interval's
 	pace   *pacer
 	split  *splitRec // nil: the split is off
-	iv     *intervals
-	in     Interval // the open interval's figures
-	start  time.Time
-	end    time.Time // no request is issued from then on
-	now    time.Time // when the last read returned
+	// sampling says the requests issued now carry FlagSampling and the
+	// next read is sampled (splitRec.window).
+	sampling bool
+	iv       *intervals
+	in       Interval // the open interval's figures
+	start    time.Time
+	end      time.Time // no request is issued from then on
+	now      time.Time // when the last read returned
 	// deadline is the read deadline last set on pc.
 	deadline time.Time
 }
 
-func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+func blocksRequest(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options, aw awake) (time.Duration, error) {
 	sr := newSplitRec(spec, conn)
+	sr.setAwake(aw)
 	pc, release := acquireRaw(conn)
 	defer release()
 	return requestOn(ctx, spec, pc, side, opt, sr)
@@ -56,6 +60,9 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 		}
 		busy, oldest := r.expire()
 		issuing := r.now.Before(r.end)
+		// Whether the requests issued now, and the read after, are
+		// sampled: the agent reads the next requests with stamps too.
+		r.sampling = r.split.window(&r.spec, r.now.UnixNano())
 		if issuing && busy < len(r.slots) && !r.now.Before(r.pace.nextDue()) {
 			t := time.Now()
 			n, ierr := r.issue(ctx, t)
@@ -75,7 +82,7 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 			break
 		}
 		r.setDeadline(issuing, busy, oldest)
-		r.split.before(r.resp)
+		r.split.before(r.resp, r.sampling)
 		n, rerr := pc.ReadBatch(r.resp, unix.MSG_WAITFORONE)
 		r.now = time.Now()
 		if rerr != nil && !isTimeout(rerr) {
@@ -171,7 +178,11 @@ func (r *requester) issue(ctx context.Context, t time.Time) (int, error) {
 		r.gens[i]++
 		seq := r.gens[i]<<slotBits | uint64(i)
 		r.slots[i] = blockSlot{seq: seq, sent: t, busy: true}
-		(&Header{Kind: KindRequest, Seq: seq, Stamp: t.UnixNano(), Size: uint32(r.spec.Block), Chunks: uint16(r.nchunks)}).Put(r.reqs[n].Buffers[0][r.off:])
+		h := Header{Kind: KindRequest, Seq: seq, Stamp: t.UnixNano(), Size: uint32(r.spec.Block), Chunks: uint16(r.nchunks)}
+		if r.sampling {
+			h.Flags = FlagSampling
+		}
+		h.Put(r.reqs[n].Buffers[0][r.off:])
 		if err = r.opt.seal(r.reqs[n].Buffers[0]); err != nil {
 			break
 		}

@@ -35,8 +35,9 @@ type responder struct {
 	err      error // what ended the run, if anything
 }
 
-func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options) (time.Duration, error) {
+func blocksRespond(ctx context.Context, spec Spec, conn *net.UDPConn, side *Side, opt Options, aw awake) (time.Duration, error) {
 	sr := newSplitRec(spec, conn)
+	sr.setAwake(aw)
 	pc, release := acquireRaw(conn)
 	defer release()
 	return respondOn(ctx, spec, pc, side, opt, sr)
@@ -60,7 +61,7 @@ func respondOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 				pc.SetReadDeadline(dl)
 			}
 		}
-		r.split.before(r.reqs)
+		r.split.before(r.reqs, r.split.follows(&r.spec))
 		n, rerr := pc.ReadBatch(r.reqs, unix.MSG_WAITFORONE)
 		r.now = time.Now()
 		if rerr != nil && !isTimeout(rerr) {
@@ -104,6 +105,8 @@ func newResponder(spec Spec, pc batchConn, st *BlockStats, opt Options) *respond
 func (r *responder) answer(ctx context.Context, n int) {
 	var h, q Header
 	st := r.st
+	sampling := false
+	defer func() { r.split.followNext(sampling) }()
 	for i := 0; i < n; i++ {
 		pkt, size, short := datagram(&r.reqs[i])
 		if short {
@@ -131,6 +134,7 @@ func (r *responder) answer(ctx context.Context, n int) {
 			r.hardEnd = r.start.Add(r.spec.Duration + r.spec.BlockTimeout + drainGrace)
 		}
 		st.Requests++
+		sampling = sampling || q.Flags&FlagSampling != 0
 		var at int64
 		if r.split.on() {
 			at = r.split.stamp(&r.reqs[i])
@@ -189,7 +193,7 @@ func (r *responder) hold() time.Time {
 	now := time.Now()
 	ns := now.UnixNano()
 	for i := 0; i < r.k; i++ {
-		held(r.out[i].Buffers[0], r.off, r.stamps[i], ns)
+		r.split.held(r.out[i].Buffers[0], r.off, r.stamps[i], ns)
 	}
 	return now
 }

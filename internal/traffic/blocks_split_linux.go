@@ -19,15 +19,23 @@ type splitRec struct {
 	unstamped        int64
 	unheld           int64
 	stamps           string // why there are no stamps at all
-	idle             idlestat.Snapshot
+	// awake is the end's receive path with its reader awake, ns
+	// (awake_linux.go), taken out of each wake-up; 0 with awakeErr
+	// saying why it was not measured.
+	awake    int64
+	awakeErr string
+	idle     idlestat.Snapshot
 	// pending are the requester's blocks received but not yet recorded
 	// (record, after the next request is sent).
 	pending []pendingBlock
 	// oobs are the control buffers a sampled read gets; reads counts the
-	// reads, sampled says the last one asked for stamps (see SplitEvery).
+	// reads, sampled says the last one asked for stamps (see SplitEvery);
+	// follow (responder) that the last batch held a request with
+	// FlagSampling.
 	oobs    [][]byte
 	reads   int
 	sampled bool
+	follow  bool
 }
 
 // pendingBlock is a completed block waiting to be recorded: its
@@ -71,6 +79,19 @@ func newSplitRec(spec Spec, conn *net.UDPConn) *splitRec {
 	return s
 }
 
+// setAwake gives the end its receive path awake (see awakeFor); nothing
+// with the split off or without stamps.
+func (s *splitRec) setAwake(aw awake) {
+	if s == nil || s.stamps != "" {
+		return
+	}
+	s.awake, s.awakeErr = aw.ns, aw.err
+}
+
+// wakeOf is the wake-up of a datagram stamped at and read at now: the
+// time beyond the receive path awake.
+func (s *splitRec) wakeOf(at, now int64) int64 { return max(now-at-s.awake, 0) }
+
 // oob lays out room for a receive stamp for each of ms, given to them
 // on sampled reads (before).
 func (s *splitRec) oob(ms []ipv4.Message) {
@@ -83,14 +104,14 @@ func (s *splitRec) oob(ms []ipv4.Message) {
 	}
 }
 
-// before prepares ms for the next read: with room for stamps on one read
-// in SplitEvery (the first of the run included), without on the others,
-// which then take the kernel's short path. Nothing with the split off.
-func (s *splitRec) before(ms []ipv4.Message) {
+// before prepares ms for the next read: with room for stamps when the
+// read is sampled (see SplitEvery), without otherwise, which then takes
+// the kernel's short path. Nothing with the split off.
+func (s *splitRec) before(ms []ipv4.Message, sampled bool) {
 	if s == nil {
 		return
 	}
-	s.sampled = s.reads%SplitEvery == 0
+	s.sampled = sampled
 	s.reads++
 	for i := range ms {
 		if s.sampled {
@@ -98,6 +119,46 @@ func (s *splitRec) before(ms []ipv4.Message) {
 		} else {
 			ms[i].OOB = nil
 		}
+	}
+}
+
+// window says whether the requester reads with stamps at now (ns): in the
+// first SplitWindow of every SplitPeriod, or always when its requests are
+// paced slower than splitAllBelow a second. False with the split off.
+func (s *splitRec) window(spec *Spec, now int64) bool {
+	if s == nil {
+		return false
+	}
+	if spec.RequestsPerSec > 0 && spec.RequestsPerSec <= splitAllBelow {
+		return true
+	}
+	return now%int64(SplitPeriod) < int64(SplitPeriod/SplitEvery)
+}
+
+// splitAllBelow is the request rate (a second) at or below which every
+// read is sampled: a read a millisecond or more apart, what it costs
+// does not count.
+const splitAllBelow = 1000
+
+// follows says whether the responder reads with stamps next: when the
+// last batch held a request its requester sent while reading with stamps
+// (FlagSampling; Spec.SplitSync), or, from a requester that does not say,
+// one read in SplitEvery.
+func (s *splitRec) follows(spec *Spec) bool {
+	if s == nil {
+		return false
+	}
+	if spec.SplitSync {
+		return s.follow || s.reads == 0
+	}
+	return s.reads%SplitEvery == 0
+}
+
+// followNext records whether the batch just read held a request sent
+// while its requester read with stamps (FlagSampling).
+func (s *splitRec) followNext(sampling bool) {
+	if s != nil {
+		s.follow = sampling
 	}
 }
 
@@ -118,34 +179,37 @@ func (s *splitRec) stamp(m *ipv4.Message) int64 {
 // now (ns).
 func (s *splitRec) woke(at, now int64) {
 	if at != 0 && now >= at {
-		s.wake.RecordValue(now - at)
+		s.wake.RecordValue(s.wakeOf(at, now))
 	}
 }
 
 // block records, at the requester, a completed block: the wake-up from
-// its datagram's stamp at to now, and with the responder's hold the rest
-// of its round trip rtt.
+// its datagram's stamp at to now (beyond the receive path awake), and with
+// the responder's hold the rest of its round trip rtt, which so holds both
+// ends' receive paths.
 func (s *splitRec) block(at, now, rtt int64, h *Header) {
 	if at == 0 || now < at {
 		return
 	}
-	s.wake.RecordValue(now - at)
+	wake := s.wakeOf(at, now)
+	s.wake.RecordValue(wake)
 	if h.Flags&FlagHeld == 0 || h.Held < 0 {
 		s.unheld++
 		return
 	}
-	s.rest.RecordValue(max(rtt-(now-at)-h.Held, 0))
+	s.rest.RecordValue(max(rtt-wake-h.Held, 0))
 }
 
 // held writes into a response datagram, after its header at off, how long
-// the responder held the request stamped at, sent at now (ns). Only the
-// traffic header changes: the session tag covers the wire header alone.
-func held(pkt []byte, off int, at, now int64) {
+// the responder held the request stamped at, sent at now (ns), less its
+// receive path awake (its wake-up and its work). Only the traffic header
+// changes: the session tag covers the wire header alone.
+func (s *splitRec) held(pkt []byte, off int, at, now int64) {
 	if at == 0 || now < at || len(pkt) < off+HeaderLen {
 		return
 	}
 	pkt[off+5] |= FlagHeld
-	binary.BigEndian.PutUint64(pkt[off+heldOffset:], uint64(now-at))
+	binary.BigEndian.PutUint64(pkt[off+heldOffset:], uint64(max(now-at-s.awake, 0)))
 }
 
 // side is what the end reports.
@@ -154,8 +218,11 @@ func (s *splitRec) side() *SideSplit {
 		return nil
 	}
 	sd := &SideSplit{Wake: summarize(s.wake), Work: summarize(s.work), Rest: summarize(s.rest),
-		Unstamped: s.unstamped, Unheld: s.unheld, Stamps: s.stamps,
+		Unstamped: s.unstamped, Unheld: s.unheld, Stamps: s.stamps, ReceivePathErr: s.awakeErr,
 		Idle: idlestat.Read("/").Since(s.idle), Host: bootID()}
+	if s.awake > 0 {
+		sd.ReceivePath = &s.awake
+	}
 	if sd.Stamps == "" && sd.Wake == nil && s.unstamped > 0 {
 		sd.Stamps = "no datagram came with a kernel receive stamp"
 	}

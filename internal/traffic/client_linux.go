@@ -30,6 +30,7 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 	if err != nil {
 		return nil, err
 	}
+	spec.SplitSync = spec.Mode == ModeBlocks && !spec.NoSplit
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	res := &Result{Spec: spec, Start: time.Now()}
@@ -55,7 +56,7 @@ func RunRemote(ctx context.Context, c *agent.Client, spec Spec, obs func(Directi
 	runCtx, runCancel := context.WithDeadline(ctx, hard)
 	defer runCancel()
 	runClientEnds(ctx, runCtx, spec, flows, func(f *remoteFlow) Options {
-		o := Options{Guard: g, meter: f.meter}
+		o := Options{Guard: g, meter: f.meter, awake: f.awake}
 		if obs != nil {
 			d := f.dir
 			o.Observer = func(r Role, in Interval) { obs(d, r, in) }
@@ -94,6 +95,7 @@ type remoteFlow struct {
 	cs, ss   *Side
 	agentErr error
 	meter    *meter // started before the agent starts sending
+	awake    *awake // the requester's receive path awake, measured before it
 }
 
 func (f *remoteFlow) close() {
@@ -140,6 +142,10 @@ func (f *remoteFlow) open(setup context.Context, c *agent.Client, spec Spec) err
 	f.udp, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(to))
 	if err != nil {
 		return fmt.Errorf("bench: udp to %s: %w", to, err)
+	}
+	if spec.Mode == ModeBlocks {
+		aw := awakeFor(spec, requesterDatagram)
+		f.awake = &aw
 	}
 	helloDone := sayHello(c, f.udp, open.Run)
 	defer close(helloDone)

@@ -30,6 +30,19 @@ type Options struct {
 	// to begin, so the first packets fall inside the counter deltas (an end
 	// that starts its own meter can miss what the peer sent before it).
 	meter *meter
+	// awake, when set, is the end's receive path awake, measured by the
+	// caller before it started the meter (awakeFor); otherwise the end
+	// measures it before its own meter.
+	awake *awake
+}
+
+// awakeOr is the end's receive path awake: the caller's, or measured now
+// for datagrams of size(spec) bytes.
+func (o Options) awakeOr(spec Spec, size func(Spec) int) awake {
+	if o.awake != nil {
+		return *o.awake
+	}
+	return awakeFor(spec, size)
 }
 
 // meter measures the kernel counters of the calling thread's network

@@ -34,7 +34,7 @@ const (
 //
 //	0  magic  uint32
 //	4  kind   uint8
-//	5  flags  uint8   FlagHeld, or zero
+//	5  flags  uint8   FlagHeld (responses), FlagSampling (requests), or zero
 //	6  chunk  uint16  index of this chunk within its block
 //	8  seq    uint64  datagram or request sequence number
 //	16 stamp  int64   sender's clock in ns (a request's, echoed in its response)
@@ -62,6 +62,11 @@ type Header struct {
 // FlagHeld marks a response whose Held is set: the responder had a
 // kernel receive stamp for the request.
 const FlagHeld uint8 = 1
+
+// FlagSampling marks a request sent while its requester reads with
+// stamps (Spec.SplitSync): the responder reads the next requests with
+// stamps too, so both ends stamp the same blocks (split.go).
+const FlagSampling uint8 = 2
 
 // heldOffset is where Held sits in the header.
 const heldOffset = 32

@@ -38,6 +38,7 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 	if err != nil {
 		return nil, err
 	}
+	spec.SplitSync = spec.Mode == ModeBlocks && !spec.NoSplit
 	res := &Result{Spec: spec, Start: time.Now()}
 	observe := func(d Direction) Options {
 		if obs == nil {
@@ -60,6 +61,13 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 	if spec.Reverse && spec.Mode == ModeUDP {
 		dir = Reverse
 	}
+	// Both ends' receive paths awake before either end starts counting:
+	// one namespace's counters may hold both ends.
+	var cAwake, sAwake *awake
+	if spec.Mode == ModeBlocks {
+		server.do(func() error { a := awakeFor(peerSpec, responderDatagram); sAwake = &a; return nil })
+		client.do(func() error { a := awakeFor(spec, requesterDatagram); cAwake = &a; return nil })
+	}
 	var cs, ss *Side
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -68,7 +76,9 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 		server.do(func() error {
 			switch {
 			case spec.Mode == ModeBlocks:
-				ss = Respond(ctx, peerSpec, sc, observe(dir))
+				opt := observe(dir)
+				opt.awake = sAwake
+				ss = Respond(ctx, peerSpec, sc, opt)
 			case dir == Forward:
 				ss = ReceiveUDP(ctx, peerSpec, sc, observe(dir))
 			default:
@@ -82,7 +92,9 @@ func RunLocal(ctx context.Context, spec Spec, client, server Place, obs func(Dir
 		client.do(func() error {
 			switch {
 			case spec.Mode == ModeBlocks:
-				cs = Request(ctx, spec, cc, observe(dir))
+				opt := observe(dir)
+				opt.awake = cAwake
+				cs = Request(ctx, spec, cc, opt)
 			case dir == Forward:
 				cs = SendUDP(ctx, spec, cc, observe(dir))
 			default:

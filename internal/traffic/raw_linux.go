@@ -229,8 +229,8 @@ func (c *rawConn) ReadNow(ms []ipv4.Message) (int, error) {
 	return c.recv(ms, unix.MSG_DONTWAIT)
 }
 
-// recv is one recvmmsg into ms; a single message without control data is
-// one recvfrom, the kernel's shortest path (no message header or vector
+// recv is one recvmmsg into ms; a single message with control data is one
+// recvmsg, and without one recvfrom, the kernel's shortest path (no message header or vector
 // to copy in and out), as C tools read. Either way Flags carries MSG_TRUNC
 // for a datagram read short, as recvmmsg reports it: recvfrom has no
 // message flags, so it always asks for the real length (MSG_TRUNC) and
@@ -252,6 +252,17 @@ func (c *rawConn) recv(ms []ipv4.Message, flags int) (int, error) {
 		return 1, nil
 	}
 	c.prepare(ms)
+	if len(ms) == 1 {
+		// One datagram with control data (a sampled read of the split):
+		// recvmsg, 60 ns shorter than recvmmsg of one here.
+		h := &c.hdrs[0]
+		n, _, e := syscall.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&h.hdr)), uintptr(flags&^unix.MSG_WAITFORONE))
+		if e != 0 {
+			return 0, e
+		}
+		ms[0].N, ms[0].NN, ms[0].Flags = int(n), int(h.hdr.Controllen), int(h.hdr.Flags)
+		return 1, nil
+	}
 	n, _, e := syscall.RawSyscall6(unix.SYS_RECVMMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&c.hdrs[0])), uintptr(len(ms)), uintptr(flags), 0, 0)
 	if e != 0 {
 		return 0, e // EAGAIN (timeout) and EINTR are timeouts to isTimeout

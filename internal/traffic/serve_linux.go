@@ -26,6 +26,11 @@ type run struct {
 	udp  *agent.UDPEndpoint
 	tcp  *agent.TCPEndpoint
 
+	// awake is the responder's receive path awake, measured when the run
+	// was opened: before the client (perhaps in this namespace) starts
+	// counting.
+	awake *awake
+
 	cancel context.CancelFunc
 	done   chan struct{}
 	side   *Side
@@ -80,6 +85,10 @@ func serveOpen(ctx context.Context, s *agent.Session, body json.RawMessage) (any
 		return nil, fmt.Errorf("bench: role %q is not one the agent plays in mode %s", req.Role, spec.Mode)
 	}
 	r := &run{spec: spec, role: req.Role, done: make(chan struct{})}
+	if r.role == RoleResponder {
+		a := awakeFor(spec, responderDatagram)
+		r.awake = &a
+	}
 	var port uint16
 	if spec.Mode == ModeTCP {
 		if r.tcp, err = s.ListenTCP(s.LocalAddr().Addr()); err != nil {
@@ -170,7 +179,7 @@ func serveStart(ctx context.Context, s *agent.Session, body json.RawMessage) (an
 		defer close(r.done)
 		defer stop()
 		waited0, refused0 := s.RateHeld()
-		opt := Options{Guard: g, meter: m}
+		opt := Options{Guard: g, meter: m, awake: r.awake}
 		var side *Side
 		switch {
 		case r.tcp != nil && r.role == RoleSender:

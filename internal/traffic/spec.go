@@ -92,6 +92,12 @@ type Spec struct {
 	// its parts (split.go): no kernel receive stamps are asked for or
 	// read, at either end. For measuring what the split costs.
 	NoSplit bool `json:"no_split,omitempty"`
+	// SplitSync says the requester marks the requests it sends while it
+	// reads with stamps (FlagSampling), and the responder reads with
+	// stamps after those: both ends then stamp the same blocks. Set by
+	// RunRemote and RunLocal; a responder given a spec without it (an
+	// older bench) stamps one read in SplitEvery by count.
+	SplitSync bool `json:"split_sync,omitempty"`
 	// CPU pins the hot threads of the end that runs this spec (-1 or unset:
 	// no pinning); PeerCPU is forwarded to the other end.
 	CPU     *int `json:"cpu,omitempty"`

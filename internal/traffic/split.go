@@ -2,6 +2,8 @@ package traffic
 
 import (
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/interlink/interlink/internal/idlestat"
 )
@@ -26,9 +28,16 @@ import (
 // SideSplit is one end's parts of a blocks run's round trips. A part is
 // absent where the kernel gave no stamp (never 0).
 type SideSplit struct {
-	// Wake is from the kernel's receive stamp to the read: of the block
-	// that completed (requester) or of the request (responder).
+	// Wake is from the kernel's receive stamp to the read, beyond the
+	// end's receive path awake (ReceivePath): of the block that completed
+	// (requester) or of the request (responder).
 	Wake *Latency `json:"wake,omitempty"`
+	// ReceivePath is the end's receive path with its reader awake, ns
+	// (awake_linux.go), measured before the run and counted in network
+	// and stacks; absent with ReceivePathErr saying why, and then Wake
+	// holds it.
+	ReceivePath    *int64 `json:"receive_path_awake_ns,omitempty"`
+	ReceivePathErr string `json:"receive_path_unmeasured,omitempty"`
 	// Work (responder) is from the read of a request to the send of its
 	// block.
 	Work *Latency `json:"work,omitempty"`
@@ -56,6 +65,11 @@ type Split struct {
 	ResponderWake    *Latency `json:"responder_wake,omitempty"`
 	ResponderWork    *Latency `json:"responder_work,omitempty"`
 	NetworkAndStacks *Latency `json:"network_and_stacks,omitempty"`
+	// RequesterReceivePath and ResponderReceivePath are the ends' receive
+	// paths with the reader awake, ns: the part of a stamp-to-read that
+	// is not a wake-up, counted in NetworkAndStacks.
+	RequesterReceivePath *int64 `json:"requester_receive_path_ns,omitempty"`
+	ResponderReceivePath *int64 `json:"responder_receive_path_ns,omitempty"`
 	// WakeP50Ns is the two wake-ups' p50s added; WakeShare is that over
 	// the round trip's p50. Absent unless both wake-ups are known.
 	WakeP50Ns *int64   `json:"wake_p50_ns,omitempty"`
@@ -86,15 +100,22 @@ type Split struct {
 	Hosts int `json:"hosts,omitempty"`
 }
 
-// SplitEvery is how often an end reads with its stamps: every fourth
-// read. A read that asks for control data takes the kernel's longer path
+// SplitEvery is the share of an end's reads that ask for stamps: one in
+// four. A read that asks for control data takes the kernel's longer path
 // (recvmsg with a message header instead of recvfrom), which on a KVM
-// guest here cost 0.4-0.9 us a read, 8 % of an end's CPU per block; one
-// read in four keeps the split within 2 % of it. The parts are then
-// percentiles of a sample: a quarter of the blocks for each end's own
-// parts, about a sixteenth for network and stacks (it needs both ends'
-// stamps), chosen by read count, not by latency.
+// guest here cost 0.3 us a read more, and 0.4 to 0.9 us with recvmmsg;
+// every read stamped cost 8 % of an end's CPU per block. The requester
+// reads with stamps in the first SplitPeriod/SplitEvery of every
+// SplitPeriod of the clock, and marks the requests it sends then
+// (FlagSampling); the agent reads with stamps after such a request. So
+// both ends stamp the same blocks, about a quarter of them, chosen by
+// time, not by latency: each end's parts and network and stacks (which
+// needs both ends' stamps) are percentiles of that sample.
 const SplitEvery = 4
+
+// SplitPeriod is the period of the requester's sampling windows (see
+// SplitEvery): 10 ms of stamped reads every 40 ms.
+const SplitPeriod = 40 * time.Millisecond
 
 // SplitTolerance is how far (as a share) the parts' p50s may miss the
 // round trip's p50 before the report says why.
@@ -113,17 +134,23 @@ func splitOf(s *Summary, client, server *Side) *Split {
 	}
 	sp := &Split{}
 	if cs != nil {
-		sp.RequesterWake, sp.NetworkAndStacks = cs.Wake, cs.Rest
+		sp.RequesterWake, sp.NetworkAndStacks, sp.RequesterReceivePath = cs.Wake, cs.Rest, cs.ReceivePath
 		if cs.Stamps != "" {
 			sp.Missing = append(sp.Missing, "requester: "+cs.Stamps)
+		} else if cs.ReceivePathErr != "" {
+			sp.Missing = append(sp.Missing, "requester's receive path awake: "+cs.ReceivePathErr+" (its wake-up holds it)")
 		} else if cs.Rest == nil && cs.Unheld > 0 {
 			sp.Missing = append(sp.Missing, "network and stacks: the agent sent no hold time with its blocks (an agent from before the split, or without stamps)")
 		}
 	}
 	if ss != nil {
-		sp.ResponderWake, sp.ResponderWork = ss.Wake, ss.Work
+		sp.ResponderWake, sp.ResponderWork, sp.ResponderReceivePath = ss.Wake, ss.Work, ss.ReceivePath
 		if ss.Stamps != "" {
 			sp.Missing = append(sp.Missing, "responder: "+ss.Stamps)
+		} else if ss.ReceivePathErr != "" {
+			sp.Missing = append(sp.Missing, "responder's receive path awake: "+ss.ReceivePathErr+" (its wake-up holds it)")
+		} else if ss.ReceivePath == nil && ss.Wake != nil {
+			sp.Missing = append(sp.Missing, "responder's receive path awake: the agent did not measure it (an agent from before it): its wake-up holds it")
 		}
 	} else {
 		sp.Missing = append(sp.Missing, "responder's parts: the agent did not report them (an agent from before the split)")
@@ -228,11 +255,29 @@ func (sp *Split) WakeVerdict(rttP50 int64) string {
 // StampNote says what a receive stamp cannot see, for the text and the
 // HTML alike.
 func (sp *Split) StampNote() string {
-	n := "a receive stamp is taken when the driver hands the datagram to the stack: on a real NIC or virtio, waking the CPU that takes the interrupt comes before it and counts in network and stacks; on veth (a lab) the hand-off runs in the sender's context; the receive path above the driver (IP, reassembly, UDP) runs after the stamp and counts in the wake-ups"
+	n := "a receive stamp is taken when the driver hands the datagram to the stack: on a real NIC or virtio, waking the CPU that takes the interrupt comes before it and counts in network and stacks; on veth (a lab) the hand-off runs in the sender's context; the receive path above the driver (IP, reassembly, UDP, the read's copy) runs after the stamp: each end measured it with its reader awake before the run" + sp.receivePaths() + ", counted it in network and stacks, and a wake-up is what a read took beyond it"
 	if sp.Fragments > 1 {
 		n += fmt.Sprintf("; a block's datagram crossed in %d IP fragments and carries the stamp of the last to arrive (reassembly)", sp.Fragments)
 	}
 	return n
+}
+
+// receivePaths is " (requester X us, responder Y us)" of the ends' receive
+// paths awake that are known, "" when none is.
+func (sp *Split) receivePaths() string {
+	var p []string
+	for _, e := range []struct {
+		name string
+		ns   *int64
+	}{{"requester", sp.RequesterReceivePath}, {"responder", sp.ResponderReceivePath}} {
+		if e.ns != nil {
+			p = append(p, e.name+" "+us(*e.ns))
+		}
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(p, ", ") + ")"
 }
 
 // IdleNote says how often the hosts' CPUs went idle per block, and what

@@ -2,9 +2,14 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/interlink/interlink/internal/osthread"
+	"github.com/interlink/interlink/internal/roottest"
 	"github.com/interlink/interlink/internal/wire"
 )
 
@@ -28,6 +33,15 @@ func checkSplit(t *testing.T, what string, f Flow) {
 	// so the share of the blocks strays a little either way).
 	if w := sp.RequesterWake; w != nil && (2*w.Count > 3*s.Messages/SplitEvery || w.Count < s.Messages/(3*SplitEvery)) {
 		t.Errorf("%s: %d of %d blocks have the requester's wake-up, want about 1 in %d", what, w.Count, s.Messages, SplitEvery)
+	}
+	// Both ends stamp the same blocks (FlagSampling): network and stacks,
+	// which needs both ends' stamps, has nearly every block the
+	// requester's wake-up has, not one in SplitEvery of them.
+	if w, n := sp.RequesterWake, sp.NetworkAndStacks; w != nil && n != nil && 10*n.Count < 8*w.Count {
+		t.Errorf("%s: network and stacks has %d blocks, the requester's wake-up %d: the ends stamped different blocks", what, n.Count, w.Count)
+	}
+	if sp.RequesterReceivePath == nil || sp.ResponderReceivePath == nil {
+		t.Errorf("%s: the ends' receive paths awake are not both measured: %v (missing: %v)", what, sp, sp.Missing)
 	}
 	// The p50s of the parts need not add up to the round trip's on a
 	// loaded machine (their spread, and they are samples: SplitEvery);
@@ -75,4 +89,36 @@ func TestRemoteSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSplit(t, "agent", res.Flows[0])
+}
+
+// TestReceivePathAwake: on loopback the receive path awake of a block's
+// datagram is measured, longer than a request's (the copy) and well under
+// a millisecond; in a namespace whose loopback is down it is not, and the
+// error says so.
+func TestReceivePathAwake(t *testing.T) {
+	small, err := receivePathAwake(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := receivePathAwake(60000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("receive path awake: 64 B %v, 60000 B %v", time.Duration(small), time.Duration(big))
+	if small <= 0 || big <= small || big > int64(time.Millisecond) {
+		t.Errorf("receive path awake: 64 B %v, 60000 B %v: want 0 < small < big < 1ms", time.Duration(small), time.Duration(big))
+	}
+	roottest.Require(t, "a network namespace of its own")
+	ch := make(chan error, 1)
+	osthread.Spent(func() {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- err
+			return
+		}
+		_, err := receivePathAwake(64)
+		ch <- err
+	})
+	if err := <-ch; !errors.Is(err, errNoLoopback) {
+		t.Errorf("lo down: %v, want %v", err, errNoLoopback)
+	}
 }

@@ -48,7 +48,7 @@ func writeSplit(w io.Writer, s Summary) {
 	if sp == nil {
 		return
 	}
-	fmt.Fprintf(w, "  round trip split (p50 / p90 / p99), from the kernel's receive stamps at both ends (one read in %d at each end):\n", SplitEvery)
+	fmt.Fprintf(w, "  round trip split (p50 / p90 / p99), from the kernel's receive stamps at both ends (the same blocks, 1 in %d):\n", SplitEvery)
 	for _, p := range sp.Parts() {
 		fmt.Fprintf(w, "    %-31s %s\n", p.Name, percentiles(p.L))
 	}
