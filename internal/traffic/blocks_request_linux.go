@@ -25,14 +25,15 @@ type requester struct {
 	ivHist *hdrhistogram.Histogram // the open interval's
 	pace   *pacer
 	split  *splitRec // nil: the split is off
-	// sampling says the requests issued now carry FlagSampling and the
-	// next read is sampled (splitRec.window).
-	sampling bool
-	iv       *intervals
-	in       Interval // the open interval's figures
-	start    time.Time
-	end      time.Time // no request is issued from then on
-	now      time.Time // when the last read returned
+	// sampling says the requests issued now carry FlagSampling
+	// (splitRec.window); flagged that the last ones issued did, so the
+	// agent reads the next ones with its stamps.
+	sampling, flagged bool
+	iv                *intervals
+	in                Interval // the open interval's figures
+	start             time.Time
+	end               time.Time // no request is issued from then on
+	now               time.Time // when the last read returned
 	// deadline is the read deadline last set on pc.
 	deadline time.Time
 }
@@ -53,6 +54,7 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 		return 0, err
 	}
 	r.split = sr
+	r.flagged = sr != nil // the agent reads the first requests with its stamps
 	sr.oob(r.resp)
 	for ctx.Err() == nil {
 		if r.iv.due(r.now) {
@@ -60,15 +62,21 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 		}
 		busy, oldest := r.expire()
 		issuing := r.now.Before(r.end)
-		// Whether the requests issued now, and the read after, are
-		// sampled: the agent reads the next requests with stamps too.
+		// The requests issued now carry FlagSampling inside the sampling
+		// window, and the agent reads the requests after them with its
+		// stamps; this read is sampled as the agent's read of the
+		// requests issued now is: after the last flagged ones.
 		r.sampling = r.split.window(&r.spec, r.now.UnixNano())
+		sampled := r.flagged
 		if issuing && busy < len(r.slots) && !r.now.Before(r.pace.nextDue()) {
 			t := time.Now()
 			n, ierr := r.issue(ctx, t)
 			if ierr != nil {
 				err = ierr
 				break
+			}
+			if n > 0 {
+				r.flagged = r.sampling
 			}
 			busy += n
 			if oldest.IsZero() {
@@ -82,7 +90,7 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 			break
 		}
 		r.setDeadline(issuing, busy, oldest)
-		r.split.before(r.resp, r.sampling)
+		r.split.before(r.resp, sampled)
 		n, rerr := pc.ReadBatch(r.resp, unix.MSG_WAITFORONE)
 		r.now = time.Now()
 		if rerr != nil && !isTimeout(rerr) {

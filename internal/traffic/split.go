@@ -105,10 +105,9 @@ type Split struct {
 // (recvmsg with a message header instead of recvfrom), which on a KVM
 // guest here cost 0.3 us a read more, and 0.4 to 0.9 us with recvmmsg;
 // every read stamped cost 8 % of an end's CPU per block. The requester
-// reads with stamps in the first SplitPeriod/SplitEvery of every
-// SplitPeriod of the clock, and marks the requests it sends then
-// (FlagSampling); the agent reads with stamps after such a request. So
-// both ends stamp the same blocks, about a quarter of them, chosen by
+// marks the requests it sends in the first SplitPeriod/SplitEvery of
+// every SplitPeriod of the clock (FlagSampling), and both ends read with
+// stamps after a marked request. So both ends stamp the same blocks, about a quarter of them, chosen by
 // time, not by latency: each end's parts and network and stacks (which
 // needs both ends' stamps) are percentiles of that sample.
 const SplitEvery = 4
