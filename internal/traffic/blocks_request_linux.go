@@ -66,7 +66,7 @@ func requestOn(ctx context.Context, spec Spec, pc batchConn, side *Side, opt Opt
 		// window, and the agent reads the requests after them with its
 		// stamps; this read is sampled as the agent's read of the
 		// requests issued now is: after the last flagged ones.
-		r.sampling = r.split.window(&r.spec, r.now.UnixNano())
+		r.sampling = r.split.window(&r.spec, r.st.Requests)
 		sampled := r.flagged
 		if issuing && busy < len(r.slots) && !r.now.Before(r.pace.nextDue()) {
 			t := time.Now()

@@ -105,8 +105,14 @@ func newResponder(spec Spec, pc batchConn, st *BlockStats, opt Options) *respond
 func (r *responder) answer(ctx context.Context, n int) {
 	var h, q Header
 	st := r.st
-	sampling := false
-	defer func() { r.split.followNext(sampling) }()
+	// sampling says a request of this batch had FlagSampling; a batch
+	// without requests (a read that ended at a deadline) changes nothing.
+	sampling, asked := false, false
+	defer func() {
+		if asked {
+			r.split.followNext(sampling)
+		}
+	}()
 	for i := 0; i < n; i++ {
 		pkt, size, short := datagram(&r.reqs[i])
 		if short {
@@ -134,7 +140,7 @@ func (r *responder) answer(ctx context.Context, n int) {
 			r.hardEnd = r.start.Add(r.spec.Duration + r.spec.BlockTimeout + drainGrace)
 		}
 		st.Requests++
-		sampling = sampling || q.Flags&FlagSampling != 0
+		sampling, asked = sampling || q.Flags&FlagSampling != 0, true
 		var at int64
 		if r.split.on() {
 			at = r.split.stamp(&r.reqs[i])

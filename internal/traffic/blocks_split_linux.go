@@ -122,17 +122,18 @@ func (s *splitRec) before(ms []ipv4.Message, sampled bool) {
 	}
 }
 
-// window says whether the requester reads with stamps at now (ns): in the
-// first SplitWindow of every SplitPeriod, or always when its requests are
-// paced slower than splitAllBelow a second. False with the split off.
-func (s *splitRec) window(spec *Spec, now int64) bool {
+// window says whether the requests the requester issues after issued
+// ones are marked FlagSampling: the first SplitRun of every
+// SplitRun*SplitEvery, or all when they are paced to splitAllBelow a
+// second or fewer. False with the split off.
+func (s *splitRec) window(spec *Spec, issued int64) bool {
 	if s == nil {
 		return false
 	}
 	if spec.RequestsPerSec > 0 && spec.RequestsPerSec <= splitAllBelow {
 		return true
 	}
-	return now%int64(SplitPeriod) < int64(SplitPeriod/SplitEvery)
+	return issued%(SplitRun*SplitEvery) < SplitRun
 }
 
 // splitAllBelow is the request rate (a second) at or below which every
@@ -141,9 +142,8 @@ func (s *splitRec) window(spec *Spec, now int64) bool {
 const splitAllBelow = 1000
 
 // follows says whether the responder reads with stamps next: when the
-// last batch held a request its requester sent while reading with stamps
-// (FlagSampling; Spec.SplitSync), or, from a requester that does not say,
-// one read in SplitEvery.
+// last batch of requests held one marked FlagSampling (Spec.SplitSync),
+// or, from a requester that does not mark them, one read in SplitEvery.
 func (s *splitRec) follows(spec *Spec) bool {
 	if s == nil {
 		return false

@@ -3,7 +3,6 @@ package traffic
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/interlink/interlink/internal/idlestat"
 )
@@ -105,16 +104,17 @@ type Split struct {
 // (recvmsg with a message header instead of recvfrom), which on a KVM
 // guest here cost 0.3 us a read more, and 0.4 to 0.9 us with recvmmsg;
 // every read stamped cost 8 % of an end's CPU per block. The requester
-// marks the requests it sends in the first SplitPeriod/SplitEvery of
-// every SplitPeriod of the clock (FlagSampling), and both ends read with
-// stamps after a marked request. So both ends stamp the same blocks, about a quarter of them, chosen by
-// time, not by latency: each end's parts and network and stacks (which
-// needs both ends' stamps) are percentiles of that sample.
+// marks the first SplitRun of every SplitRun*SplitEvery requests it sends
+// (FlagSampling), and both ends read with stamps after a marked request.
+// So both ends stamp the same blocks, a quarter of them in runs of
+// SplitRun, chosen by count, not by latency: each end's parts and
+// network and stacks (which needs both ends' stamps) are percentiles of
+// that sample.
 const SplitEvery = 4
 
-// SplitPeriod is the period of the requester's sampling windows (see
-// SplitEvery): 10 ms of stamped reads every 40 ms.
-const SplitPeriod = 40 * time.Millisecond
+// SplitRun is how many requests in a row are marked for stamps (see
+// SplitEvery).
+const SplitRun = 64
 
 // SplitTolerance is how far (as a share) the parts' p50s may miss the
 // round trip's p50 before the report says why.
