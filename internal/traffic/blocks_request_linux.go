@@ -19,6 +19,7 @@ type requester struct {
 	full   uint64 // bitmap of a block's chunks, all received
 	slots  []blockSlot
 	gens   []uint64 // per slot: requests issued from it (sequence numbers)
+	issued []int    // the slots of the requests being issued (issue)
 	reqs   []ipv4.Message
 	resp   []ipv4.Message
 	hist   *hdrhistogram.Histogram // the run's round trips
@@ -111,10 +112,11 @@ func newRequester(spec Spec, pc batchConn, st *BlockStats, opt Options) (*reques
 	}
 	nchunks := e.nchunks
 	r := &requester{blocksEnd: e,
-		full:  uint64(1)<<nchunks - 1,
-		slots: make([]blockSlot, spec.Outstanding),
-		gens:  make([]uint64, spec.Outstanding),
-		reqs:  make([]ipv4.Message, min(spec.Outstanding, maxBatch)),
+		full:   uint64(1)<<nchunks - 1,
+		slots:  make([]blockSlot, spec.Outstanding),
+		gens:   make([]uint64, spec.Outstanding),
+		reqs:   make([]ipv4.Message, min(spec.Outstanding, maxBatch)),
+		issued: make([]int, min(spec.Outstanding, maxBatch)),
 		// Read at most what can have arrived: the chunks of the blocks in
 		// flight. With one block of one datagram in flight, recvmmsg then
 		// returns with it instead of trying the queue once more, and the
@@ -186,6 +188,7 @@ func (r *requester) issue(ctx context.Context, t time.Time) (int, error) {
 		r.gens[i]++
 		seq := r.gens[i]<<slotBits | uint64(i)
 		r.slots[i] = blockSlot{seq: seq, sent: t, busy: true}
+		r.issued[n] = i
 		h := Header{Kind: KindRequest, Seq: seq, Stamp: t.UnixNano(), Size: uint32(r.spec.Block), Chunks: uint16(r.nchunks)}
 		if r.sampling {
 			h.Flags = FlagSampling
@@ -195,6 +198,14 @@ func (r *requester) issue(ctx context.Context, t time.Time) (int, error) {
 			break
 		}
 		n++
+	}
+	// A round trip runs from the send: the requests are sealed by now,
+	// as the blocks are read before they are opened.
+	if n > 0 {
+		ts := time.Now()
+		for _, i := range r.issued[:n] {
+			r.slots[i].sent = ts
+		}
 	}
 	for sent := 0; sent < n; {
 		w, werr := r.pc.WriteBatch(r.reqs[sent:n], 0)
