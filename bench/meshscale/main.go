@@ -43,6 +43,7 @@ var (
 	bigMem  = flag.Int("big-mem", 300, "peak memory goal of the big mesh's process, MB")
 	timeout = flag.Duration("timeout", 5*time.Minute, "mesh --timeout of the other runs")
 	prefix  = flag.String("prefix", "t5-mesh", "the labs' names begin with this")
+	keep    = flag.String("keep", "", "directory where the JSON of a run with a path judged wrong is kept (empty: not kept)")
 )
 
 func main() {
@@ -133,6 +134,7 @@ type outcome struct {
 	paths, measured, bhFound, bad int
 	slowest                       string
 	badSeen                       []string // the first few paths judged wrong
+	kept                          string   // where the run's JSON was kept (-keep)
 	maxRSSKB                      int64
 	agentCPU, busiestCPU          time.Duration // all agents' user+sys over the run; the busiest agent's
 }
@@ -218,6 +220,12 @@ func (l *lab) mesh() (outcome, error) {
 	if s := r.Slowest; s != nil {
 		o.slowest = fmt.Sprintf("%s %d pairs %.1fs", s.Node, s.Pairs, float64(s.Spent)/1e9)
 	}
+	if o.bad > 0 && *keep != "" {
+		o.kept = filepath.Join(*keep, fmt.Sprintf("%s-%s.json", l.name, start.UTC().Format("150405")))
+		if err := os.WriteFile(o.kept, out, 0o644); err != nil {
+			o.kept = err.Error()
+		}
+	}
 	return o, nil
 }
 
@@ -271,6 +279,9 @@ func run() error {
 				perPath(o.agentCPU, o.measured), o.busiestCPU.Seconds())
 			for _, b := range o.badSeen {
 				fmt.Printf("      judged wrong: %s\n", b)
+			}
+			if o.kept != "" {
+				fmt.Printf("      the run's JSON: %s\n", o.kept)
 			}
 		}
 	}

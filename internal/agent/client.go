@@ -58,6 +58,15 @@ type RefusedError struct {
 	Reason string
 }
 
+// lateReason begins an agent's refusal of a client whose handshake
+// message came after Config.HandshakeDeadline.
+const lateReason = "handshake timeout"
+
+// Late reports a refusal because the client's handshake came too late: the
+// agent is alive and the client was slow (descheduled on a loaded host), so
+// dialling again is the remedy.
+func (e *RefusedError) Late() bool { return strings.HasPrefix(e.Reason, lateReason+":") }
+
 // Error shows Reason through termtext.Clean: it came from the peer.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, termtext.Clean(e.Reason))
@@ -111,7 +120,9 @@ type Client struct {
 // Dial opens an authenticated session with the agent at addr (host[:port],
 // default port wire.DefaultPort). A refusal is a *RefusedError; the client
 // also refuses an agent that cannot prove the token, before sending its own
-// proof.
+// proof. An agent that refuses because this client's handshake came too
+// late (a client descheduled for seconds on a loaded host: the agent is
+// alive) is dialled once more.
 func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Client, error) {
 	hp, err := HostPort(addr)
 	if err != nil {
@@ -120,6 +131,16 @@ func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Cli
 	if len(token) == 0 {
 		return nil, fmt.Errorf("agent %s: no token", hp)
 	}
+	cl, err := dialOnce(ctx, hp, token, opt)
+	var re *RefusedError
+	if errors.As(err, &re) && re.Late() && ctx.Err() == nil {
+		cl, err = dialOnce(ctx, hp, token, opt)
+	}
+	return cl, err
+}
+
+// dialOnce connects to hp and runs the handshake.
+func dialOnce(ctx context.Context, hp string, token []byte, opt DialOptions) (*Client, error) {
 	dial := opt.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: HandshakeTimeout}

@@ -212,7 +212,9 @@ func (r *run) contact() {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.prog.Contacted++
-			if err != nil && !r.stopped() {
+			// An agent that heard this host's handshake too late (twice)
+			// is alive: its pairs dial it again.
+			if err != nil && !r.stopped() && !late(err) {
 				r.markDownLocked(i, err, false)
 			}
 			r.progressLocked()
@@ -324,8 +326,9 @@ func (r *run) pair(a, b int) (waited time.Duration) {
 		switch {
 		case r.stopped():
 			r.skip(a, b, SkipStopped, nil)
-		case busy(err):
-			// It answered: a full agent is a failure of these paths,
+		case alive(err):
+			// It answered: a full agent, or one that heard this host's
+			// handshake too late twice, is a failure of these paths,
 			// not a dead node.
 			var out []Path
 			for _, p := range r.paths(a, b) {
@@ -395,10 +398,17 @@ func (r *run) record(fwd, rev *Path, results []pmtu.Result, err error) (waited t
 	return waited
 }
 
-// busy reports a refusal because the agent is full: it is alive.
-func busy(err error) bool {
+// alive reports a refusal that shows the agent alive: it is full, or this
+// host's handshake came too late.
+func alive(err error) bool {
 	var re *agent.RefusedError
-	return errors.As(err, &re) && strings.Contains(re.Reason, "busy")
+	return errors.As(err, &re) && strings.Contains(re.Reason, "busy") || late(err)
+}
+
+// late reports an agent's refusal of this host's handshake as too late.
+func late(err error) bool {
+	var re *agent.RefusedError
+	return errors.As(err, &re) && re.Late()
 }
 
 // String is a one-line summary of the progress, for a terminal.
