@@ -67,6 +67,24 @@ const lateReason = "handshake timeout"
 // dialling again is the remedy.
 func (e *RefusedError) Late() bool { return strings.HasPrefix(e.Reason, lateReason+":") }
 
+// noAnswer is a handshake that timed out, said for a person; it unwraps
+// to the read's timeout.
+type noAnswer struct {
+	msg string
+	err error
+}
+
+func (e *noAnswer) Error() string { return e.msg }
+func (e *noAnswer) Unwrap() error { return e.err }
+
+// Timeout reports a dial that failed for want of an answer in time, to
+// the connect or to the handshake: the agent may be dead, or either side
+// only descheduled for seconds.
+func Timeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // Error shows Reason through termtext.Clean: it came from the peer.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, termtext.Clean(e.Reason))
@@ -194,7 +212,7 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 			return nil, notAgent(c, rec, hp)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("agent %s: no answer to the handshake within %v; is 'interlink agent' listening at that address and port?", hp, deadline.Sub(start).Round(100*time.Millisecond))
+			return nil, &noAnswer{msg: fmt.Sprintf("agent %s: no answer to the handshake within %v; is 'interlink agent' listening at that address and port?", hp, deadline.Sub(start).Round(100*time.Millisecond)), err: err}
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			err = fmt.Errorf("%w (the agent closed the connection without a reason: an older agent does so when busy)", err)

@@ -3,8 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -76,6 +79,25 @@ func TestRefusedLate(t *testing.T) {
 	} {
 		if got := (&RefusedError{Reason: reason}).Late(); got != want {
 			t.Errorf("%q: Late() = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+// Timeout tells a dial that got no answer in time from one that got an
+// answer (a refusal, a closed port).
+func TestTimeout(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&noAnswer{msg: "agent x: no answer to the handshake within 5s", err: &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}}, true},
+		{fmt.Errorf("agent x: connect: %w", &net.OpError{Op: "dial", Err: os.ErrDeadlineExceeded}), true},
+		{fmt.Errorf("agent x: connect: %w", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), false},
+		{&RefusedError{Reason: "handshake timeout: no auth within 3s"}, false},
+		{nil, false},
+	} {
+		if got := Timeout(c.err); got != c.want {
+			t.Errorf("Timeout(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

@@ -146,7 +146,13 @@ func servePMTUPeer(ctx context.Context, s *Session, body json.RawMessage) (any, 
 		}
 	}
 	// This agent becomes a client of the other one, with the same token.
-	c, err := Dial(ctx, req.Agent, s.Token(), DialOptions{Software: s.srv.cfg.Software + " (for mesh)"})
+	dopt := DialOptions{Software: s.srv.cfg.Software + " (for mesh)"}
+	c, err := Dial(ctx, req.Agent, s.Token(), dopt)
+	if Timeout(err) && ctx.Err() == nil {
+		// The other agent may be dead, or either of the two was
+		// descheduled for seconds (a node at full CPU): ask once more.
+		c, err = Dial(ctx, req.Agent, s.Token(), dopt)
+	}
 	if err != nil {
 		return nil, err
 	}
