@@ -9,9 +9,10 @@
 // paths measured) and the busiest agent's, and what each run found against
 // the goals: every path measured, the blackholed node's paths found and no
 // other path failed, under -goal (healthy), -bh-goal (blackholed) and
-// -big-goal with peak memory under -big-mem (big). It removes the labs,
-// also when a run fails, and exits 1 naming every goal missed. It is part
-// of `make bench` and needs root.
+// -big-goal with peak memory under -big-mem (big); each run's line has the
+// load average as it started. -keep keeps the JSON of a run with a path
+// judged wrong. It removes the labs, also when a run fails, and exits 1
+// naming every goal missed. It is part of `make bench` and needs root.
 package main
 
 import (
@@ -43,6 +44,7 @@ var (
 	bigMem  = flag.Int("big-mem", 300, "peak memory goal of the big mesh's process, MB")
 	timeout = flag.Duration("timeout", 5*time.Minute, "mesh --timeout of the other runs")
 	prefix  = flag.String("prefix", "t5-mesh", "the labs' names begin with this")
+	keep    = flag.String("keep", "", "directory where the JSON of a run with a path judged wrong is kept (empty: not kept)")
 )
 
 func main() {
@@ -133,6 +135,8 @@ type outcome struct {
 	paths, measured, bhFound, bad int
 	slowest                       string
 	badSeen                       []string // the first few paths judged wrong
+	kept                          string   // where the run's JSON was kept (-keep)
+	load                          string   // the 1-minute load average as the run started
 	maxRSSKB                      int64
 	agentCPU, busiestCPU          time.Duration // all agents' user+sys over the run; the busiest agent's
 }
@@ -163,6 +167,7 @@ func (l *lab) mesh() (outcome, error) {
 		return outcome{}, err
 	}
 	before := cpuTimes(l.agents)
+	o := outcome{load: loadAvg()}
 	start := time.Now()
 	// GNU time reports the mesh process's own peak resident set (%M, KB)
 	// on the last line of its stderr.
@@ -171,7 +176,7 @@ func (l *lab) mesh() (outcome, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	o := outcome{wall: time.Since(start)}
+	o.wall = time.Since(start)
 	after := cpuTimes(l.agents)
 	for pid, t := range after {
 		d := t - before[pid]
@@ -217,6 +222,12 @@ func (l *lab) mesh() (outcome, error) {
 	}
 	if s := r.Slowest; s != nil {
 		o.slowest = fmt.Sprintf("%s %d pairs %.1fs", s.Node, s.Pairs, float64(s.Spent)/1e9)
+	}
+	if o.bad > 0 && *keep != "" {
+		o.kept = filepath.Join(*keep, fmt.Sprintf("%s-%s.json", l.name, start.UTC().Format("150405")))
+		if err := os.WriteFile(o.kept, out, 0o644); err != nil {
+			o.kept = err.Error()
+		}
 	}
 	return o, nil
 }
@@ -266,11 +277,14 @@ func run() error {
 				return err
 			}
 			runs[i] = append(runs[i], o)
-			fmt.Printf("  round %d %-10s %6.1fs  %d/%d measured, %d blackholed found, %d other problem paths (slowest %s), peak %d MB, agents %.2f ms CPU per path, busiest %.2fs\n",
+			fmt.Printf("  round %d %-10s %6.1fs  %d/%d measured, %d blackholed found, %d other problem paths (slowest %s), peak %d MB, agents %.2f ms CPU per path, busiest %.2fs; load average %s at the start\n",
 				r+1, l.name, o.wall.Seconds(), o.measured, o.paths, o.bhFound, o.bad, o.slowest, o.maxRSSKB>>10,
-				perPath(o.agentCPU, o.measured), o.busiestCPU.Seconds())
+				perPath(o.agentCPU, o.measured), o.busiestCPU.Seconds(), o.load)
 			for _, b := range o.badSeen {
 				fmt.Printf("      judged wrong: %s\n", b)
+			}
+			if o.kept != "" {
+				fmt.Printf("      the run's JSON: %s\n", o.kept)
 			}
 		}
 	}
@@ -325,4 +339,13 @@ func perPath(d time.Duration, paths int) float64 {
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return lines[len(lines)-1]
+}
+
+// loadAvg is the 1-minute load average ("n/a" when /proc does not say).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "n/a"
 }

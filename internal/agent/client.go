@@ -58,6 +58,33 @@ type RefusedError struct {
 	Reason string
 }
 
+// lateReason begins an agent's refusal of a client whose handshake
+// message came after Config.HandshakeDeadline.
+const lateReason = "handshake timeout"
+
+// Late reports a refusal because the client's handshake came too late: the
+// agent is alive and the client was slow (descheduled on a loaded host), so
+// dialling again is the remedy.
+func (e *RefusedError) Late() bool { return strings.HasPrefix(e.Reason, lateReason+":") }
+
+// noAnswer is a handshake that timed out, said for a person; it unwraps
+// to the read's timeout.
+type noAnswer struct {
+	msg string
+	err error
+}
+
+func (e *noAnswer) Error() string { return e.msg }
+func (e *noAnswer) Unwrap() error { return e.err }
+
+// Timeout reports a dial that failed for want of an answer in time, to
+// the connect or to the handshake: the agent may be dead, or either side
+// only descheduled for seconds.
+func Timeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // Error shows Reason through termtext.Clean: it came from the peer.
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("agent %s refused the session: %s", e.Addr, termtext.Clean(e.Reason))
@@ -111,7 +138,9 @@ type Client struct {
 // Dial opens an authenticated session with the agent at addr (host[:port],
 // default port wire.DefaultPort). A refusal is a *RefusedError; the client
 // also refuses an agent that cannot prove the token, before sending its own
-// proof.
+// proof. An agent that refuses because this client's handshake came too
+// late (a client descheduled for seconds on a loaded host: the agent is
+// alive) is dialled once more.
 func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Client, error) {
 	hp, err := HostPort(addr)
 	if err != nil {
@@ -120,6 +149,16 @@ func Dial(ctx context.Context, addr string, token []byte, opt DialOptions) (*Cli
 	if len(token) == 0 {
 		return nil, fmt.Errorf("agent %s: no token", hp)
 	}
+	cl, err := dialOnce(ctx, hp, token, opt)
+	var re *RefusedError
+	if errors.As(err, &re) && re.Late() && ctx.Err() == nil {
+		cl, err = dialOnce(ctx, hp, token, opt)
+	}
+	return cl, err
+}
+
+// dialOnce connects to hp and runs the handshake.
+func dialOnce(ctx context.Context, hp string, token []byte, opt DialOptions) (*Client, error) {
 	dial := opt.Dial
 	if dial == nil {
 		d := &net.Dialer{Timeout: HandshakeTimeout}
@@ -173,7 +212,7 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 			return nil, notAgent(c, rec, hp)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("agent %s: no answer to the handshake within %v; is 'interlink agent' listening at that address and port?", hp, deadline.Sub(start).Round(100*time.Millisecond))
+			return nil, &noAnswer{msg: fmt.Sprintf("agent %s: no answer to the handshake within %v; is 'interlink agent' listening at that address and port?", hp, deadline.Sub(start).Round(100*time.Millisecond)), err: err}
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 			err = fmt.Errorf("%w (the agent closed the connection without a reason: an older agent does so when busy)", err)

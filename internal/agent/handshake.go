@@ -48,7 +48,7 @@ func (p preauth) readFailed(what string, err error) {
 			p.refuse("protocol error", fmt.Sprintf("protocol error: bad %s message: %s", what, oneLine(err.Error())))
 		}
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		p.refuse("handshake timeout", fmt.Sprintf("handshake timeout: no %s within %v", what, p.s.cfg.HandshakeDeadline))
+		p.refuse(lateReason, fmt.Sprintf("%s: no %s within %v", lateReason, what, p.s.cfg.HandshakeDeadline))
 	default:
 		p.drop("closed before "+what, fmt.Sprintf("no %s: %s", what, oneLine(err.Error())))
 	}

@@ -146,7 +146,13 @@ func servePMTUPeer(ctx context.Context, s *Session, body json.RawMessage) (any, 
 		}
 	}
 	// This agent becomes a client of the other one, with the same token.
-	c, err := Dial(ctx, req.Agent, s.Token(), DialOptions{Software: s.srv.cfg.Software + " (for mesh)"})
+	dopt := DialOptions{Software: s.srv.cfg.Software + " (for mesh)"}
+	c, err := Dial(ctx, req.Agent, s.Token(), dopt)
+	if Timeout(err) && ctx.Err() == nil {
+		// The other agent may be dead, or either of the two was
+		// descheduled for seconds (a node at full CPU): ask once more.
+		c, err = Dial(ctx, req.Agent, s.Token(), dopt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -220,36 +226,118 @@ func (c *Client) PMTU(ctx context.Context, opt PMTUOptions) ([]pmtu.Result, erro
 	// a probe timeout, and those waits overlap.
 	ropt := opt.Probe
 	ropt.PeerMTU = localMTU
+	w := twoWay{c: c, k: k, fopt: fopt, ropt: ropt, ep: ep, source: source, localMTU: localMTU}
 	var rev pmtu.Result
 	revErr := make(chan error, 1)
 	go func() {
-		revErr <- c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev)
+		var err error
+		rev, err = w.reverse(ctx)
+		revErr <- err
 	}()
-	fwd, err := pmtu.Run(ctx, k, fopt.options())
-	fwd.Direction = pmtu.Forward
-	out := []pmtu.Result{fwd}
+	fwd, err := w.forward(ctx)
 	rerr := <-revErr
 	if err != nil {
-		return out, err
+		return []pmtu.Result{fwd}, err
 	}
+	return w.settle(ctx, fwd, rev, rerr)
+}
+
+// twoWay is one two-way test: this host's probe socket k towards the
+// agent's endpoint ep, and each direction's options.
+type twoWay struct {
+	c          *Client
+	k          *pmtu.Conn
+	fopt, ropt ProbeOptions
+	ep         netip.AddrPort
+	source     netip.Addr // k's address
+	localMTU   int        // of k's interface
+}
+
+// settle returns the two directions' results once both searches ended
+// (rerr: the reverse request's failure): a reverse refused for want of a
+// datagram is asked again once the forward shows the path carries them,
+// and a doubtful direction is searched again (again).
+func (w twoWay) settle(ctx context.Context, fwd, rev pmtu.Result, rerr error) ([]pmtu.Result, error) {
 	var re *RemoteError
-	if errors.As(rerr, &re) && strings.Contains(re.Msg, noPeerYet) && fwd.Verdict != pmtu.Unreachable {
-		// The hellos were lost, the forward probes were not: now the
-		// agent knows where to probe.
-		rerr = c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: ep.String(), Options: ropt}, &rev)
+	if errors.As(rerr, &re) && strings.Contains(re.Msg, noPeerYet) {
+		if unheard(fwd) {
+			// The agent answers, yet neither its endpoint nor our
+			// search heard the other: a path that drops everything,
+			// or an agent that stalled through both (our datagrams
+			// queued unread). It answers now: search once more.
+			again, err := w.forward(ctx)
+			if fwd = pmtu.Again(fwd, again); err != nil {
+				return []pmtu.Result{fwd}, err
+			}
+		}
+		if fwd.Verdict != pmtu.Unreachable {
+			// The hellos were lost, the forward probes were not: now
+			// the agent knows where to probe.
+			rev, rerr = w.reverse(ctx)
+		}
 	}
 	if rerr != nil {
+		out := []pmtu.Result{fwd}
 		if fwd.Verdict == pmtu.Unreachable {
 			// Nothing of ours reached the agent, so it has no proven
 			// address to probe: the reverse path is as unknown as the
 			// forward one.
-			return append(out, pmtu.Result{Direction: pmtu.Reverse, From: ep.Addr().String(), To: source.String(),
-				Method: "udp", Family: fwd.Family, HeaderBytes: fwd.HeaderBytes, Verdict: pmtu.Unreachable, PeerMTU: localMTU,
+			return append(out, pmtu.Result{Direction: pmtu.Reverse, From: w.ep.Addr().String(), To: w.source.String(),
+				Method: "udp", Family: fwd.Family, HeaderBytes: fwd.HeaderBytes, Verdict: pmtu.Unreachable, PeerMTU: w.localMTU,
 				Detail: "not probed: no datagram from this host reached the agent, so it has no proven address to probe back"}), nil
 		}
 		return out, fmt.Errorf("reverse direction: %w", rerr)
 	}
-	return append(out, rev), nil
+	return w.again(ctx, fwd, rev)
+}
+
+// forward searches this host's direction.
+func (w twoWay) forward(ctx context.Context) (pmtu.Result, error) {
+	r, err := pmtu.Run(ctx, w.k, w.fopt.options())
+	r.Direction = pmtu.Forward
+	return r, err
+}
+
+// reverse asks the agent to search its direction.
+func (w twoWay) reverse(ctx context.Context) (pmtu.Result, error) {
+	var r pmtu.Result
+	err := w.c.Call(ctx, KindPMTUProbe, PMTUProbe{Endpoint: w.ep.String(), Options: w.ropt}, &r)
+	return r, err
+}
+
+// again returns the two directions' results, with a doubtful direction
+// searched once more when the other one is sure. The two directions'
+// probes and acks cross between the same two sockets, so a direction that
+// heard nothing, or whose limit rests on a re-check that heard nothing,
+// while the other passed, had a peer that stalled (an agent descheduled on
+// a loaded host), not a path that drops everything.
+func (w twoWay) again(ctx context.Context, fwd, rev pmtu.Result) ([]pmtu.Result, error) {
+	switch {
+	case doubtful(fwd) && sure(rev):
+		again, err := w.forward(ctx)
+		if fwd = pmtu.Again(fwd, again); err != nil {
+			return []pmtu.Result{fwd}, err
+		}
+	case doubtful(rev) && sure(fwd):
+		again, err := w.reverse(ctx)
+		if err != nil {
+			return []pmtu.Result{fwd}, fmt.Errorf("reverse direction, searched again: %w", err)
+		}
+		rev = pmtu.Again(rev, again)
+	}
+	return []pmtu.Result{fwd, rev}, nil
+}
+
+// doubtful reports a direction that heard nothing at all, or whose limit
+// rests on a re-check that heard nothing.
+func doubtful(r pmtu.Result) bool { return unheard(r) || r.PeerSilent }
+
+// sure reports a direction that heard its peer to the end.
+func sure(r pmtu.Result) bool { return r.PathMTU > 0 && !r.PeerSilent }
+
+// unheard reports a direction whose probes all went unanswered.
+func unheard(r pmtu.Result) bool {
+	return r.Verdict == pmtu.Unreachable && r.Probes > 0 && r.PathMTU == 0
 }
 
 // routeSource returns the source address the routing table picks for dst.

@@ -79,7 +79,8 @@ func (s *search) loop(ctx context.Context, do func(context.Context, plan) (map[i
 			return err
 		}
 		if o := res[pl.control]; pl.control > 0 {
-			if (o == nil || !o.passed) && s.voids < maxVoids {
+			unproven := o == nil || !o.passed
+			if unproven && s.voids < maxVoids {
 				// Neither the boundary nor the size known to pass
 				// came back: the peer stalled. Re-check again, more
 				// patiently.
@@ -87,7 +88,9 @@ func (s *search) loop(ctx context.Context, do func(context.Context, plan) (map[i
 				s.verified = false
 				continue
 			}
-			s.voids = 0
+			// Believed anyway when still unproven: the result says
+			// so (Result.PeerSilent).
+			s.voids, s.peerSilent = 0, unproven
 		}
 		delete(res, pl.control) // answered, or believed anyway: says nothing new
 		s.learn(res)

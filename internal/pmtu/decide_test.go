@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -337,5 +338,23 @@ func TestDecideLongSilentStart(t *testing.T) {
 	r, m := simulate(t, &pathModel{local: 9000, mtu: 9000, stall: [2]float64{0, 140}}, Options{})
 	if r.Verdict != OK || r.PathMTU != 9000 {
 		t.Fatalf("silent 1.4 s from the start: %s %d after %d rounds", r.Verdict, r.PathMTU, m.rounds)
+	}
+}
+
+// A peer silent through every re-check of the boundary (longer than the
+// search's patience: about 2.7 s) leaves a limit the search believes
+// anyway; the result says it rests on silence (PeerSilent), so that the
+// two-way test searches it again. A real limit's re-check hears its
+// control, and is not marked.
+func TestDecidePeerSilent(t *testing.T) {
+	r, m := simulate(t, &pathModel{local: 9000, mtu: 9000, stall: [2]float64{0.015, 1000}}, Options{})
+	if !r.PeerSilent || r.Verdict != Blackhole || !strings.Contains(r.Detail, "unproven") {
+		t.Errorf("silent from the first round's top on: %s %d, peer silent %v (%s)", r.Verdict, r.PathMTU, r.PeerSilent, r.Detail)
+	}
+	t.Logf("silent from the first round's top: %s %d after %d rounds (%d full), %.2f s: %s", r.Verdict, r.PathMTU, m.rounds, m.full, m.now/100, r.Detail)
+	for _, mtu := range []int{1500, 4321} {
+		if r, _ := simulate(t, &pathModel{local: 9000, mtu: mtu}, Options{}); r.PeerSilent || r.Verdict != Blackhole {
+			t.Errorf("blackhole at %d: %s %d, peer silent %v", mtu, r.Verdict, r.PathMTU, r.PeerSilent)
+		}
 	}
 }

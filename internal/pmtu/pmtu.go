@@ -19,6 +19,7 @@ package pmtu
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/interlink/interlink/internal/latency"
@@ -77,6 +78,11 @@ type Result struct {
 	// (for answers that did not come): the search's cost that loads
 	// nobody. Absent when none.
 	Waited time.Duration `json:"waited_ns,omitempty"`
+	// PeerSilent is set when the boundary found rests on a re-check that
+	// heard neither it nor the largest size that had passed before: the
+	// peer fell silent during the search (an agent descheduled for
+	// seconds), so the limit is unproven.
+	PeerSilent bool `json:"peer_silent,omitempty"`
 	// RTT summarises the round trips of the probes that were answered
 	// (every size that passed, each timed from its send to its ack or echo
 	// reply, so node to node when an agent probes another agent). Absent
@@ -135,9 +141,38 @@ func (r *Result) explain() {
 			r.Detail = "no probe was answered, not even the smallest"
 		}
 	}
-	if r.Lost > 0 {
-		r.Detail += fmt.Sprintf("; %d of %d probes lost at sizes that passed on retry", r.Lost, r.Probes)
+	if r.PeerSilent {
+		r.Detail += fmt.Sprintf("; unproven: the last re-check heard neither %d nor %d, which had passed (the peer fell silent)", r.SmallestFailed, r.PathMTU)
 	}
+	r.Detail += r.lostText()
+}
+
+// lostText is the end of Detail that counts the probes lost ("" when none).
+func (r Result) lostText() string {
+	if r.Lost == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d of %d probes lost at sizes that passed on retry", r.Lost, r.Probes)
+}
+
+// Again is the result of a direction searched again because its first
+// search heard nothing at all, or rested its limit on a re-check that heard
+// nothing (PeerSilent), while the other direction, between the same two
+// sockets, passed: a peer that stalled, not the path. It is again's
+// result, with the first search's probes added (those unanswered counted
+// as lost) and its time.
+func Again(first, again Result) Result {
+	detail := strings.TrimSuffix(again.Detail, again.lostText())
+	again.Probes += first.Probes
+	again.Lost += first.Probes - int(first.RTT.Count)
+	again.Elapsed += first.Elapsed
+	again.Waited += first.Waited
+	why := "the first search heard nothing"
+	if first.PathMTU > 0 {
+		why = "the first search's last re-check heard nothing"
+	}
+	again.Detail = detail + again.lostText() + "; searched twice: " + why
+	return again
 }
 
 // Hooks connect a Conn to the session that owns it (agent side): rate

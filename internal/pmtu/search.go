@@ -141,6 +141,9 @@ type search struct {
 	// voids counts re-checks in a row that proved nothing; after one, full
 	// rounds wait MaxTimeout until a re-check proves something.
 	voids int
+	// peerSilent: the last re-check proved nothing either, and was
+	// believed anyway.
+	peerSilent bool
 
 	// sizeOf and sentAt know every probe of the search, so that an ack
 	// that comes after its round ended still counts (the size passed).
@@ -195,6 +198,7 @@ func newSearch(p Prober, opt Options, localMTU int) *search {
 func (s *search) fill(r *Result) {
 	lo, hi, limit := s.lo, s.hi, s.limit
 	r.Probes, r.Lost, r.Waited = s.probes, s.lost, s.waited
+	r.PeerSilent = s.peerSilent && hi <= limit
 	r.RTT = latency.FromDurations(s.rtts)
 	r.PathMTU = lo
 	if lo > 0 {

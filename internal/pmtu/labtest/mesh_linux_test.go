@@ -60,6 +60,7 @@ type meshJSON struct {
 		PathMTU     int    `json:"path_mtu"`
 		MeetsExpect *bool  `json:"meets_expect"`
 		Error       string `json:"error"`
+		Detail      string `json:"detail"`
 	} `json:"paths"`
 	ElapsedNS int64 `json:"elapsed_ns"`
 }
