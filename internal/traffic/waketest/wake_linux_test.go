@@ -8,16 +8,20 @@
 package waketest
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/interlink/interlink/internal/agent"
-	"github.com/interlink/interlink/internal/agent/agenttest"
 	"github.com/interlink/interlink/internal/traffic"
 	"github.com/interlink/interlink/internal/wire"
 )
@@ -27,6 +31,51 @@ const (
 	dmaLat   = "/dev/cpu_dma_latency"
 	token    = "waketest-token-0123456789abcdef"
 )
+
+// TestMain doubles as the agent: startAgent runs this test binary with
+// WAKETEST_AGENT_LISTEN set, so the agent is a process of its own, as
+// `interlink agent` is, with its own hot thread that sleeps in the kernel
+// (a second hot loop in this process would get no raw slot on 2 CPUs and
+// wait through the runtime's netpoller instead).
+func TestMain(m *testing.M) {
+	if addr := os.Getenv("WAKETEST_AGENT_LISTEN"); addr != "" {
+		srv, err := agent.NewServer(agent.Config{Token: []byte(token), Limits: wire.Limits{MaxRateBitsPerSec: 40e9}, Software: "waketest agent"})
+		if err == nil {
+			err = srv.ListenAndServe(context.Background(), addr, func(a net.Addr) { fmt.Println("ready", a) })
+		}
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// startAgent starts the agent process on a free loopback port and
+// returns its address; it is killed (by its PID) when the test ends.
+func startAgent(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "WAKETEST_AGENT_LISTEN=127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ready ")
+	if err != nil || !ok {
+		t.Fatalf("agent did not start: %q %v", line, err)
+	}
+	return addr
+}
 
 // setHaltPoll sets guest_halt_poll_ns to v for the test and restores what
 // it was when the test ends, failed or not; it skips where the knob is
@@ -109,15 +158,16 @@ func accounted(t *testing.T, what string, s traffic.Summary) {
 
 // TestWakeUpsSplit: with halt-polling off the two wake-up parts are at
 // least half the round trip's p50; with a PM QoS request of 0 held for the
-// run their share of it falls at least 2x; the parts account for the p50 within 15 % in both. Where other processes kept the CPUs awake (they seldom
+// run their share of it falls at least 2x (medians of three runs each
+// way, alternating); the parts account for the p50 within 15 % in both. Where other processes kept the CPUs awake (they seldom
 // entered an idle state), there were no idle wake-ups to measure: the
 // test skips and says so.
 func TestWakeUpsSplit(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: changes guest_halt_poll_ns and holds a PM QoS request, 6 s")
+		t.Skip("-short: changes guest_halt_poll_ns and holds a PM QoS request, 10 s")
 	}
 	setHaltPoll(t, "0")
-	addr := agenttest.Start(t, agent.Config{Token: []byte(token), Limits: wire.Limits{MaxRateBitsPerSec: 40e9}, Software: "waketest agent"})
+	addr := startAgent(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	c, err := agent.Dial(ctx, addr, []byte(token), agent.DialOptions{Software: "waketest"})
@@ -126,31 +176,55 @@ func TestWakeUpsSplit(t *testing.T) {
 	}
 	defer c.Close()
 	blocks(t, c, 300*time.Millisecond) // warm up: the threads, the agent's session
-	asIs := blocks(t, c, 2*time.Second)
-	t.Logf("halt-polling off: %s", describe(asIs))
-	if e := asIs.Split.IdleEntriesPerBlock; e == nil || *e < 1 {
-		t.Skipf("the CPUs seldom went idle (%s): other processes kept them awake, so there were no idle wake-ups to measure; run alone (make test runs this package after the others)", describe(asIs))
+	// Three runs each way, alternating, judged by their medians: where
+	// the scheduler puts the two threads (one CPU or two) changes a run's
+	// round trip by a third, and holds for the run.
+	var asIs, held []traffic.Summary
+	for i := 0; i < runs; i++ {
+		a := blocks(t, c, 1500*time.Millisecond)
+		t.Logf("halt-polling off: %s", describe(a))
+		accounted(t, "halt-polling off", a)
+		release := holdPMQoS(t)
+		h := blocks(t, c, 1500*time.Millisecond)
+		release()
+		t.Logf("PM QoS 0 held: %s", describe(h))
+		accounted(t, "PM QoS held", h)
+		asIs, held = append(asIs, a), append(held, h)
 	}
-	accounted(t, "halt-polling off", asIs)
-	if *asIs.Split.WakeShare < traffic.WakeDominates {
-		t.Errorf("halt-polling off: the wake-ups are %.0f %% of the round trip's p50, want at least %.0f %%", 100**asIs.Split.WakeShare, 100*traffic.WakeDominates)
+	if e := median(asIs, func(s traffic.Summary) *float64 { return s.Split.IdleEntriesPerBlock }); e < 1 {
+		t.Skipf("the CPUs seldom went idle (%.2f entries per block, the median of %d runs): other processes kept them awake, so there were no idle wake-ups to measure; run alone (make test runs this package after the others)", e, runs)
 	}
-	release := holdPMQoS(t)
-	held := blocks(t, c, 2*time.Second)
-	release()
-	t.Logf("PM QoS 0 held: %s", describe(held))
-	accounted(t, "PM QoS held", held)
+	share := func(s traffic.Summary) *float64 { return s.Split.WakeShare }
+	s0, s1 := median(asIs, share), median(held, share)
+	if s0 < traffic.WakeDominates {
+		t.Errorf("halt-polling off: the wake-ups are %.0f %% of the round trip's p50 (median of %d runs), want at least %.0f %%", 100*s0, runs, 100*traffic.WakeDominates)
+	}
 	// Their share of the round trip falls at least 2x. The wake-up parts
 	// are what a read took beyond its receive path measured awake (the
 	// stack above the driver and the read's own copy and return, which
 	// no hold removes and which count in network and stacks).
-	if s0, s1 := *asIs.Split.WakeShare, *held.Split.WakeShare; 2*s1 > s0 {
-		t.Errorf("under a PM QoS hold the wake-ups went from %.0f %% of the round trip (%v) to %.0f %% (%v), want a share at least 2x smaller",
-			100*s0, time.Duration(*asIs.Split.WakeP50Ns), 100*s1, time.Duration(*held.Split.WakeP50Ns))
+	if 2*s1 > s0 {
+		t.Errorf("under a PM QoS hold the wake-ups' share of the round trip went from %.0f %% to %.0f %% (medians of %d runs), want at least 2x smaller", 100*s0, 100*s1, runs)
 	}
-	for _, s := range []traffic.Summary{asIs, held} {
+	for _, s := range append(asIs, held...) {
 		if s.Split.RequesterReceivePath == nil || s.Split.ResponderReceivePath == nil {
 			t.Errorf("a receive path awake is not measured: %v", s.Split.Missing)
 		}
 	}
+}
+
+// runs is how many runs each way TestWakeUpsSplit judges.
+const runs = 3
+
+// median is the median of a figure of the runs (a run without it counts
+// as 0).
+func median(ss []traffic.Summary, of func(traffic.Summary) *float64) float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		if p := of(s); p != nil {
+			v[i] = *p
+		}
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
