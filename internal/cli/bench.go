@@ -157,6 +157,9 @@ func runBench(e *env, cmd *cobra.Command, args []string, f *benchFlags) error {
 	}
 	client, err := agent.Dial(e.ctx, addr, tok, agent.DialOptions{Software: "interlink " + buildVersion().Version})
 	if err != nil {
+		if e.ctx.Err() != nil {
+			return fmt.Errorf("bench: interrupted while connecting to the agent at %s: nothing was measured", addr)
+		}
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer client.Close()
@@ -309,6 +312,13 @@ func benchMeasure(e *env, f *benchFlags, client *agent.Client, addr string, spec
 	res, err := traffic.RunRemote(e.ctx, client, spec, obs)
 	hold.release() // the run's end; the agent's goes with the session
 	if res == nil {
+		if e.ctx.Err() != nil {
+			released := ""
+			if hold != nil {
+				released = "; the CPU latency requests were released"
+			}
+			return fmt.Errorf("bench: interrupted before the run started: nothing was measured%s", released)
+		}
 		return fmt.Errorf("bench: %w", err)
 	}
 	header()
