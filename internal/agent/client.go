@@ -77,6 +77,15 @@ type noAnswer struct {
 func (e *noAnswer) Error() string { return e.msg }
 func (e *noAnswer) Unwrap() error { return e.err }
 
+// Stalled reports a dial whose connection was made (the host is up and
+// something listens) but whose handshake got no answer in time: an agent
+// descheduled for seconds (a node at full CPU, a paused VM) looks so, as
+// does a listener that is no agent.
+func Stalled(err error) bool {
+	var na *noAnswer
+	return errors.As(err, &na)
+}
+
 // Timeout reports a dial that failed for want of an answer in time, to
 // the connect or to the handshake: the agent may be dead, or either side
 // only descheduled for seconds.
@@ -238,6 +247,9 @@ func handshake(ctx context.Context, c net.Conn, hp string, token []byte, softwar
 	}
 	m, err = wire.Read(c)
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			return nil, &noAnswer{msg: fmt.Sprintf("agent %s: no answer to the handshake's proof within %v: the agent is up (it sent its challenge) but did not finish the handshake in time", hp, deadline.Sub(start).Round(100*time.Millisecond)), err: err}
+		}
 		return nil, fail("read welcome", err)
 	}
 	switch v := m.(type) {

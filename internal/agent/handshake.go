@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -100,7 +101,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		p.drop("closed before challenge", "send challenge: "+oneLine(err.Error()))
 		return nil, false
 	}
-	m, err = wire.Read(c)
+	m, err = readOwnStall(c)
 	if err != nil {
 		p.readFailed("auth", err)
 		return nil, false
@@ -118,7 +119,10 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		p.refuse("protocol error", fmt.Sprintf("protocol error: expected auth, got %s", typeName(m)))
 		return nil, false
 	}
-	// Authenticated: what follows is logged in full.
+	// Authenticated: what follows is logged in full. The deadline above
+	// bounds what an unauthenticated peer may hold; an authenticated one
+	// gets its answer even if this agent was descheduled past it.
+	c.SetWriteDeadline(time.Now().Add(time.Second))
 	select {
 	case s.sessions <- struct{}{}:
 	default:
@@ -142,6 +146,37 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 	}
 	c.SetDeadline(time.Time{})
 	return sess, true
+}
+
+// stallGrace is how long readOwnStall waits, past the handshake's
+// deadline, for what the peer sent before it.
+const stallGrace = 100 * time.Millisecond
+
+// readOwnStall reads the next handshake message. A read that fails at the
+// deadline before a byte of the message was read is tried once more for
+// stallGrace: when this agent was descheduled past its deadline (a node at
+// full CPU, a paused VM), what the peer sent in time is waiting, and Go
+// fails a read whose deadline has passed without looking.
+func readOwnStall(c net.Conn) (any, error) {
+	cr := &countingReader{r: c}
+	m, err := wire.Read(cr)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && cr.n == 0 {
+		c.SetReadDeadline(time.Now().Add(stallGrace))
+		return wire.Read(c)
+	}
+	return m, err
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // typeName names a message for a refusal ("bye", not "*wire.Bye").

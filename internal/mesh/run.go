@@ -211,8 +211,11 @@ func (r *run) contact() {
 			defer r.mu.Unlock()
 			r.prog.Contacted++
 			// An agent that heard this host's handshake too late (twice)
-			// is alive: its pairs dial it again.
-			if err != nil && !r.stopped() && !late(err) {
+			// is alive, and one whose host took the connection but did not
+			// answer the handshake in time may be only descheduled: its
+			// pairs dial it again (each once more on a timeout) before it
+			// is called dead.
+			if err != nil && !r.stopped() && !late(err) && !agent.Stalled(err) {
 				r.markDownLocked(i, err, false)
 			}
 			r.progressLocked()
