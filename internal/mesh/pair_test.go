@@ -36,20 +36,7 @@ func TestRunDialTimeoutOnce(t *testing.T) {
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := Run(ctx, nodes, Options{Token: tok, Dial: dial, Probe: agent.ProbeOptions{Max: 9000, Expect: 9000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Unreachable) > 0 || len(res.Paths) != 12 {
-		t.Fatalf("unreachable %+v, %d paths", res.Unreachable, len(res.Paths))
-	}
-	for _, p := range res.Paths {
-		if p.Problem() || p.Verdict != pmtu.OK {
-			t.Errorf("path %s -> %s: %s %s", p.From, p.To, p.Verdict, p.Error)
-		}
-	}
+	allOK(t, nodes, tok, dial)
 	if dials[nodes[0].Agent] < 3 {
 		t.Errorf("%d dials of n1's agent, want the contact, the one that timed out and more", dials[nodes[0].Agent])
 	}
@@ -94,14 +81,21 @@ func TestRunContactStalled(t *testing.T) {
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}
+	allOK(t, nodes, tok, dial)
+}
+
+// allOK runs a mesh of nodes through dial and fails t unless every node
+// was reached and every path is ok at 9000.
+func allOK(t *testing.T, nodes []Node, tok []byte, dial func(context.Context, string, string) (net.Conn, error)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := Run(ctx, nodes, Options{Token: tok, Dial: dial, Probe: agent.ProbeOptions{Max: 9000, Expect: 9000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Unreachable) > 0 || len(res.Paths) != 6 {
-		t.Fatalf("unreachable %+v, %d paths", res.Unreachable, len(res.Paths))
+	if want := len(nodes) * (len(nodes) - 1); len(res.Unreachable) > 0 || len(res.Paths) != want {
+		t.Fatalf("unreachable %+v, %d paths, want %d", res.Unreachable, len(res.Paths), want)
 	}
 	for _, p := range res.Paths {
 		if p.Problem() || p.Verdict != pmtu.OK {
