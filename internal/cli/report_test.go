@@ -108,6 +108,17 @@ func TestCheckHTML(t *testing.T) {
 	if !strings.Contains(string(b), `class="finding critical"`) || !strings.Contains(string(b), "<dt>fix</dt>") {
 		t.Error("the HTML report lacks the critical findings with their fix")
 	}
+	// The host's side of the interconnect, as the text prints it under
+	// "host:", has its section too.
+	guest := filepath.Join(t.TempDir(), "guest.html")
+	_, gout, _ := runMain(t, "check", "--root", fixtures+"kvm-guest-haltpoll-0", "--html", guest)
+	g, err := os.ReadFile(guest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gout, "haltpoll: guest_halt_poll_ns 0") || !strings.Contains(string(g), "<h3>Host: how it wakes for a block</h3>") || !strings.Contains(string(g), "haltpoll: guest_halt_poll_ns 0") {
+		t.Error("the HTML report of a KVM guest lacks the host section the text has")
+	}
 	code, _, stderr = runMain(t, "check", "--root", fixtures+"ol7-everything-wrong", "--html", "/nonexistent/dir/check.html")
 	if code != ExitUnknown || !strings.HasPrefix(stderr, "interlink: check: --html /nonexistent/dir/check.html: directory /nonexistent/dir") {
 		t.Errorf("--html into a missing directory: exit %d, %q", code, stderr)

@@ -8,14 +8,30 @@ import (
 	"github.com/interlink/interlink/internal/inventory"
 )
 
-// host prints what check read of how the node wakes for a block: the
-// idle states, halt polling, the command line's idle settings, tuned,
-// cpufreq, steal and each NIC's coalescing and interrupts. Nothing when
-// the tree has none of it.
+// host prints what check read of how the node wakes for a block (see
+// hostLines). Nothing when the tree has none of it.
 func host(p *printer, inv *inventory.Inventory) {
+	lines := hostLines(inv)
+	if len(lines) == 0 {
+		return
+	}
+	p.f("\nhost:")
+	for i, l := range lines {
+		if i > 0 {
+			p.f("     ")
+		}
+		p.f(" %s\n", l)
+	}
+}
+
+// hostLines are what check read of how the node wakes for a block, a line
+// each, for the text and the HTML: the idle states, halt polling, the
+// command line's idle settings, tuned, cpufreq, steal and each NIC's
+// coalescing and interrupts; none when the tree has none of it.
+func hostLines(inv *inventory.Inventory) []string {
 	h := inv.Host
 	if h == nil {
-		return
+		return nil
 	}
 	var lines []string
 	if h.Idle != nil {
@@ -56,13 +72,7 @@ func host(p *printer, inv *inventory.Inventory) {
 	for _, n := range h.NICs {
 		lines = append(lines, nicLine(n))
 	}
-	p.f("\nhost:")
-	for i, l := range lines {
-		if i > 0 {
-			p.f("     ")
-		}
-		p.f(" %s\n", l)
-	}
+	return lines
 }
 
 // idleStates lists the states with their exit latencies, and which CPUs

@@ -73,6 +73,12 @@ func checkSection(r *rules.Result, title string) section {
 		s.heading("Interfaces")
 		s.table(t)
 	}
+	if inv := r.Inventory; inv != nil {
+		if lines := hostLines(inv); len(lines) > 0 {
+			s.heading("Host: how it wakes for a block")
+			s.list(lines)
+		}
+	}
 	for _, sev := range []rules.Severity{rules.Critical, rules.Warning, rules.Info} {
 		var group []rules.Finding
 		for _, f := range r.Findings {
