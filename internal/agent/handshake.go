@@ -77,7 +77,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 	c.SetDeadline(time.Now().Add(s.cfg.HandshakeDeadline))
 	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
 	defer stop()
-	m, err := wire.Read(c)
+	m, err := readOwnStall(c)
 	if err != nil {
 		p.readFailed("hello", err)
 		return nil, false
@@ -97,7 +97,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		return nil, false
 	}
 	tok := s.cfg.Token
-	if err := wire.Write(c, &wire.Challenge{Version: wire.Version, Nonce: sn, Proof: wire.AgentProof(tok, hello.Nonce, sn)}); err != nil {
+	if err := writeOwnStall(c, &wire.Challenge{Version: wire.Version, Nonce: sn, Proof: wire.AgentProof(tok, hello.Nonce, sn)}); err != nil {
 		p.drop("closed before challenge", "send challenge: "+oneLine(err.Error()))
 		return nil, false
 	}
@@ -119,15 +119,12 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		p.refuse("protocol error", fmt.Sprintf("protocol error: expected auth, got %s", typeName(m)))
 		return nil, false
 	}
-	// Authenticated: what follows is logged in full. The deadline above
-	// bounds what an unauthenticated peer may hold; an authenticated one
-	// gets its answer even if this agent was descheduled past it.
-	c.SetWriteDeadline(time.Now().Add(time.Second))
+	// Authenticated: what follows is logged in full.
 	select {
 	case s.sessions <- struct{}{}:
 	default:
 		reason := fmt.Sprintf("busy: %d sessions already open (agent limit); try again later", s.cfg.Limits.MaxSessions)
-		wire.Write(c, &wire.Refuse{Reason: reason})
+		writeOwnStall(c, &wire.Refuse{Reason: reason})
 		s.logf("refused %s: %s", c.RemoteAddr(), reason)
 		return nil, false
 	}
@@ -139,7 +136,7 @@ func (s *Server) handshake(ctx context.Context, c net.Conn) (*Session, bool) {
 		<-s.sessions
 		return nil, false
 	}
-	if err := wire.Write(c, &wire.Welcome{Session: id, Limits: sess.Limits, Agent: s.cfg.Software, Tag: tag}); err != nil {
+	if err := writeOwnStall(c, &wire.Welcome{Session: id, Limits: sess.Limits, Agent: s.cfg.Software, Tag: tag}); err != nil {
 		sess.cancel()
 		<-s.sessions
 		return nil, false
@@ -165,6 +162,33 @@ func readOwnStall(c net.Conn) (any, error) {
 		return wire.Read(c)
 	}
 	return m, err
+}
+
+// writeOwnStall writes a handshake message. A write that fails at the
+// deadline before a byte of it went out (this agent descheduled past its
+// own deadline: the peer may still be waiting for it) is tried once more
+// with a second to go: the deadline bounds what a peer may hold, not how
+// long this agent may stall.
+func writeOwnStall(c net.Conn, m any) error {
+	cw := &countingWriter{w: c}
+	err := wire.Write(cw, m)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && cw.n == 0 {
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		return wire.Write(c, m)
+	}
+	return err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
 }
 
 // countingReader counts the bytes read through it.
