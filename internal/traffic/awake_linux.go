@@ -14,10 +14,10 @@ import (
 // to the read returning holds more than the reader's wake-up: the stack's
 // receive path above the driver (IP, reassembly, UDP, the socket queue)
 // and the read's own copy and return to the program. That part is there
-// whether the reader slept or not, and no idle setting changes it: on a
-// KVM guest here it was 3.4 us of an 8 KiB block's stamp-to-read (and 3.0
-// us of a 64-byte request's), about half of what a whole end's wake-up
-// measured with the host's CPUs kept awake by a PM QoS hold.
+// whether the reader slept or not, and no idle setting changes it: in a
+// lab node on a KVM guest here it was 2.7 us for an 8 KiB block and 2.3
+// us for a 256-byte request, about 60 % of an end's stamp-to-read (4.2
+// and 3.9 us) with the host's CPUs kept awake by a PM QoS hold.
 //
 // So each end measures it before its run, on loopback in its own network
 // namespace and its own hot thread: a datagram of the size it will read
